@@ -1,0 +1,100 @@
+//! [`RequestRecord`]: everything measured about one request, delivered once at its end.
+
+use std::time::Duration;
+
+use crate::outcome::{FinishReason, Outcome};
+use crate::series::Series;
+
+/// The complete measurement of one request (`../shared/METRICS.md` §1).
+///
+/// An interval whose start or end was never observed is `None`: it is never computed from a
+/// zero. Derived values (TPOT, tokens per second) are methods.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter::sink::InMemorySink;
+/// use tokenmeter::{Clock, Labels, ManualClock, Meter};
+///
+/// let time = ManualClock::new();
+/// let memory = InMemorySink::new();
+/// let meter = Meter::builder().clock(Clock::manual(&time)).sink(memory.clone()).build();
+/// let mut request = meter.series(&Labels::server("chat")).start();
+/// time.advance(Duration::from_millis(100));
+/// request.tokens(1); // first token at 100 ms
+/// time.advance(Duration::from_millis(10));
+/// request.tokens(1);
+/// time.advance(Duration::from_millis(10));
+/// request.tokens(1); // last token at 120 ms
+/// request.succeed();
+///
+/// let record = &memory.records()[0];
+/// assert_eq!(record.ttft, Some(Duration::from_millis(100)));
+/// assert_eq!(record.tpot(), Some(Duration::from_millis(10)));
+/// assert_eq!(record.queue, None); // never marked scheduled
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RequestRecord {
+    /// The series the request ran on.
+    pub series: Series,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The finish reason the stream reported, if any.
+    pub finish_reason: Option<FinishReason>,
+    /// True when the request ended because a panic unwound through it.
+    pub panicked: bool,
+    /// Input (prompt) tokens, when known.
+    pub input_tokens: Option<u64>,
+    /// Output tokens: the sum over token-bearing items, or the count set by
+    /// [`Request::set_output_tokens`](crate::Request::set_output_tokens) (a final `usage`).
+    pub output_tokens: u64,
+    /// Token-bearing items (chunks).
+    pub items: u64,
+    /// Every item seen, including frames that carried no token.
+    pub frames: u64,
+    /// The arrival (server) or send (client), read from the series' clock.
+    pub arrival: Duration,
+    /// Scheduled − arrival.
+    pub queue: Option<Duration>,
+    /// First token − scheduled.
+    pub prefill: Option<Duration>,
+    /// First token − arrival.
+    pub ttft: Option<Duration>,
+    /// Last token − first token.
+    pub decode: Option<Duration>,
+    /// Last token − scheduled.
+    pub inference: Option<Duration>,
+    /// End − arrival. The end is the stream's end, the error, or the drop.
+    pub e2e: Duration,
+}
+
+impl RequestRecord {
+    /// Time per output token: decode / (output tokens − 1). `None` when there were at most one
+    /// output token or no token at all.
+    pub fn tpot(&self) -> Option<Duration> {
+        let decode = self.decode?;
+        let steps = self.output_tokens.checked_sub(1).filter(|&n| n > 0)?;
+        let per = decode.as_nanos() / u128::from(steps);
+        Some(Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX)))
+    }
+
+    /// Output tokens per second over the whole request (output tokens / E2E). `None` for a zero
+    /// E2E.
+    pub fn output_tokens_per_second(&self) -> Option<f64> {
+        let secs = self.e2e.as_secs_f64();
+        (secs > 0.0).then(|| self.output_tokens as f64 / secs)
+    }
+
+    /// Decode speed as a user sees it: (output tokens − 1) / decode. `None` without a TPOT.
+    pub fn decode_tokens_per_second(&self) -> Option<f64> {
+        let tpot = self.tpot()?.as_secs_f64();
+        (tpot > 0.0).then(|| 1.0 / tpot)
+    }
+
+    /// The end, read from the series' clock: arrival + E2E.
+    pub fn end(&self) -> Duration {
+        self.arrival + self.e2e
+    }
+}

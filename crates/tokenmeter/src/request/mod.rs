@@ -1,0 +1,303 @@
+//! [`Request`]: the lifecycle of one request, from start to its one outcome.
+//!
+//! ```text
+//! arrival ──queue──▶ scheduled ──prefill──▶ first token ──decode──▶ last token ──▶ end
+//! ```
+//!
+//! A request starts on a [`Series`] ([`Series::start`]), may be marked
+//! [`scheduled`](Request::scheduled), records token-bearing items with
+//! [`tokens`](Request::tokens), and ends exactly once: [`succeed`](Request::succeed),
+//! [`fail`](Request::fail), [`finish`](Request::finish), or dropped (cancelled; an error if a
+//! panic is unwinding). The [`Metered`](crate::Metered) stream drives the same methods.
+//!
+//! Gauges: a request counts as `waiting` from its start until it is scheduled (or, if it never is,
+//! until its first token), then as `running` until it ends.
+
+mod observation;
+
+pub use observation::Observation;
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::outcome::{Degradation, ErrorClass, FinishReason, Outcome};
+use crate::record::RequestRecord;
+use crate::series::Series;
+use crate::sink::{FirstToken, Gauge};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Running,
+    Ended,
+}
+
+/// One request being measured. Ends exactly once, on every path.
+///
+/// # Examples
+///
+/// A server that emits tokens from a loop (no stream):
+///
+/// ```
+/// use tokenmeter::{FinishReason, Labels, Meter, sink::InMemorySink};
+///
+/// let memory = InMemorySink::new();
+/// let meter = Meter::builder().sink(memory.clone()).build();
+/// let series = meter.series(&Labels::server("chat").request_model("m"));
+///
+/// let mut request = series.start(); // the request arrived
+/// request.set_input_tokens(12);
+/// request.scheduled(); // it left the queue
+/// for _ in 0..4 {
+///     request.tokens(1); // one token generated
+/// }
+/// request.set_finish_reason(FinishReason::Stop);
+/// request.succeed();
+///
+/// let record = &memory.records()[0];
+/// assert_eq!(record.output_tokens, 4);
+/// assert!(record.queue.is_some() && record.prefill.is_some());
+/// ```
+#[must_use = "a request dropped without an outcome is recorded as cancelled"]
+pub struct Request {
+    series: Series,
+    arrival: Duration,
+    scheduled: Option<Duration>,
+    first: Option<Duration>,
+    last: Option<Duration>,
+    input_tokens: Option<u64>,
+    output_tokens: u64,
+    output_override: Option<u64>,
+    items: u64,
+    frames: u64,
+    finish_reason: Option<FinishReason>,
+    degraded: Option<Degradation>,
+    state: State,
+}
+
+impl Request {
+    pub(crate) fn new(series: Series, arrival: Duration) -> Self {
+        series.gauge(Gauge::Waiting, 1);
+        Self {
+            series,
+            arrival,
+            scheduled: None,
+            first: None,
+            last: None,
+            input_tokens: None,
+            output_tokens: 0,
+            output_override: None,
+            items: 0,
+            frames: 0,
+            finish_reason: None,
+            degraded: None,
+            state: State::Waiting,
+        }
+    }
+
+    /// The series this request runs on.
+    pub fn series(&self) -> &Series {
+        &self.series
+    }
+
+    /// The arrival (or send) time, read from the series' clock.
+    pub fn arrival(&self) -> Duration {
+        self.arrival
+    }
+
+    /// Time to first token, once the first token has arrived.
+    pub fn ttft(&self) -> Option<Duration> {
+        self.first.map(|t| t.saturating_sub(self.arrival))
+    }
+
+    /// Output tokens counted so far.
+    pub fn output_tokens(&self) -> u64 {
+        self.output_tokens
+    }
+
+    /// True once the request has its outcome.
+    pub fn is_ended(&self) -> bool {
+        self.state == State::Ended
+    }
+
+    /// Marks that the request left the queue now. Only the first call counts.
+    pub fn scheduled(&mut self) {
+        let now = self.series.clock().now();
+        self.scheduled_at(now);
+    }
+
+    /// Marks that the request left the queue at `at` (read from the series' clock).
+    pub fn scheduled_at(&mut self, at: Duration) {
+        if self.scheduled.is_some() || self.first.is_some() || self.state == State::Ended {
+            return;
+        }
+        self.scheduled = Some(at.max(self.arrival));
+        self.leave_queue();
+    }
+
+    /// Sets the input (prompt) token count.
+    pub fn set_input_tokens(&mut self, tokens: u64) {
+        self.input_tokens = Some(tokens);
+    }
+
+    /// Sets the output token count authoritatively (for example from a final `usage` object);
+    /// it replaces the sum over items in the record and in TPOT.
+    pub fn set_output_tokens(&mut self, tokens: u64) {
+        self.output_override = Some(tokens);
+    }
+
+    /// Sets the finish reason the stream reported.
+    pub fn set_finish_reason(&mut self, reason: FinishReason) {
+        self.finish_reason = Some(reason);
+    }
+
+    /// Marks the answer as produced by a fallback: a success becomes
+    /// [`Outcome::Degraded`].
+    pub fn mark_degraded(&mut self, how: Degradation) {
+        self.degraded = Some(how);
+    }
+
+    /// Records an item that carried `tokens` tokens, now. An item with zero tokens (a role-only
+    /// frame, a keep-alive, an empty delta) is counted as a frame and sets no timestamp.
+    ///
+    /// The per-token path: no allocation, no lock, no lookup.
+    #[inline]
+    pub fn tokens(&mut self, tokens: u32) {
+        if self.state == State::Ended {
+            return;
+        }
+        self.frames += 1;
+        if tokens == 0 {
+            return;
+        }
+        let now = self.series.clock().now();
+        self.items += 1;
+        self.output_tokens += u64::from(tokens);
+        match self.last.replace(now) {
+            Some(previous) => self
+                .series
+                .sink()
+                .item(now.saturating_sub(previous), tokens),
+            None => self.first_token(now, tokens),
+        }
+    }
+
+    /// Applies what a stream item said: its tokens, its finish reason, and an error, which ends
+    /// the request.
+    #[inline]
+    pub fn observe(&mut self, observation: Observation) {
+        self.tokens(observation.token_count());
+        if let Some(reason) = observation.finish_reason() {
+            self.finish_reason = Some(reason);
+        }
+        if let Some(class) = observation.error_class() {
+            self.end(Outcome::Error(class), false);
+        }
+    }
+
+    /// Ends with success (or [`Outcome::Degraded`] if marked).
+    pub fn succeed(mut self) {
+        self.end(Outcome::Success, false);
+    }
+
+    /// Ends with an error of `class`.
+    pub fn fail(mut self, class: ErrorClass) {
+        self.end(Outcome::Error(class), false);
+    }
+
+    /// Ends as cancelled: the consumer gave up.
+    pub fn cancel(mut self) {
+        self.end(Outcome::Cancelled, false);
+    }
+
+    /// Ends with `outcome`.
+    pub fn finish(mut self, outcome: Outcome) {
+        self.end(outcome, false);
+    }
+
+    /// Ends in place with `outcome`; later calls do nothing. Used by wrappers that hold the
+    /// request until they are dropped.
+    pub fn end_with(&mut self, outcome: Outcome) {
+        self.end(outcome, false);
+    }
+
+    #[cold]
+    fn first_token(&mut self, now: Duration, tokens: u32) {
+        self.first = Some(now);
+        if self.state == State::Waiting {
+            self.leave_queue();
+        }
+        let event = FirstToken {
+            ttft: now.saturating_sub(self.arrival),
+            queue: self.scheduled.map(|s| s.saturating_sub(self.arrival)),
+            prefill: self.scheduled.map(|s| now.saturating_sub(s)),
+            tokens,
+        };
+        self.series.sink().first_token(&event);
+    }
+
+    fn leave_queue(&mut self) {
+        self.state = State::Running;
+        self.series.gauge(Gauge::Waiting, -1);
+        self.series.gauge(Gauge::Running, 1);
+    }
+
+    fn end(&mut self, outcome: Outcome, panicked: bool) {
+        let held = match self.state {
+            State::Ended => return,
+            State::Waiting => Gauge::Waiting,
+            State::Running => Gauge::Running,
+        };
+        self.state = State::Ended;
+        let end = self.series.clock().now().max(self.arrival);
+        let outcome = match (outcome, self.degraded) {
+            (Outcome::Success, Some(how)) => Outcome::Degraded(how),
+            (other, _) => other,
+        };
+        let since = |from: Option<Duration>, to: Option<Duration>| Some(to?.saturating_sub(from?));
+        let record = RequestRecord {
+            series: self.series.clone(),
+            outcome,
+            finish_reason: self.finish_reason,
+            panicked,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_override.unwrap_or(self.output_tokens),
+            items: self.items,
+            frames: self.frames,
+            arrival: self.arrival,
+            queue: since(Some(self.arrival), self.scheduled),
+            prefill: since(self.scheduled, self.first),
+            ttft: since(Some(self.arrival), self.first),
+            decode: since(self.first, self.last),
+            inference: since(self.scheduled, self.last),
+            e2e: end - self.arrival,
+        };
+        self.series.gauge(held, -1);
+        self.series.sink().end(&record);
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        if self.state == State::Ended {
+            return;
+        }
+        if std::thread::panicking() {
+            self.end(Outcome::Error(ErrorClass::Other), true);
+        } else {
+            self.end(Outcome::Cancelled, false);
+        }
+    }
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Request")
+            .field("series", self.series.labels())
+            .field("state", &self.state)
+            .field("arrival", &self.arrival)
+            .field("ttft", &self.ttft())
+            .field("output_tokens", &self.output_tokens)
+            .finish()
+    }
+}

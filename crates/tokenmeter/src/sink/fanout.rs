@@ -1,0 +1,120 @@
+//! Several sinks as one.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{FirstToken, Gauge, SeriesSink, Sink};
+use crate::record::RequestRecord;
+use crate::series::{Labels, Role};
+
+/// Sends every event to each of its sinks, in the order they were added.
+///
+/// [`MeterBuilder::sink`](crate::MeterBuilder::sink) builds one for you when it is called more
+/// than once.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::sink::{FanOut, InMemorySink, NoopSink};
+/// use tokenmeter::{Labels, Meter};
+///
+/// let memory = InMemorySink::new();
+/// let both = FanOut::new().with(NoopSink).with(memory.clone());
+/// let meter = Meter::builder().sink(both).build();
+/// meter.series(&Labels::server("chat")).start().succeed();
+/// assert_eq!(memory.records().len(), 1);
+/// ```
+#[derive(Clone, Default)]
+pub struct FanOut {
+    sinks: Vec<Arc<dyn Sink>>,
+}
+
+impl FanOut {
+    /// An empty fan-out.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a sink.
+    pub fn with(mut self, sink: impl Sink) -> Self {
+        self.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// Adds a shared sink.
+    pub fn push(&mut self, sink: Arc<dyn Sink>) {
+        self.sinks.push(sink);
+    }
+
+    pub(crate) fn into_sinks(self) -> Vec<Arc<dyn Sink>> {
+        self.sinks
+    }
+
+    pub(crate) fn from_sinks(sinks: Vec<Arc<dyn Sink>>) -> Self {
+        Self { sinks }
+    }
+
+    /// How many sinks.
+    pub fn len(&self) -> usize {
+        self.sinks.len()
+    }
+
+    /// True with no sinks.
+    pub fn is_empty(&self) -> bool {
+        self.sinks.is_empty()
+    }
+}
+
+impl fmt::Debug for FanOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FanOut")
+            .field("sinks", &self.sinks.len())
+            .finish()
+    }
+}
+
+struct FanOutSeries {
+    handles: Box<[Box<dyn SeriesSink>]>,
+}
+
+impl Sink for FanOut {
+    fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink> {
+        Box::new(FanOutSeries {
+            handles: self.sinks.iter().map(|s| s.series(labels)).collect(),
+        })
+    }
+
+    fn series_folded(&self, role: Role) {
+        for sink in &self.sinks {
+            sink.series_folded(role);
+        }
+    }
+}
+
+impl SeriesSink for FanOutSeries {
+    fn first_token(&self, event: &FirstToken) {
+        for h in self.handles.iter() {
+            h.first_token(event);
+        }
+    }
+
+    #[inline]
+    fn item(&self, gap: Duration, tokens: u32) {
+        for h in self.handles.iter() {
+            h.item(gap, tokens);
+        }
+    }
+
+    fn end(&self, record: &RequestRecord) {
+        for h in self.handles.iter() {
+            h.end(record);
+        }
+    }
+
+    fn gauge(&self, gauge: Gauge, delta: i64) {
+        for h in self.handles.iter() {
+            h.gauge(gauge, delta);
+        }
+    }
+}

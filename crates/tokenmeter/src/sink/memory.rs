@@ -1,0 +1,130 @@
+//! A sink that keeps exact values, for tests and reports.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use super::{SeriesSink, Sink};
+use crate::record::RequestRecord;
+use crate::report::Report;
+use crate::series::{Labels, Role};
+
+/// Keeps every [`RequestRecord`] and every inter-token gap, exactly, and turns them into a
+/// [`Report`].
+///
+/// Memory grows with every request and token: use it for tests, benchmarks and short runs, not
+/// as a production exporter. Recording an item takes a mutex and pushes to a vector.
+/// Clones share the same store.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::{Labels, Meter, sink::InMemorySink};
+///
+/// let memory = InMemorySink::new();
+/// let meter = Meter::builder().sink(memory.clone()).build();
+/// let mut request = meter.series(&Labels::server("chat")).start();
+/// request.tokens(1);
+/// request.succeed();
+/// let report = memory.report();
+/// assert_eq!(report.requests, 1);
+/// assert_eq!(report.outcomes.success, 1);
+/// ```
+#[derive(Clone, Default)]
+pub struct InMemorySink {
+    store: Arc<Mutex<Store>>,
+}
+
+#[derive(Default)]
+struct Store {
+    records: Vec<RequestRecord>,
+    gaps: Vec<(Duration, u32)>,
+    folded: u64,
+}
+
+struct MemorySeries {
+    store: Arc<Mutex<Store>>,
+}
+
+fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
+    // A panic elsewhere while holding the lock leaves the data consistent (pushes only).
+    store.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl InMemorySink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of every record, in the order the requests ended.
+    pub fn records(&self) -> Vec<RequestRecord> {
+        lock(&self.store).records.clone()
+    }
+
+    /// Every inter-token gap with the tokens of the item that closed it, in arrival order.
+    pub fn gaps(&self) -> Vec<(Duration, u32)> {
+        lock(&self.store).gaps.clone()
+    }
+
+    /// Requests ended so far.
+    pub fn len(&self) -> usize {
+        lock(&self.store).records.len()
+    }
+
+    /// True before any request ended.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Label sets folded into `_OTHER` so far.
+    pub fn folded(&self) -> u64 {
+        lock(&self.store).folded
+    }
+
+    /// Forgets everything recorded so far.
+    pub fn clear(&self) {
+        let mut store = lock(&self.store);
+        store.records.clear();
+        store.gaps.clear();
+        store.folded = 0;
+    }
+
+    /// The report over everything recorded so far.
+    pub fn report(&self) -> Report {
+        let store = lock(&self.store);
+        Report::new(&store.records, &store.gaps)
+    }
+}
+
+impl fmt::Debug for InMemorySink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let store = lock(&self.store);
+        f.debug_struct("InMemorySink")
+            .field("records", &store.records.len())
+            .field("gaps", &store.gaps.len())
+            .finish()
+    }
+}
+
+impl Sink for InMemorySink {
+    fn series(&self, _labels: &Labels<'_>) -> Box<dyn SeriesSink> {
+        Box::new(MemorySeries {
+            store: self.store.clone(),
+        })
+    }
+
+    fn series_folded(&self, _role: Role) {
+        lock(&self.store).folded += 1;
+    }
+}
+
+impl SeriesSink for MemorySeries {
+    fn item(&self, gap: Duration, tokens: u32) {
+        lock(&self.store).gaps.push((gap, tokens));
+    }
+
+    fn end(&self, record: &RequestRecord) {
+        lock(&self.store).records.push(record.clone());
+    }
+}

@@ -1,0 +1,151 @@
+//! Sinks: what every consumer of measurements implements.
+//!
+//! A [`Sink`] is asked once per series for a [`SeriesSink`]: the handles it will update for that
+//! label set (histogram handles, attribute sets, ...). After that, every event goes straight to
+//! those handles: the per-token path does no lookup and no allocation in tokenmeter, and should do
+//! none in a sink either.
+//!
+//! | Event | When | Carries |
+//! |---|---|---|
+//! | [`SeriesSink::first_token`] | the first item that carries at least one token | TTFT, queue and prefill when known, tokens in that item |
+//! | [`SeriesSink::item`] | every later token-bearing item (the hot path) | the gap since the previous token-bearing item (one ITL sample), tokens in it |
+//! | [`SeriesSink::end`] | exactly once per request, on every path | the complete [`RequestRecord`](crate::RequestRecord) |
+//! | [`SeriesSink::gauge`] | a request enters or leaves `waiting` or `running` | the change |
+//! | [`Sink::series_folded`] | a label set past the cap was folded into `_OTHER` | the role |
+//!
+//! Sinks provided here: [`NoopSink`], [`FanOut`] (several sinks as one) and [`InMemorySink`]
+//! (exact values, for tests and reports).
+
+mod fanout;
+mod memory;
+mod noop;
+
+pub use fanout::FanOut;
+pub use memory::InMemorySink;
+pub use noop::NoopSink;
+
+use std::time::Duration;
+
+use crate::record::RequestRecord;
+use crate::series::{Labels, Role};
+
+/// A consumer of measurements: an exporter, an SLO evaluator, a test recorder.
+///
+/// # Examples
+///
+/// A sink that counts tokens per series with one atomic:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::time::Duration;
+/// use tokenmeter::sink::{FirstToken, SeriesSink, Sink};
+/// use tokenmeter::{Labels, Meter};
+///
+/// #[derive(Debug, Default)]
+/// struct Tokens(Arc<AtomicU64>);
+/// struct TokensHandle(Arc<AtomicU64>);
+///
+/// impl Sink for Tokens {
+///     fn series(&self, _labels: &Labels<'_>) -> Box<dyn SeriesSink> {
+///         Box::new(TokensHandle(self.0.clone()))
+///     }
+/// }
+/// impl SeriesSink for TokensHandle {
+///     fn first_token(&self, event: &FirstToken) {
+///         self.0.fetch_add(u64::from(event.tokens), Ordering::Relaxed);
+///     }
+///     fn item(&self, _gap: Duration, tokens: u32) {
+///         self.0.fetch_add(u64::from(tokens), Ordering::Relaxed);
+///     }
+/// }
+///
+/// let total = Arc::new(AtomicU64::new(0));
+/// let meter = Meter::builder().sink(Tokens(total.clone())).build();
+/// let mut request = meter.series(&Labels::client("chat")).start();
+/// request.tokens(3);
+/// request.tokens(2);
+/// request.succeed();
+/// assert_eq!(total.load(Ordering::Relaxed), 5);
+/// ```
+pub trait Sink: Send + Sync + 'static {
+    /// Builds this sink's handles for a new series. Called once per series, under the meter's
+    /// registry lock: may allocate, must not call back into the meter.
+    fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink>;
+
+    /// A label set past the cap was folded into the `_OTHER` series of `role`.
+    fn series_folded(&self, role: Role) {
+        let _ = role;
+    }
+}
+
+impl<S: Sink + ?Sized> Sink for std::sync::Arc<S> {
+    fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink> {
+        (**self).series(labels)
+    }
+
+    fn series_folded(&self, role: Role) {
+        (**self).series_folded(role);
+    }
+}
+
+/// One sink's handles for one series. Every method has an empty default.
+///
+/// Methods are called from whatever thread polls the stream; they must not block.
+pub trait SeriesSink: Send + Sync + 'static {
+    /// The first token-bearing item of a request arrived.
+    fn first_token(&self, event: &FirstToken) {
+        let _ = event;
+    }
+
+    /// A later token-bearing item arrived `gap` after the previous one, carrying `tokens`.
+    /// The hot path: no allocation, no lock, no lookup.
+    fn item(&self, gap: Duration, tokens: u32) {
+        let _ = (gap, tokens);
+    }
+
+    /// The request ended. Called exactly once per request.
+    fn end(&self, record: &RequestRecord) {
+        let _ = record;
+    }
+
+    /// A lifecycle gauge of this series changed by `delta`.
+    fn gauge(&self, gauge: Gauge, delta: i64) {
+        let _ = (gauge, delta);
+    }
+}
+
+/// What is known when the first token arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FirstToken {
+    /// First token − arrival (server) or send (client).
+    pub ttft: Duration,
+    /// Scheduled − arrival, when the request was marked scheduled.
+    pub queue: Option<Duration>,
+    /// First token − scheduled, when the request was marked scheduled.
+    pub prefill: Option<Duration>,
+    /// Tokens carried by the first token-bearing item (≥ 1).
+    pub tokens: u32,
+}
+
+/// The lifecycle gauges the core keeps per series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Gauge {
+    /// Started and not yet scheduled: in the queue (server) or waiting for the first token
+    /// (client, or a server that never marks `scheduled`).
+    Waiting,
+    /// Scheduled or past the first token, and not yet ended.
+    Running,
+}
+
+impl Gauge {
+    /// `waiting` or `running`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Gauge::Waiting => "waiting",
+            Gauge::Running => "running",
+        }
+    }
+}
