@@ -1,0 +1,28 @@
+//! Shared helpers for the benchmarks: reading criterion's estimates back and printing the
+//! ratio of each pair measured in the same run.
+
+use std::path::PathBuf;
+
+/// The mean estimate, in nanoseconds, that criterion saved for `group/function` in this run.
+/// `None` when criterion did not save one (for example under `cargo test --benches`).
+pub fn mean_ns(group: &str, function: &str) -> Option<f64> {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let path = dir
+        .join("criterion")
+        .join(group)
+        .join(function)
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["mean"]["point_estimate"].as_f64()
+}
+
+/// Prints `name = numerator ÷ denominator` for two functions of one group, from this run's
+/// estimates, and returns the ratio.
+pub fn print_ratio(group: &str, name: &str, numerator: &str, denominator: &str) -> Option<f64> {
+    let ratio = mean_ns(group, numerator)? / mean_ns(group, denominator)?;
+    println!("ratio {group}: {name} = {numerator} / {denominator} = {ratio:.3}");
+    Some(ratio)
+}

@@ -1,0 +1,42 @@
+//! The `tokenmeter` command: `serve` a simulated OpenAI-compatible engine, `bench` any
+//! OpenAI-compatible endpoint.
+#![forbid(unsafe_code)]
+
+mod bench;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Measure what users of an LLM feel.
+#[derive(Debug, Parser)]
+#[command(name = "tokenmeter", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a simulated continuous-batching engine over an OpenAI-compatible API.
+    Serve(serve::ServeArgs),
+    /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
+    Bench(bench::BenchArgs),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Bench(args) => bench::run(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

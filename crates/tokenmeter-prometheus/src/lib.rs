@@ -1,0 +1,2 @@
+//! PLACEHOLDER: being written.
+#![forbid(unsafe_code)]
