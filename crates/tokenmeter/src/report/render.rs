@@ -42,7 +42,7 @@ impl fmt::Display for Report {
             ("TTFT (ms)", &self.ttft, ms),
             ("TPOT (ms)", &self.tpot, ms),
             ("ITL (ms)", &self.itl, ms),
-            ("ITL token-weighted", &self.itl_token_weighted, ms),
+            ("ITL per token (ms)", &self.itl_token_weighted, ms),
             ("E2E (ms)", &self.e2e, ms),
             ("queue (ms)", &self.queue, ms),
             ("prefill (ms)", &self.prefill, ms),

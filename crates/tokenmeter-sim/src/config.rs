@@ -1,0 +1,181 @@
+//! [`SimConfig`] and [`Faults`]: the engine's size, costs, faults and seed.
+
+use std::time::Duration;
+
+use crate::cost::CostModel;
+use crate::error::ConfigError;
+
+/// Default maximum batch (requests running at once).
+pub const DEFAULT_MAX_BATCH: usize = 64;
+
+/// Default KV-cache capacity in tokens: about what is left for the cache of an 8B model (128 KiB
+/// per token in fp16) on an 80 GB H100.
+pub const DEFAULT_KV_CAPACITY: u64 = 400_000;
+
+/// Default length of an injected stall.
+pub const DEFAULT_STALL: Duration = Duration::from_millis(500);
+
+/// The engine's shape: batch and KV-cache limits, step costs, faults and the random seed.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_sim::{Faults, SimConfig};
+///
+/// let config = SimConfig::default()
+///     .max_batch(8)
+///     .kv_capacity_tokens(20_000)
+///     .seed(7)
+///     .faults(Faults::default().error_rate(0.01).queue_limit(100));
+/// assert_eq!(config.max_batch, 8);
+/// assert_eq!(config.faults.queue_limit, Some(100));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SimConfig {
+    /// Requests that may run (prefill or decode) at once.
+    pub max_batch: usize,
+    /// KV-cache capacity in tokens. A request is admitted only when its prompt plus its whole
+    /// output fit beside the reservations of the running batch (no preemption).
+    pub kv_capacity_tokens: u64,
+    /// Step costs.
+    pub cost: CostModel,
+    /// Fault injection.
+    pub faults: Faults,
+    /// Seed of every random choice (faults, token text).
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            max_batch: DEFAULT_MAX_BATCH,
+            kv_capacity_tokens: DEFAULT_KV_CAPACITY,
+            cost: CostModel::default(),
+            faults: Faults::default(),
+            seed: 0,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Sets [`SimConfig::max_batch`].
+    pub fn max_batch(mut self, max: usize) -> Self {
+        self.max_batch = max;
+        self
+    }
+
+    /// Sets [`SimConfig::kv_capacity_tokens`].
+    pub fn kv_capacity_tokens(mut self, tokens: u64) -> Self {
+        self.kv_capacity_tokens = tokens;
+        self
+    }
+
+    /// Sets [`SimConfig::cost`].
+    pub fn cost(mut self, cost: CostModel) -> Self {
+        self.cost = cost;
+        self
+    }
+
+    /// Sets [`SimConfig::faults`].
+    pub fn faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// Sets [`SimConfig::seed`].
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Checks every knob; the engine builder calls it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_batch == 0 {
+            return Err(ConfigError::Zero { name: "max_batch" });
+        }
+        if self.kv_capacity_tokens == 0 {
+            return Err(ConfigError::Zero {
+                name: "kv_capacity_tokens",
+            });
+        }
+        self.faults.validate()
+    }
+}
+
+/// Fault injection: failures, rejections and stalls. All off by default.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_sim::Faults;
+///
+/// let faults = Faults::default()
+///     .error_rate(0.05) // 5% of requests fail, before or during their stream
+///     .queue_limit(32) // at most 32 wait; more are refused (HTTP 429)
+///     .stalls(0.1, Duration::from_millis(300)); // 10% of streams pause once for 300 ms
+/// assert!(faults.validate().is_ok());
+/// assert!(Faults::default().error_rate(1.5).validate().is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Faults {
+    /// Probability that a request fails: at a uniformly chosen point of its output, including
+    /// before its first token.
+    pub error_rate: f64,
+    /// At most this many requests wait in the queue; a request arriving when it is full is
+    /// refused ([`SubmitError::QueueFull`](crate::SubmitError::QueueFull)). `None`: no limit.
+    pub queue_limit: Option<usize>,
+    /// Probability that a stream pauses once, at a uniformly chosen point after its first token.
+    pub stall_rate: f64,
+    /// How long a stall lasts. The stalled request keeps its KV cache and leaves the decode
+    /// batch meanwhile.
+    pub stall: Duration,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            error_rate: 0.0,
+            queue_limit: None,
+            stall_rate: 0.0,
+            stall: DEFAULT_STALL,
+        }
+    }
+}
+
+impl Faults {
+    /// Sets [`Faults::error_rate`].
+    pub fn error_rate(mut self, rate: f64) -> Self {
+        self.error_rate = rate;
+        self
+    }
+
+    /// Sets [`Faults::queue_limit`].
+    pub fn queue_limit(mut self, limit: usize) -> Self {
+        self.queue_limit = Some(limit);
+        self
+    }
+
+    /// Sets [`Faults::stall_rate`] and [`Faults::stall`].
+    pub fn stalls(mut self, rate: f64, stall: Duration) -> Self {
+        self.stall_rate = rate;
+        self.stall = stall;
+        self
+    }
+
+    /// Checks the probabilities.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (name, value) in [
+            ("error_rate", self.error_rate),
+            ("stall_rate", self.stall_rate),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(ConfigError::Probability { name, value });
+            }
+        }
+        Ok(())
+    }
+}

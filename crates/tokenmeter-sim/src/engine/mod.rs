@@ -1,0 +1,280 @@
+//! [`Engine`]: the handle clients submit requests to; the step loop runs in its own task.
+
+mod active;
+mod scheduler;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokenmeter::{Labels, Meter, Series};
+use tokio::sync::mpsc;
+
+use crate::config::SimConfig;
+use crate::error::{ConfigError, SubmitError};
+use crate::request::{GenerateRequest, Operation};
+use crate::snapshot::{Snapshot, StepStats};
+use crate::stream::TokenStream;
+
+use active::Job;
+use scheduler::Scheduler;
+
+/// The `gen_ai.provider.name` of the engine's series.
+pub const PROVIDER: &str = "tokenmeter-sim";
+
+/// Default model name.
+pub const DEFAULT_MODEL: &str = "sim-llama-3-8b";
+
+type StepHook = Arc<dyn Fn(&StepStats) + Send + Sync>;
+
+/// A simulated continuous-batching engine. Cheap to clone; the engine task runs until every
+/// clone is dropped and its last request has ended.
+///
+/// Each request is measured on the server side with tokenmeter: it starts when it is submitted
+/// (the arrival), is marked `scheduled` when admitted to the batch, records every token when
+/// the step that produced it ends, and ends with success, an error (injected failure, refusal)
+/// or as cancelled (its stream was dropped). The meter's `waiting` and `running` gauges follow.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use futures_util::StreamExt;
+/// use tokenmeter::{Clock, Meter, sink::InMemorySink};
+/// use tokenmeter_sim::{Engine, GenerateRequest, SimConfig};
+///
+/// let memory = InMemorySink::new();
+/// let meter = Meter::builder().clock(Clock::tokio()).sink(memory.clone()).build();
+/// let engine = Engine::builder().meter(meter).config(SimConfig::default().seed(1)).build()?;
+///
+/// let mut tokens = engine.submit(GenerateRequest::chat(100, 3))?;
+/// while let Some(token) = tokens.next().await {
+///     print!("{}", token?.text);
+/// }
+/// let record = &memory.records()[0];
+/// assert_eq!(record.output_tokens, 3);
+/// assert_eq!(record.ttft, Some(std::time::Duration::from_millis(8))); // prefill of 100 tokens
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Engine {
+    tx: mpsc::UnboundedSender<Job>,
+    shared: Arc<Shared>,
+}
+
+/// State shared by the handles and the engine task.
+struct Shared {
+    series: [Series; 2],
+    queue_limit: Option<usize>,
+    kv_capacity: u64,
+    /// Submitted and not yet admitted (nor cancelled while waiting).
+    queued: AtomicUsize,
+    next_id: AtomicU64,
+    last_arrival_nanos: AtomicU64,
+    snapshot: Mutex<Snapshot>,
+}
+
+impl Engine {
+    /// A builder with the default configuration, no meter (measurements go nowhere) and the
+    /// model name [`DEFAULT_MODEL`].
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// Submits a request. Its arrival is now; its tokens arrive on the returned stream.
+    ///
+    /// Refused when the queue is at its limit or the request can never fit in the KV cache; a
+    /// refused request is recorded on its series with the error's class.
+    pub fn submit(&self, request: GenerateRequest) -> Result<TokenStream, SubmitError> {
+        let shared = &*self.shared;
+        let series = shared.series(request.operation);
+        let arrival = shared.unique_arrival(series.clock().now());
+        let mut metered = series.start_at(arrival);
+        metered.set_input_tokens(u64::from(request.prompt_tokens));
+        if request.kv_tokens() > shared.kv_capacity {
+            let error = SubmitError::TooLarge {
+                needed: request.kv_tokens(),
+                capacity: shared.kv_capacity,
+            };
+            metered.fail(error.error_class());
+            return Err(error);
+        }
+        if let Err(error) = shared.enqueue() {
+            metered.fail(error.error_class());
+            return Err(error);
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let job = Job {
+            id,
+            params: request,
+            request: metered,
+            tx,
+        };
+        if let Err(mpsc::error::SendError(job)) = self.tx.send(job) {
+            shared.queued.fetch_sub(1, Ordering::Relaxed);
+            job.request.fail(SubmitError::Stopped.error_class());
+            return Err(SubmitError::Stopped);
+        }
+        Ok(TokenStream::new(rx, id, arrival))
+    }
+
+    /// The engine's state now.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut snapshot = *self
+            .shared
+            .snapshot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        snapshot.waiting = self.queue_depth();
+        snapshot
+    }
+
+    /// KV-cache usage now, a fraction from 0 to 1.
+    pub fn kv_usage(&self) -> f64 {
+        self.snapshot().kv_usage()
+    }
+
+    /// Requests waiting now.
+    pub fn queue_depth(&self) -> usize {
+        self.shared.queued.load(Ordering::Relaxed)
+    }
+
+    /// Requests running now (the batch).
+    pub fn batch_size(&self) -> usize {
+        self.snapshot().running
+    }
+
+    /// The series requests of `operation` are measured on.
+    pub fn series(&self, operation: Operation) -> &Series {
+        self.shared.series(operation)
+    }
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("snapshot", &self.snapshot())
+            .finish()
+    }
+}
+
+impl Shared {
+    fn series(&self, operation: Operation) -> &Series {
+        match operation {
+            Operation::Chat => &self.series[0],
+            Operation::TextCompletion => &self.series[1],
+        }
+    }
+
+    /// `now`, or one nanosecond past the previous arrival: arrivals are unique per engine.
+    fn unique_arrival(&self, now: Duration) -> Duration {
+        let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        let previous = self
+            .last_arrival_nanos
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+                Some(now.max(last.saturating_add(1)))
+            })
+            .unwrap_or(now);
+        Duration::from_nanos(now.max(previous.saturating_add(1)))
+    }
+
+    /// Takes a place in the queue, or refuses when it is at its limit.
+    fn enqueue(&self) -> Result<(), SubmitError> {
+        match self.queue_limit {
+            None => {
+                self.queued.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Some(limit) => self
+                .queued
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |waiting| {
+                    (waiting < limit).then_some(waiting + 1)
+                })
+                .map(drop)
+                .map_err(|waiting| SubmitError::QueueFull { waiting, limit }),
+        }
+    }
+}
+
+/// Builds an [`Engine`].
+#[derive(Default)]
+pub struct EngineBuilder {
+    config: SimConfig,
+    meter: Option<Meter>,
+    model: Option<String>,
+    on_step: Option<StepHook>,
+}
+
+impl EngineBuilder {
+    /// The configuration (default [`SimConfig::default`]).
+    pub fn config(mut self, config: SimConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The meter requests are measured with (its clock and sinks). Without one, measurements
+    /// go nowhere. Use `Clock::tokio()` in tests under paused time.
+    pub fn meter(mut self, meter: Meter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// The model name (`gen_ai.request.model` of the series; default [`DEFAULT_MODEL`]).
+    pub fn model(mut self, name: impl Into<String>) -> Self {
+        self.model = Some(name.into());
+        self
+    }
+
+    /// A hook called after every engine step, from the engine task. It must be quick and must
+    /// not block.
+    pub fn on_step(mut self, hook: impl Fn(&StepStats) + Send + Sync + 'static) -> Self {
+        self.on_step = Some(Arc::new(hook));
+        self
+    }
+
+    /// Validates the configuration and starts the engine task on the current tokio runtime.
+    pub fn build(self) -> Result<Engine, ConfigError> {
+        self.config.validate()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| ConfigError::NoRuntime)?;
+        let meter = self.meter.unwrap_or_default();
+        let model = self.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let series = [Operation::Chat, Operation::TextCompletion].map(|operation| {
+            meter.series(
+                &Labels::server(operation.as_str())
+                    .provider(PROVIDER)
+                    .request_model(model),
+            )
+        });
+        let shared = Arc::new(Shared {
+            series,
+            queue_limit: self.config.faults.queue_limit,
+            kv_capacity: self.config.kv_capacity_tokens,
+            queued: AtomicUsize::new(0),
+            next_id: AtomicU64::new(0),
+            last_arrival_nanos: AtomicU64::new(0),
+            snapshot: Mutex::new(Snapshot {
+                kv_capacity_tokens: self.config.kv_capacity_tokens,
+                ..Snapshot::default()
+            }),
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let scheduler = Scheduler::new(self.config, shared.clone(), rx, self.on_step);
+        runtime.spawn(scheduler.run());
+        Ok(Engine { tx, shared })
+    }
+}
+
+impl fmt::Debug for EngineBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineBuilder")
+            .field("config", &self.config)
+            .field("meter", &self.meter)
+            .field("model", &self.model)
+            .field("on_step", &self.on_step.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,114 @@
+//! Errors: a bad configuration, a refused submission, a failure inside a stream.
+
+use tokenmeter::ErrorClass;
+use tokenmeter::stream::HasErrorClass;
+
+/// A configuration the engine cannot run with.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The decode table has no point.
+    #[error("the decode table is empty: give at least one `batch → step time` point, e.g. 1 → 7 ms")]
+    EmptyDecodeTable,
+    /// The decode table's batch sizes are not strictly increasing from 1 or more.
+    #[error(
+        "decode table batch {batch} comes after {previous}: list batch sizes greater than 0 in strictly increasing order"
+    )]
+    DecodeTableOrder {
+        /// The offending batch size.
+        batch: u32,
+        /// The batch size before it (0 for the first point).
+        previous: u32,
+    },
+    /// A probability outside `0.0..=1.0`.
+    #[error("{name} is {value}: give a probability between 0.0 and 1.0")]
+    Probability {
+        /// Which knob.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// A zero that must be positive.
+    #[error("{name} is 0: give at least 1")]
+    Zero {
+        /// Which knob.
+        name: &'static str,
+    },
+    /// The engine was built outside a tokio runtime.
+    #[error("the engine needs a tokio runtime: build it from inside one (e.g. in `#[tokio::main]`)")]
+    NoRuntime,
+}
+
+/// Why the engine refused a request. The refusal is recorded on the request's series with the
+/// matching [`ErrorClass`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SubmitError {
+    /// The waiting queue is at its limit (an HTTP 429).
+    #[error(
+        "the queue is full ({waiting} requests waiting, limit {limit}): retry later or raise the queue limit"
+    )]
+    QueueFull {
+        /// Requests waiting when this one arrived.
+        waiting: usize,
+        /// The configured limit.
+        limit: usize,
+    },
+    /// Prompt plus output can never fit in the KV cache (an HTTP 400).
+    #[error(
+        "the request needs {needed} KV-cache tokens (prompt + output) but the cache holds {capacity}: shorten the prompt or max_tokens"
+    )]
+    TooLarge {
+        /// Prompt plus output tokens.
+        needed: u64,
+        /// The KV-cache capacity in tokens.
+        capacity: u64,
+    },
+    /// The engine task is gone (its runtime shut down).
+    #[error("the engine has stopped: start a new one")]
+    Stopped,
+}
+
+impl SubmitError {
+    /// The class this refusal is recorded with: `rate_limited`, `client_error` or `overloaded`.
+    pub fn error_class(&self) -> ErrorClass {
+        match self {
+            SubmitError::QueueFull { .. } => ErrorClass::RateLimited,
+            SubmitError::TooLarge { .. } => ErrorClass::ClientError,
+            SubmitError::Stopped => ErrorClass::Overloaded,
+        }
+    }
+
+    /// The HTTP status an OpenAI-compatible server answers with: 429, 400 or 503.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            SubmitError::QueueFull { .. } => 429,
+            SubmitError::TooLarge { .. } => 400,
+            SubmitError::Stopped => 503,
+        }
+    }
+}
+
+impl HasErrorClass for SubmitError {
+    fn error_class(&self) -> ErrorClass {
+        SubmitError::error_class(self)
+    }
+}
+
+/// A failure delivered inside a token stream; the stream ends after it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// An injected failure (the error-rate knob) after `after_tokens` tokens were sent.
+    #[error("injected engine failure after {after_tokens} tokens (error-rate fault knob)")]
+    Injected {
+        /// Tokens sent before the failure (0: it failed before the first token).
+        after_tokens: u32,
+    },
+}
+
+impl HasErrorClass for StreamError {
+    fn error_class(&self) -> ErrorClass {
+        ErrorClass::ServerError
+    }
+}

@@ -1,0 +1,88 @@
+//! [`GenerateRequest`]: what a client asks the engine for.
+
+use tokenmeter::FinishReason;
+
+/// The API operation a request came through; it names the request's series
+/// (`gen_ai.operation.name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Operation {
+    /// A chat completion (`/v1/chat/completions`).
+    Chat,
+    /// A text completion (`/v1/completions`).
+    TextCompletion,
+}
+
+impl Operation {
+    /// `chat` or `text_completion`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Operation::Chat => "chat",
+            Operation::TextCompletion => "text_completion",
+        }
+    }
+}
+
+/// One generation: its prompt length, how many tokens to generate, and the finish reason to
+/// report at the end.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::FinishReason;
+/// use tokenmeter_sim::{GenerateRequest, Operation};
+///
+/// let request = GenerateRequest::chat(512, 128).finish_reason(FinishReason::Length);
+/// assert_eq!(request.operation, Operation::Chat);
+/// assert_eq!((request.prompt_tokens, request.output_tokens), (512, 128));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GenerateRequest {
+    /// The operation.
+    pub operation: Operation,
+    /// Prompt tokens: they set the prefill time and occupy the KV cache.
+    pub prompt_tokens: u32,
+    /// Tokens to generate (at least one is always generated).
+    pub output_tokens: u32,
+    /// The finish reason the last token reports (default [`FinishReason::Stop`]).
+    pub finish: FinishReason,
+}
+
+impl GenerateRequest {
+    /// A request of `operation`.
+    pub fn new(operation: Operation, prompt_tokens: u32, output_tokens: u32) -> Self {
+        Self {
+            operation,
+            prompt_tokens,
+            output_tokens,
+            finish: FinishReason::Stop,
+        }
+    }
+
+    /// A chat completion.
+    pub fn chat(prompt_tokens: u32, output_tokens: u32) -> Self {
+        Self::new(Operation::Chat, prompt_tokens, output_tokens)
+    }
+
+    /// A text completion.
+    pub fn completion(prompt_tokens: u32, output_tokens: u32) -> Self {
+        Self::new(Operation::TextCompletion, prompt_tokens, output_tokens)
+    }
+
+    /// Sets the finish reason reported with the last token.
+    pub fn finish_reason(mut self, reason: FinishReason) -> Self {
+        self.finish = reason;
+        self
+    }
+
+    /// Tokens generated: `output_tokens`, at least one.
+    pub fn generated(&self) -> u32 {
+        self.output_tokens.max(1)
+    }
+
+    /// KV-cache tokens this request reserves: prompt plus generated.
+    pub fn kv_tokens(&self) -> u64 {
+        u64::from(self.prompt_tokens) + u64::from(self.generated())
+    }
+}

@@ -1,0 +1,41 @@
+//! [`Token`]: one generated token, and the vocabulary its text comes from.
+
+use rand::Rng;
+use tokenmeter::FinishReason;
+
+/// The words generated text is drawn from; each is one token and starts with a space.
+pub(crate) const VOCABULARY: [&str; 32] = [
+    " the", " a", " model", " token", " stream", " latency", " of", " and", " to", " is",
+    " first", " time", " request", " server", " batch", " queue", " cache", " fast", " slow",
+    " user", " answer", " text", " in", " on", " for", " with", " each", " step", " decode",
+    " prefill", " goodput", ".",
+];
+
+/// A generated token: its position, its text, and on the last one the finish reason.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter_sim::Token;
+/// # fn show(token: Token) {
+/// print!("{}", token.text);
+/// if let Some(reason) = token.finish_reason {
+///     println!(" [{reason}] after {} tokens", token.index + 1);
+/// }
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Token {
+    /// Position in the output, from 0.
+    pub index: u32,
+    /// The token's text (a word with a leading space, or `.`).
+    pub text: &'static str,
+    /// Set on the last token only.
+    pub finish_reason: Option<FinishReason>,
+}
+
+/// Draws a word.
+pub(crate) fn word(rng: &mut impl Rng) -> &'static str {
+    VOCABULARY[rng.random_range(0..VOCABULARY.len())]
+}
