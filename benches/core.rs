@@ -30,7 +30,10 @@ fn drain<S: Stream>(stream: S, mut each: impl FnMut(S::Item)) {
 }
 
 fn series(sink: impl tokenmeter::sink::Sink) -> Series {
-    Meter::builder().sink(sink).build().series(&Labels::server("chat").request_model("m"))
+    Meter::builder()
+        .sink(sink)
+        .build()
+        .series(&Labels::server("chat").request_model("m"))
 }
 
 fn per_item(c: &mut Criterion) {
@@ -57,14 +60,20 @@ fn per_item(c: &mut Criterion) {
 
     let noop = series(NoopSink);
     group.bench_function("metered_noop", |b| {
-        b.iter(|| drain(stream::iter(items.iter()).meter(noop.start()), |i| drop(black_box(i))));
+        b.iter(|| {
+            drain(stream::iter(items.iter()).meter(noop.start()), |i| {
+                drop(black_box(i))
+            })
+        });
     });
 
     let memory = InMemorySink::new();
     let in_memory = series(memory.clone());
     group.bench_function("metered_in_memory", |b| {
         b.iter(|| {
-            drain(stream::iter(items.iter()).meter(in_memory.start()), |i| drop(black_box(i)));
+            drain(stream::iter(items.iter()).meter(in_memory.start()), |i| {
+                drop(black_box(i))
+            });
             memory.clear(); // keep memory flat across iterations
         });
     });

@@ -20,7 +20,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, below: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 33) % below
     }
 }
@@ -55,7 +58,11 @@ async fn serve_one(mut request: Request, seed: u64) -> usize {
 async fn main() {
     let memory = InMemorySink::new();
     let meter = Meter::builder().sink(memory.clone()).build();
-    let series = meter.series(&Labels::server("chat").provider("simulated").request_model("llama-3-8b"));
+    let series = meter.series(
+        &Labels::server("chat")
+            .provider("simulated")
+            .request_model("llama-3-8b"),
+    );
 
     let runs = (0..20u64).map(|seed| serve_one(series.start(), seed + 1));
     let streamed: usize = futures_util::future::join_all(runs).await.into_iter().sum();

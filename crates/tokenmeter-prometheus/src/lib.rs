@@ -1,2 +1,209 @@
-//! PLACEHOLDER: being written.
+//! Publish tokenmeter's measurements to Prometheus: a [`Sink`](tokenmeter::sink::Sink) that
+//! writes through the `metrics` facade with real histogram buckets, in OpenTelemetry GenAI or
+//! vLLM names.
+//!
+//! # Getting started
+//!
+//! ```
+//! use tokenmeter::{Labels, Meter};
+//! use tokenmeter_prometheus::{Builder, Profile};
+//!
+//! // 1. A sink and a handle, on a recorder of their own (no global state).
+//! let (sink, handle) = Builder::new(Profile::Semconv).build_local()?;
+//!
+//! // 2. Meter requests as usual.
+//! let meter = Meter::builder().sink(sink).build();
+//! let series = meter.series(&Labels::server("chat").provider("vllm").request_model("llama-3-8b"));
+//! let mut request = series.start();
+//! request.tokens(1);
+//! request.tokens(1);
+//! request.succeed();
+//!
+//! // 3. Serve this text on /metrics (with `tokenmeter_prometheus::CONTENT_TYPE`).
+//! let text = handle.render();
+//! assert!(text.contains("# TYPE gen_ai_server_time_to_first_token_seconds histogram"));
+//! assert!(text.contains(r#"tokenmeter_requests_total{gen_ai_operation_name="chat",gen_ai_provider_name="vllm",gen_ai_request_model="llama-3-8b",role="server",outcome="success"} 1"#));
+//! # Ok::<(), tokenmeter_prometheus::Error>(())
+//! ```
+//!
+//! Or let the exporter serve it: [`Builder::install`] installs the global recorder and an HTTP
+//! listener on `127.0.0.1:9464` ([`DEFAULT_LISTEN`]; change it with [`Builder::listen`]).
+//!
+//! # The ways to build it
+//!
+//! | Call | Recorder | `/metrics` | Upkeep |
+//! |---|---|---|---|
+//! | [`Builder::build_local`] | its own, no global state | you serve [`Handle::render`] (axum, …) | a background thread |
+//! | [`Builder::install_recorder`] | global: your `metrics::*!` macros land there too | you serve [`Handle::render`] | a background thread |
+//! | [`Builder::install`] | global | `metrics-exporter-prometheus`'s HTTP listener | the exporter's task |
+//! | [`PrometheusSink::with_recorder`] / [`PrometheusSink::global`] | any `metrics` recorder | the recorder's business | the recorder's business |
+//!
+//! The upkeep folds recorded samples into buckets every interval
+//! ([`Builder::upkeep_interval`], default 5 s), so memory stays bounded when nobody scrapes.
+//!
+//! # Buckets and SLO thresholds
+//!
+//! Every histogram gets the explicit buckets of `../shared/METRICS.md` (never a summary, which
+//! cannot be aggregated across replicas). Replace a layout with [`Builder::set_buckets`] or add
+//! edges with [`Builder::add_edges`], per [`Metric`]. Add every SLO threshold as an edge: then
+//! `rate(x_bucket{le="<threshold>"}[w]) / rate(x_count[w])` is the exact fraction of requests
+//! at or under it (buckets count `value <= le`).
+//!
+//! ```
+//! use tokenmeter_prometheus::{Builder, Metric, Profile};
+//!
+//! let builder = Builder::new(Profile::Vllm)
+//!     .add_edges(Metric::Ttft, &[0.35])? // "TTFT p95 <= 350 ms"
+//!     .add_edges(Metric::Tpot, &[0.03])?; // "TPOT p95 <= 30 ms"
+//! let edges = builder.bucket_settings().edges(Profile::Vllm, "vllm:time_to_first_token_seconds");
+//! assert!(edges.unwrap().contains(&0.35));
+//! # Ok::<(), tokenmeter_prometheus::Error>(())
+//! ```
+//!
+//! # Metrics of the `semconv` profile (the default)
+//!
+//! `B` is the series' semconv labels, each only when known: `gen_ai_operation_name`,
+//! `gen_ai_provider_name`, `gen_ai_request_model`, `gen_ai_response_model`, `server_address`,
+//! `server_port`. `error_type` is one of `timeout`, `rate_limited`, `overloaded`,
+//! `server_error`, `client_error`, `transport`, `_OTHER`: the duration of a request that ended in
+//! an error is recorded in the histogram with its `error_type`, any other in the one without.
+//! `role` is `server` or `client`. Buckets: *TTFT* = 0.001, 0.005, 0.01, 0.02, 0.04, 0.06,
+//! 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10; *TPOT* = 0.01, 0.025, 0.05, 0.075, 0.1, 0.15,
+//! 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5; *doubling* = 0.01, 0.02, 0.04, … 81.92; *×4* = 1, 4, 16,
+//! … 67108864.
+//!
+//! | Name | Type | Unit | Labels | Buckets | Produced by |
+//! |---|---|---|---|---|---|
+//! | `gen_ai_server_time_to_first_token_seconds` | histogram | s | B | TTFT | server series: the first token-bearing item |
+//! | `gen_ai_server_time_per_output_token_seconds` | histogram | s | B | TPOT | server: request end, with ≥ 2 output tokens |
+//! | `gen_ai_server_request_duration_seconds` | histogram | s | B, `error_type` | doubling | server: every request end (success, error, cancelled, degraded) |
+//! | `gen_ai_client_operation_duration_seconds` | histogram | s | B, `error_type` | doubling | client series: every request end |
+//! | `gen_ai_client_operation_time_to_first_chunk_seconds` | histogram | s | B | doubling | client: the first token-bearing chunk |
+//! | `gen_ai_client_operation_time_per_output_chunk_seconds` | histogram | s | B | doubling | client: each later token-bearing chunk (one sample per chunk) |
+//! | `gen_ai_client_token_usage` | histogram | `{token}` | B, `gen_ai_token_type` | ×4 | client: request end; `input` when known, `output` when > 0 |
+//! | `tokenmeter_inter_token_latency_seconds` | histogram | s | B, `role` | TPOT | server: each later token-bearing item (ITL) |
+//! | `tokenmeter_time_per_output_token_seconds` | histogram | s | B, `role` | TPOT | client: request end, with ≥ 2 output tokens |
+//! | `tokenmeter_request_queue_time_seconds` | histogram | s | B, `role` | doubling | server: request end, if marked `scheduled` |
+//! | `tokenmeter_request_prefill_time_seconds` | histogram | s | B, `role` | doubling | server: request end, if scheduled and a token came |
+//! | `tokenmeter_request_decode_time_seconds` | histogram | s | B, `role` | doubling | both: request end, if a token came |
+//! | `tokenmeter_request_inference_time_seconds` | histogram | s | B, `role` | doubling | server: request end, if scheduled and a token came |
+//! | `tokenmeter_requests_total` | counter | `{request}` | B, `role`, `outcome`, `error_type` | — | every request end, cancelled ones included |
+//! | `tokenmeter_input_tokens_total` | counter | `{token}` | B, `role` | — | request end, when the input count is known |
+//! | `tokenmeter_output_tokens_total` | counter | `{token}` | B, `role` | — | request end |
+//! | `tokenmeter_requests_waiting` | gauge | `{request}` | B, `role` | — | +1 at start; −1 when scheduled, at the first token, or at the end |
+//! | `tokenmeter_requests_running` | gauge | `{request}` | B, `role` | — | +1 when scheduled or at the first token; −1 at the end |
+//! | `tokenmeter_series_folded_total` | counter | `{series}` | `role` | — | a label set past the meter's series cap, folded into `_OTHER` |
+//! | `tokenmeter_kv_cache_usage_ratio` | gauge | 1 | B without the operation | — | [`EngineGauges::set_kv_cache_usage`] (0–1) |
+//! | `tokenmeter_preemptions_total` | counter | `{preemption}` | B without the operation | — | [`EngineGauges::add_preemptions`] |
+//!
+//! These are the OTel→Prometheus translations of the OpenTelemetry instruments in [`names`], so
+//! the OTLP path (crate `tokenmeter-otel`) lands on the same series.
+//!
+//! # Metrics of the `vllm` profile
+//!
+//! Every metric carries `model_name` (the response model, or else the request model). Buckets:
+//! *TTFT* = 0.001 … 10, 20, 40, 80, 160, 640, 2560; *ITL* = 0.01 … 2.5, 5, 7.5, 10, 20, 40, 80;
+//! *request* = 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480,
+//! 960, 1920, 7680; *1-2-5* = 1, 2, 5, 10, … up to the context length
+//! ([`Buckets::context_length`], default 131072).
+//!
+//! | Name | Type | Unit | Labels | Buckets | Produced by |
+//! |---|---|---|---|---|---|
+//! | `vllm:time_to_first_token_seconds` | histogram | s | `model_name` | TTFT | the first token-bearing item |
+//! | `vllm:inter_token_latency_seconds` | histogram | s | `model_name` | ITL | each later token-bearing item |
+//! | `vllm:request_time_per_output_token_seconds` | histogram | s | `model_name` | ITL | request end, with ≥ 2 output tokens |
+//! | `vllm:e2e_request_latency_seconds` | histogram | s | `model_name` | request | every request end, aborted ones included |
+//! | `vllm:request_queue_time_seconds` | histogram | s | `model_name` | request | request end, if marked `scheduled` |
+//! | `vllm:request_prefill_time_seconds` | histogram | s | `model_name` | request | request end, if scheduled and a token came |
+//! | `vllm:request_decode_time_seconds` | histogram | s | `model_name` | request | request end, if a token came |
+//! | `vllm:request_inference_time_seconds` | histogram | s | `model_name` | request | request end, if scheduled and a token came |
+//! | `vllm:request_prompt_tokens` | histogram | tokens | `model_name` | 1-2-5 | request end, when the input count is known |
+//! | `vllm:request_generation_tokens` | histogram | tokens | `model_name` | 1-2-5 | request end, when > 0 |
+//! | `vllm:prompt_tokens_total` | counter | tokens | `model_name` | — | request end, when the input count is known |
+//! | `vllm:generation_tokens_total` | counter | tokens | `model_name` | — | request end |
+//! | `vllm:request_success_total` | counter | requests | `model_name`, `finished_reason` | — | every request end: `stop` (also tool calls, content filter, none given), `length`, `abort` (cancelled), `error` |
+//! | `vllm:num_requests_running` | gauge | requests | `model_name` | — | as `tokenmeter_requests_running` |
+//! | `vllm:num_requests_waiting` | gauge | requests | `model_name` | — | as `tokenmeter_requests_waiting` |
+//! | `vllm:kv_cache_usage_perc` | gauge | 0–1 | `model_name` | — | [`EngineGauges::set_kv_cache_usage`] |
+//! | `vllm:num_preemptions_total` | counter | preemptions | `model_name` | — | [`EngineGauges::add_preemptions`] |
+//! | `tokenmeter_requests_total` | counter | requests | `model_name`, `outcome`, `error_type` | — | every request end (error classes vLLM does not have) |
+//! | `tokenmeter_series_folded_total` | counter | series | `role` | — | a label set folded into `_OTHER` |
+//!
+//! # Behaviour and caveats
+//!
+//! - **Nothing is lost.** Every request that starts ends exactly once (the core guarantees it),
+//!   and its end is recorded in the duration histogram and the outcome counters whatever the
+//!   outcome: `_count` of the duration histogram equals the requests run, cancelled included.
+//! - **TTFT is recorded when the first token arrives**, so it also counts requests that later
+//!   fail or are cancelled (the user saw that token). Semconv describes TTFT and TPOT "for
+//!   successful responses"; filter by `tokenmeter_requests_total` if you need that.
+//! - **Series are registered up front.** Each series registers all its handles once, when
+//!   the meter resolves it, including one duration histogram per `error_type` and one
+//!   `tokenmeter_requests_total` per outcome, all at zero: a series that appears with its first
+//!   error would lose that error in `rate()` and `increase()`. Budget the exposition size with
+//!   the meter's series cap.
+//! - **Label values** come from the core's bounded, sanitised [`Labels`](tokenmeter::Labels);
+//!   empty values are left out.
+//! - **`promtool check metrics`** passes on the semconv exposition. vLLM's names contain `:`,
+//!   which promtool's lint reports ("metric names should not contain ':'"), as it does for
+//!   vLLM's own `/metrics`; that is the only problem it reports.
+//! - **Descriptions** (`# HELP`) are given to the recorder when the sink is created; install a
+//!   global recorder before calling [`PrometheusSink::global`].
+//!
+//! # Cost
+//!
+//! Per token-bearing item after the first: one histogram record on a pre-registered handle. The
+//! `prometheus` criterion benchmark (`cargo bench -p tokenmeter-benches --bench prometheus`)
+//! compares a metered request with this sink against the naive
+//! `Instant::now()` + `metrics::histogram!(…, "model" => model.to_string()).record(…)` per
+//! token.
+
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod buckets;
+mod error;
+mod exporter;
+mod handle;
+pub mod names;
+mod profile;
+mod sink;
+
+pub use buckets::{Buckets, DEFAULT_CONTEXT_LENGTH, Metric};
+pub use error::Error;
+pub use exporter::{Builder, DEFAULT_LISTEN, DEFAULT_UPKEEP_INTERVAL};
+pub use handle::{CONTENT_TYPE, Handle};
+pub use profile::Profile;
+pub use sink::{EngineGauges, PrometheusSink};
+
+/// A sink and a handle for `profile` on a recorder of their own, with the default buckets:
+/// `Builder::new(profile).build_local()`.
+///
+/// # Examples
+///
+/// ```
+/// let (sink, handle) = tokenmeter_prometheus::local(tokenmeter_prometheus::Profile::Vllm)?;
+/// let meter = tokenmeter::Meter::builder().sink(sink).build();
+/// drop(meter.series(&tokenmeter::Labels::server("chat").request_model("m")).start());
+/// assert!(handle.render().contains(r#"vllm:request_success_total{model_name="m",finished_reason="abort"} 1"#));
+/// # Ok::<(), tokenmeter_prometheus::Error>(())
+/// ```
+pub fn local(profile: Profile) -> Result<(PrometheusSink, Handle), Error> {
+    Builder::new(profile).build_local()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crate_docs_list_every_metric_of_both_profiles() {
+        let docs = include_str!("lib.rs");
+        for profile in [Profile::Semconv, Profile::Vllm] {
+            for metric in profile.metrics() {
+                let cell = format!("| `{}` |", metric.prometheus);
+                assert!(docs.contains(&cell), "{profile}: {} is not in the table", metric.prometheus);
+            }
+        }
+    }
+}

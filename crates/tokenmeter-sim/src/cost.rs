@@ -120,7 +120,10 @@ impl CostModel {
         if tokens == 0 {
             return Duration::ZERO;
         }
-        let per = self.prefill_per_token.as_nanos().saturating_mul(u128::from(tokens));
+        let per = self
+            .prefill_per_token
+            .as_nanos()
+            .saturating_mul(u128::from(tokens));
         self.prefill_base + Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX))
     }
 

@@ -4,11 +4,13 @@ use tokenmeter::ErrorClass;
 use tokenmeter::stream::HasErrorClass;
 
 /// A configuration the engine cannot run with.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// The decode table has no point.
-    #[error("the decode table is empty: give at least one `batch → step time` point, e.g. 1 → 7 ms")]
+    #[error(
+        "the decode table is empty: give at least one `batch → step time` point, e.g. 1 → 7 ms"
+    )]
     EmptyDecodeTable,
     /// The decode table's batch sizes are not strictly increasing from 1 or more.
     #[error(
@@ -35,7 +37,9 @@ pub enum ConfigError {
         name: &'static str,
     },
     /// The engine was built outside a tokio runtime.
-    #[error("the engine needs a tokio runtime: build it from inside one (e.g. in `#[tokio::main]`)")]
+    #[error(
+        "the engine needs a tokio runtime: build it from inside one (e.g. in `#[tokio::main]`)"
+    )]
     NoRuntime,
 }
 

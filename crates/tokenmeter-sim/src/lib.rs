@@ -1,2 +1,97 @@
-//! PLACEHOLDER: being written.
+//! A simulated continuous-batching LLM engine that produces real token streams, in real time or
+//! in tokio's paused time, measured on the server side with tokenmeter.
+//!
+//! # Getting started
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use futures_util::StreamExt;
+//! use tokenmeter::{Clock, Meter, sink::InMemorySink};
+//! use tokenmeter_sim::{Engine, GenerateRequest, SimConfig};
+//!
+//! // 1. A meter (tokio's clock, so paused time works) and an engine measured with it.
+//! let memory = InMemorySink::new();
+//! let meter = Meter::builder().clock(Clock::tokio()).sink(memory.clone()).build();
+//! let engine = Engine::builder()
+//!     .meter(meter)
+//!     .model("sim-llama-3-8b")
+//!     .config(SimConfig::default().max_batch(8).seed(42))
+//!     .build()?;
+//!
+//! // 2. Submit requests; each returns a stream of tokens arriving at simulated times.
+//! let streams: Vec<_> = (0..4)
+//!     .map(|_| engine.submit(GenerateRequest::chat(200, 16)))
+//!     .collect::<Result<_, _>>()?;
+//! for tokens in streams {
+//!     let text: Vec<_> = tokens.collect().await;
+//!     assert_eq!(text.len(), 16);
+//! }
+//!
+//! // 3. The server-side measurements: 4 requests in one batch of 4.
+//! let report = memory.report();
+//! assert_eq!(report.outcomes.success, 4);
+//! println!("{report}");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The model
+//!
+//! The engine runs in steps, like vLLM's scheduler. Each step admits waiting requests (first
+//! come, first served) while the batch has a free slot ([`SimConfig::max_batch`]) and the KV
+//! cache can hold the request's prompt and whole output ([`SimConfig::kv_capacity_tokens`]),
+//! prefills them (the time grows with their prompt tokens), and runs one decode step for the
+//! running batch, whose time grows with the batch: by default 1 → 7 ms, 8 → 8 ms, 32 → 12 ms,
+//! 64 → 18 ms (an 8B model on one H100), linear in between ([`CostModel`]). At the end of the
+//! step every request in it gets one token: its first after the prefill, its next after a
+//! decode. A request that cannot be admitted waits in the queue.
+//!
+//! Every random choice (which requests fail and where, which stall, the words) comes from
+//! [`SimConfig::seed`]: the same seed and the same arrivals give the same run.
+//!
+//! # Measurement
+//!
+//! With a [`Meter`](tokenmeter::Meter) given to [`EngineBuilder::meter`], each request is
+//! measured on the series `Labels::server(operation).provider("tokenmeter-sim")
+//! .request_model(model)`: it starts at [`Engine::submit`] (the arrival), is marked `scheduled`
+//! when admitted, records each token when its step ends, and ends with success, an error
+//! (refused: `rate_limited`, `client_error`; injected failure: `server_error`), or cancelled
+//! when the stream is dropped early. The meter's `waiting` and `running` gauges follow from
+//! that. KV-cache usage, queue depth and batch size are read with [`Engine::snapshot`];
+//! [`EngineBuilder::on_step`] sees every step.
+//!
+//! # Faults
+//!
+//! [`Faults`]: an error rate (a request fails before or during its stream), a queue limit
+//! (arrivals beyond it are refused, an HTTP 429), and stalls (a stream pauses once).
+//!
+//! # Caveats
+//!
+//! - tokio's timers have millisecond resolution: a step wakes up at the next millisecond, and
+//!   the following step starts at the previous one's exact planned end, so long runs keep the
+//!   cost model's average.
+//! - KV-cache admission reserves the prompt and the whole output (no preemption); the usage
+//!   reported counts the prompt and the tokens generated so far.
+//! - [`Engine::submit`] must be called, and the engine built, inside a tokio runtime.
+
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod config;
+mod cost;
+mod engine;
+mod error;
+mod request;
+mod snapshot;
+mod stream;
+mod token;
+
+pub use config::{DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_STALL, Faults, SimConfig};
+pub use cost::{CostModel, H100_8B_DECODE, H100_8B_PREFILL_BASE, H100_8B_PREFILL_PER_TOKEN};
+pub use engine::{DEFAULT_MODEL, Engine, EngineBuilder, PROVIDER};
+pub use error::{ConfigError, StreamError, SubmitError};
+pub use request::{GenerateRequest, Operation};
+pub use snapshot::{Snapshot, StepKind, StepStats};
+pub use stream::{TokenResult, TokenStream};
+pub use token::Token;

@@ -5,10 +5,10 @@ use tokenmeter::FinishReason;
 
 /// The words generated text is drawn from; each is one token and starts with a space.
 pub(crate) const VOCABULARY: [&str; 32] = [
-    " the", " a", " model", " token", " stream", " latency", " of", " and", " to", " is",
-    " first", " time", " request", " server", " batch", " queue", " cache", " fast", " slow",
-    " user", " answer", " text", " in", " on", " for", " with", " each", " step", " decode",
-    " prefill", " goodput", ".",
+    " the", " a", " model", " token", " stream", " latency", " of", " and", " to", " is", " first",
+    " time", " request", " server", " batch", " queue", " cache", " fast", " slow", " user",
+    " answer", " text", " in", " on", " for", " with", " each", " step", " decode", " prefill",
+    " goodput", ".",
 ];
 
 /// A generated token: its position, its text, and on the last one the finish reason.

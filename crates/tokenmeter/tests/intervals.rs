@@ -34,7 +34,10 @@ fn every_interval_to_the_nanosecond() {
     assert_eq!(r.inference, Some(ns(2_001_348)));
     assert_eq!(r.e2e, ns(3_001_358));
     assert_eq!(r.tpot(), Some(ns(333))); // 1_332 / (5 − 1)
-    assert_eq!((r.input_tokens, r.output_tokens, r.items, r.frames), (Some(512), 5, 3, 5));
+    assert_eq!(
+        (r.input_tokens, r.output_tokens, r.items, r.frames),
+        (Some(512), 5, 3, 5)
+    );
     // ITL: one sample per token-bearing item after the first, with its tokens.
     assert_eq!(rig.memory.gaps(), vec![(ns(333), 3), (ns(999), 1)]);
 }
@@ -98,18 +101,26 @@ fn error_before_the_first_token() {
     let request = rig.series.start();
     let script = Scripted::new(
         &rig.time,
-        vec![(10, Ok(0)), (25, Err(ErrorClass::RateLimited)), (1_000, Ok(1))],
+        vec![
+            (10, Ok(0)),
+            (25, Err(ErrorClass::RateLimited)),
+            (1_000, Ok(1)),
+        ],
         0,
     );
-    let metered = script.meter_results(request).observe_with(
-        tokenmeter::stream::Results::new().count_tokens(|k: &u32| *k),
-    );
+    let metered = script
+        .meter_results(request)
+        .observe_with(tokenmeter::stream::Results::new().count_tokens(|k: &u32| *k));
     let items: Vec<Result<u32, ErrorClass>> = block_on(metered.collect());
     assert_eq!(items.len(), 3, "items after the error still flow");
     let r = rig.only_record();
     assert_eq!(r.outcome, Outcome::Error(ErrorClass::RateLimited));
     assert_eq!(r.ttft, None);
-    assert_eq!(r.e2e, ns(35), "the request ends at the error, not at the stream's end");
+    assert_eq!(
+        r.e2e,
+        ns(35),
+        "the request ends at the error, not at the stream's end"
+    );
     assert_eq!(r.output_tokens, 0, "items after the error are not measured");
 }
 

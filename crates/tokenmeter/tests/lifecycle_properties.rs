@@ -47,7 +47,10 @@ fn script() -> impl Strategy<Value = Script> {
     (
         proptest::option::of(0..1_000u64),
         proptest::collection::vec(op(), 0..16),
-        prop_oneof![Just(Ending::Drain), (0..16usize).prop_map(Ending::DropAfter)],
+        prop_oneof![
+            Just(Ending::Drain),
+            (0..16usize).prop_map(Ending::DropAfter)
+        ],
     )
         .prop_map(|(scheduled_after, ops, ending)| Script {
             scheduled_after,
@@ -111,13 +114,14 @@ fn run(rig: &Rig, scripts: &[Script]) {
                 Op::Panic(g) => (g, Ok(None)),
             })
             .collect();
-        let stream = Scripted::new(&rig.time, steps, 3).map(|item: Result<Option<u32>, ErrorClass>| {
-            match item {
-                Ok(None) => panic!("scripted panic"),
-                Ok(Some(k)) => Ok(k),
-                Err(c) => Err(c),
-            }
-        });
+        let stream =
+            Scripted::new(&rig.time, steps, 3).map(|item: Result<Option<u32>, ErrorClass>| {
+                match item {
+                    Ok(None) => panic!("scripted panic"),
+                    Ok(Some(k)) => Ok(k),
+                    Err(c) => Err(c),
+                }
+            });
         let observer = Results::new().count_tokens(|k: &u32| *k);
         let mut metered = Metered::new(stream, request, observer);
         let _ = catch_unwind(AssertUnwindSafe(|| {

@@ -5,8 +5,8 @@ mod common;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use common::{Rig, Scripted, ns};
-use futures_executor::block_on;
 use futures_core::Stream;
+use futures_executor::block_on;
 use futures_util::{StreamExt, stream};
 use tokenmeter::{
     Degradation, ErrorClass, FinishReason, Labels, Meter, MeterExt, Observation, Outcome,
@@ -50,7 +50,10 @@ fn degraded_answers_are_not_successes() {
     let mut metered = stream::iter([1, 1]).meter(rig.series.start());
     metered.request_mut().mark_degraded(Degradation::OtherModel);
     let _ = block_on(metered.count());
-    assert_eq!(rig.only_record().outcome, Outcome::Degraded(Degradation::OtherModel));
+    assert_eq!(
+        rig.only_record().outcome,
+        Outcome::Degraded(Degradation::OtherModel)
+    );
 }
 
 #[test]
@@ -59,7 +62,10 @@ fn degraded_mark_does_not_hide_an_error() {
     let mut request = rig.series.start();
     request.mark_degraded(Degradation::Cached);
     request.fail(ErrorClass::Timeout);
-    assert_eq!(rig.only_record().outcome, Outcome::Error(ErrorClass::Timeout));
+    assert_eq!(
+        rig.only_record().outcome,
+        Outcome::Error(ErrorClass::Timeout)
+    );
 }
 
 #[test]
@@ -145,13 +151,24 @@ fn series_past_the_cap_fold_into_other() {
     let meter = Meter::builder().sink(memory.clone()).max_series(3).build();
     for i in 0..10 {
         let name = format!("model-{i}");
-        meter.series(&Labels::server("chat").request_model(name.as_str())).start().succeed();
+        meter
+            .series(&Labels::server("chat").request_model(name.as_str()))
+            .start()
+            .succeed();
     }
     assert_eq!(meter.series_count(), 3);
     assert_eq!(meter.folded_count(), 7);
     assert_eq!(memory.folded(), 7);
-    let folded: Vec<_> = memory.records().into_iter().filter(|r| r.series.labels().is_folded()).collect();
-    assert_eq!(folded.len(), 7, "folded requests are still recorded, under _OTHER");
+    let folded: Vec<_> = memory
+        .records()
+        .into_iter()
+        .filter(|r| r.series.labels().is_folded())
+        .collect();
+    assert_eq!(
+        folded.len(),
+        7,
+        "folded requests are still recorded, under _OTHER"
+    );
     assert!(folded.windows(2).all(|w| w[0].series.same(&w[1].series)));
 }
 
@@ -164,7 +181,10 @@ fn label_values_are_sanitised_and_bounded() {
     assert!(value.len() <= tokenmeter::series::MAX_LABEL_LEN);
     assert!(!value.contains('\n'));
     let again = meter.series(&Labels::client("chat").request_model(long.as_str()));
-    assert!(series.same(&again), "the same raw value resolves to the same series");
+    assert!(
+        series.same(&again),
+        "the same raw value resolves to the same series"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,10 +1,243 @@
-//! `tokenmeter bench`. Being written: see the bench helper.
+//! `tokenmeter bench`: load against any OpenAI-compatible endpoint (or the embedded simulator),
+//! measured on the client side with tokenmeter itself.
+//!
+//! | Module | Concept |
+//! |---|---|
+//! | [`args`] | flags, their validation into a plan |
+//! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s` and the goodput predicate |
+//! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
+//! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
+//! | [`clock`] | the shared clock, latched so that trace and core agree |
+//! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
+//! | [`trace`] | the per-request raw timestamps (`--trace`) |
+//! | [`summary`] | the `vllm bench serve` formulas over the traces |
+//! | [`output`] | table, `--json`, `--html` with charts |
+//! | [`sweep`] | increasing rates and the capacity at the attainment target |
+//! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
 
-/// Options of `tokenmeter bench`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct BenchArgs {}
+mod args;
+mod client;
+mod clock;
+mod discover;
+mod embedded;
+mod output;
+mod progress;
+mod runner;
+mod selfcheck;
+mod slo;
+mod summary;
+mod sweep;
+mod trace;
+mod workload;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use args::BenchArgs;
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
+use serde_json::json;
+use tokenmeter::Meter;
+use tokenmeter::sink::InMemorySink;
+
+use crate::bench::args::{Plan, display_url, endpoint_url};
+use crate::bench::client::{ApiKey, Client, Target};
+use crate::bench::clock::BenchClock;
+use crate::bench::output::{RunInfo, html, table};
+use crate::bench::progress::Progress;
+use crate::bench::runner::Load;
+use crate::bench::summary::{BenchSummary, summarize};
+use crate::bench::sweep::{Rates, SweepResult, SweepStep};
+use crate::bench::trace::Trace;
+use crate::bench::workload::Source;
 
 /// Runs the benchmark.
-pub(crate) async fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tokenmeter bench` is not written yet")
+pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let plan = args.plan()?;
+    if args.self_check_client {
+        return selfcheck::run(args.json.clone()).await;
+    }
+    let key = args.api_key()?.map(ApiKey::new);
+    match plan.url.clone() {
+        Some(url) => {
+            discover::reachable(&url).await?;
+            bench(&args, &plan, url, key, None).await.map(drop)
+        }
+        None => {
+            let server = embedded::start().await?;
+            let url = reqwest::Url::parse(&server.url())?;
+            let result = bench(&args, &plan, url, key, Some(embedded::MODEL)).await;
+            server.shutdown().await?;
+            result.map(drop)
+        }
+    }
+}
+
+/// What a finished bench produced (for tests).
+#[derive(Debug)]
+pub(crate) struct Finished {
+    /// Every request's trace.
+    pub(crate) traces: Vec<Trace>,
+    /// The summary of a single run.
+    pub(crate) summary: Option<BenchSummary>,
+    /// The core's records, for cross-checks.
+    pub(crate) core: InMemorySink,
+}
+
+/// Runs against `base` and writes every output.
+pub(crate) async fn bench(
+    args: &BenchArgs,
+    plan: &Plan,
+    base: reqwest::Url,
+    key: Option<ApiKey>,
+    default_model: Option<&str>,
+) -> anyhow::Result<Finished> {
+    let (url, api) = endpoint_url(&base, &plan.endpoint);
+    let model = match (&args.model, default_model) {
+        (Some(model), _) => model.clone(),
+        (None, Some(model)) => model.to_owned(),
+        (None, None) => discover::model(&url, key.as_ref()).await?,
+    };
+    let clock = BenchClock::start();
+    let core = InMemorySink::new();
+    let meter = Meter::builder()
+        .clock(clock.meter_clock())
+        .sink(core.clone())
+        .build();
+    let target = Target {
+        url,
+        api,
+        model: model.clone(),
+        ignore_eos: args.ignore_eos,
+        timeout: args.timeout,
+    };
+    let client = Arc::new(Client::new(target, key, clock, &meter)?);
+    let mut info = RunInfo {
+        url: display_url(&client.target().url),
+        model,
+        load: plan.load.to_string(),
+        workload: describe_workload(&plan.source),
+        seed: args.seed,
+    };
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let (traces, summary) = match &plan.sweep {
+        None => {
+            let specs = workload::specs(&plan.source, args.requests, &mut rng);
+            let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
+            let traces = runner::run(client, specs, plan.load, &mut rng, &mut progress).await;
+            progress.done();
+            let summary = summarize(&traces, &args.slo);
+            print!("{}", table::render(&info, &summary));
+            if let Some(path) = &args.json {
+                output::write_json(path, &json!({"run": info, "summary": summary}))?;
+            }
+            if let Some(path) = &args.html {
+                output::write_html(path, html::render(&info, &summary, &traces))?;
+            }
+            (traces, Some(summary))
+        }
+        Some(rates) => {
+            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng).await;
+            info.load = "sweep".to_owned();
+            print!("{}", table::render_sweep(&info, &sweep));
+            if let Some(path) = &args.json {
+                output::write_json(path, &json!({"run": info, "sweep": sweep}))?;
+            }
+            if let Some(path) = &args.html {
+                output::write_html(path, html::render_sweep(&info, &sweep, &traces))?;
+            }
+            (traces, None)
+        }
+    };
+    if let Some(path) = &args.trace {
+        trace::write_jsonl(path, &traces)?;
+    }
+    if !traces.iter().any(Trace::succeeded) {
+        let first = traces
+            .iter()
+            .find_map(|t| t.error.clone())
+            .unwrap_or_else(|| "no request was sent".to_owned());
+        bail!(
+            "no request succeeded; the first error was: {first}. Check --url, --endpoint, --model \
+             and the API key variable (--api-key-env)"
+        );
+    }
+    Ok(Finished {
+        traces,
+        summary,
+        core,
+    })
+}
+
+async fn run_sweep(
+    args: &BenchArgs,
+    plan: &Plan,
+    rates: &[f64],
+    client: Arc<Client>,
+    rng: &mut StdRng,
+) -> (SweepResult, Vec<Trace>) {
+    let rates = if rates.is_empty() {
+        Rates::Doubling {
+            start: match plan.load {
+                Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
+                _ => 1.0,
+            },
+        }
+    } else {
+        Rates::Given(rates.to_vec())
+    };
+    let max_concurrency = match plan.load {
+        Load::Rate {
+            max_concurrency, ..
+        } => max_concurrency,
+        Load::Concurrency(_) => None,
+    };
+    let mut steps: Vec<SweepStep> = Vec::new();
+    let mut all = Vec::new();
+    while let Some(rate) = rates.next(&steps, args.sweep_target) {
+        let specs = workload::specs(&plan.source, args.requests, rng);
+        let label = format!("{rate} req/s");
+        let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
+        let load = Load::Rate {
+            rate,
+            kind: args.arrival,
+            max_concurrency,
+        };
+        let mut traces = runner::run(client.clone(), specs, load, rng, &mut progress).await;
+        progress.done();
+        for trace in &mut traces {
+            trace.rate = Some(rate);
+        }
+        let summary = summarize(&traces, &args.slo);
+        eprintln!(
+            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s",
+            summary.attainment * 100.0,
+            summary.goodput
+        );
+        steps.push(SweepStep { rate, summary });
+        all.extend(traces);
+    }
+    let capacity = sweep::capacity(&steps, args.sweep_target);
+    let result = SweepResult {
+        slo: args.slo,
+        target: args.sweep_target,
+        steps,
+        capacity,
+    };
+    (result, all)
+}
+
+fn describe_workload(source: &Source) -> String {
+    match source {
+        Source::Synthetic { input, output } => {
+            format!("synthetic prompts, input {input} tok, output {output} tok")
+        }
+        Source::Dataset { entries, output } => {
+            format!("dataset of {} prompts (output {output} tok when not given)", entries.len())
+        }
+    }
 }

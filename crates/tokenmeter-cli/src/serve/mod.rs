@@ -1,30 +1,66 @@
-//! `tokenmeter serve`: an OpenAI-compatible server over the simulated engine.
+//! `tokenmeter serve`: an OpenAI-compatible server over the simulated continuous-batching
+//! engine of `tokenmeter-sim`, measured on the server side with tokenmeter.
+//!
+//! | Route | What |
+//! |---|---|
+//! | `POST /v1/chat/completions` | chat; SSE when `"stream": true` (role frame, one chunk per token, finish chunk, `usage` chunk with `stream_options.include_usage`, `[DONE]`), else one JSON body with `usage` |
+//! | `POST /v1/completions` | the same for text completions |
+//! | `GET /v1/models` | the served model |
+//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage |
+//! | `GET /health` | `{"status":"ok"}` |
+//!
+//! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`: 400 for a request it
+//! cannot serve, 429 (with `retry-after`) when the queue is at `--queue-limit`, 500 for an
+//! injected failure before the first token, and in the middle of a stream an SSE event
+//! `data: {"error":{...}}` followed by `data: [DONE]`. A client that disconnects mid-stream
+//! cancels its request (recorded as cancelled).
 //!
 //! Embedded use (the bench, tests): bind a listener, [`spawn`] on it, then read
 //! [`ServeHandle::addr`] / [`ServeHandle::url`], the server-side [`ServeHandle::records`] (or
 //! one request's record with [`ServeHandle::record_for`], keyed by the response `id`),
 //! [`ServeHandle::metrics_text`], and stop with [`ServeHandle::shutdown`].
-//!
-//! STATUS: the API below is stable; the implementation is being written (sim helper).
 
+mod args;
+mod chunks;
+mod metrics;
+mod openai;
+mod routes;
+mod sse;
+#[cfg(test)]
+mod tests;
+
+#[allow(unused_imports)] // for embedders that pick the profile in code
+pub(crate) use args::MetricsProfile;
+pub(crate) use args::ServeArgs;
+
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use tokenmeter::RequestRecord;
+use anyhow::Context as _;
+use tokenmeter::sink::InMemorySink;
+use tokenmeter::{Meter, RequestRecord};
+use tokenmeter_sim::Engine;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
-/// Options of `tokenmeter serve`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct ServeArgs {}
+use metrics::Metrics;
+use routes::{AppState, lock};
 
-impl Default for ServeArgs {
-    fn default() -> Self {
-        Self {}
-    }
-}
+/// How long [`ServeHandle::shutdown`] waits for in-flight responses.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// A running server started by [`spawn`].
+/// A running server started by [`spawn`]. Dropping it stops the server (gracefully, in the
+/// background).
 #[derive(Debug)]
 pub(crate) struct ServeHandle {
     addr: SocketAddr,
+    state: AppState,
+    records: Option<InMemorySink>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
 }
 
 impl ServeHandle {
@@ -38,38 +74,123 @@ impl ServeHandle {
         format!("http://{}", self.addr)
     }
 
-    /// Every server-side record so far, in the order the requests ended.
+    /// Every server-side record so far, in the order the requests ended (refusals included).
     pub(crate) fn records(&self) -> Vec<RequestRecord> {
-        Vec::new()
+        self.records
+            .as_ref()
+            .map(InMemorySink::records)
+            .unwrap_or_default()
     }
 
     /// The server-side record of the request whose response carried `id` (the `id` field of
-    /// the JSON body or of every SSE chunk; also the `x-request-id` response header), once it
+    /// the JSON body and of every SSE chunk; also the `x-request-id` response header), once it
     /// has ended.
-    pub(crate) fn record_for(&self, _id: &str) -> Option<RequestRecord> {
-        None
+    pub(crate) fn record_for(&self, id: &str) -> Option<RequestRecord> {
+        let number: u64 = id.rsplit('-').next()?.parse().ok()?;
+        let arrival = *lock(self.state.arrivals.as_ref()?).get(&number)?;
+        self.records().into_iter().find(|r| r.arrival == arrival)
     }
 
     /// The `/metrics` text, as a scrape would see it now.
     pub(crate) fn metrics_text(&self) -> String {
-        String::new()
+        self.state.metrics.render(&self.state.engine)
     }
 
-    /// Stops accepting, lets in-flight responses end, and waits for the server to stop.
-    pub(crate) async fn shutdown(self) -> anyhow::Result<()> {
-        Ok(())
+    /// The simulated engine (queue depth, batch, KV-cache usage).
+    #[allow(dead_code)] // for embedders
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.state.engine
+    }
+
+    /// Stops accepting, lets in-flight responses end (up to 10 s), and waits for the server to
+    /// stop.
+    pub(crate) async fn shutdown(mut self) -> anyhow::Result<()> {
+        if let Some(signal) = self.shutdown.take() {
+            let _ = signal.send(());
+        }
+        match tokio::time::timeout(SHUTDOWN_GRACE, &mut self.task).await {
+            Ok(joined) => joined
+                .context("the server task failed")?
+                .context("the server stopped with an error"),
+            Err(_) => {
+                self.task.abort();
+                anyhow::bail!(
+                    "in-flight responses did not end within {SHUTDOWN_GRACE:?}; the server was stopped"
+                )
+            }
+        }
     }
 }
 
-/// Starts the server on `listener`, keeping every server-side record in memory.
-pub(crate) async fn spawn(
-    _args: ServeArgs,
-    _listener: tokio::net::TcpListener,
-) -> anyhow::Result<ServeHandle> {
-    anyhow::bail!("`tokenmeter serve` is not written yet")
+/// Starts the server on `listener`, keeping every server-side record in memory (for tests and
+/// the embedded bench; memory grows with every request).
+pub(crate) async fn spawn(args: ServeArgs, listener: TcpListener) -> anyhow::Result<ServeHandle> {
+    start(args, listener, true)
 }
 
-/// Runs the server until interrupted.
-pub(crate) async fn run(_args: ServeArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`tokenmeter serve` is not written yet")
+/// Runs the server until Ctrl-C.
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(args.listen).await.with_context(|| {
+        format!(
+            "cannot listen on {}: is another server using the port? Pick another with --listen",
+            args.listen
+        )
+    })?;
+    let profile = args.profile;
+    let model = args.model.clone();
+    let mut handle = start(args, listener, false)?;
+    eprintln!(
+        "tokenmeter serve: model {model} on {url}  (POST /v1/chat/completions, /v1/completions; GET /metrics [{profile:?}], /health). Ctrl-C to stop.",
+        url = handle.url(),
+    );
+    tokio::select! {
+        signal = tokio::signal::ctrl_c() => {
+            signal.context("cannot listen for Ctrl-C")?;
+            handle.shutdown().await
+        }
+        ended = &mut handle.task => {
+            ended.context("the server task failed")?.context("the server stopped with an error")
+        }
+    }
+}
+
+fn start(args: ServeArgs, listener: TcpListener, keep_records: bool) -> anyhow::Result<ServeHandle> {
+    let addr = listener
+        .local_addr()
+        .context("the listener has no local address")?;
+    let config = args.sim_config()?;
+    let (prometheus, metrics) = Metrics::new(args.profile, &args.model)?;
+    let records = keep_records.then(InMemorySink::new);
+    let mut meter = Meter::builder().sink(prometheus);
+    if let Some(memory) = &records {
+        meter = meter.sink(memory.clone());
+    }
+    let engine = Engine::builder()
+        .meter(meter.build())
+        .model(args.model.clone())
+        .config(config)
+        .build()?;
+    let state = AppState {
+        engine,
+        model: Arc::from(args.model.as_str()),
+        default_max_tokens: args.default_max_tokens,
+        metrics: Arc::new(metrics),
+        arrivals: keep_records.then(|| Arc::new(Mutex::new(HashMap::new()))),
+    };
+    let (signal, stop) = oneshot::channel::<()>();
+    let app = routes::router(state.clone());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.await;
+            })
+            .await
+    });
+    Ok(ServeHandle {
+        addr,
+        state,
+        records,
+        shutdown: Some(signal),
+        task,
+    })
 }

@@ -73,7 +73,8 @@ struct Shared {
     /// Submitted and not yet admitted (nor cancelled while waiting).
     queued: AtomicUsize,
     next_id: AtomicU64,
-    last_arrival_nanos: AtomicU64,
+    /// The earliest arrival (in nanoseconds) the next request may get.
+    next_free_nanos: AtomicU64,
     snapshot: Mutex<Snapshot>,
 }
 
@@ -109,7 +110,6 @@ impl Engine {
         let (tx, rx) = mpsc::unbounded_channel();
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let job = Job {
-            id,
             params: request,
             request: metered,
             tx,
@@ -173,13 +173,13 @@ impl Shared {
     /// `now`, or one nanosecond past the previous arrival: arrivals are unique per engine.
     fn unique_arrival(&self, now: Duration) -> Duration {
         let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-        let previous = self
-            .last_arrival_nanos
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
-                Some(now.max(last.saturating_add(1)))
+        let free = self
+            .next_free_nanos
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |free| {
+                Some(now.max(free).saturating_add(1))
             })
             .unwrap_or(now);
-        Duration::from_nanos(now.max(previous.saturating_add(1)))
+        Duration::from_nanos(now.max(free))
     }
 
     /// Takes a place in the queue, or refuses when it is at its limit.
@@ -255,7 +255,7 @@ impl EngineBuilder {
             kv_capacity: self.config.kv_capacity_tokens,
             queued: AtomicUsize::new(0),
             next_id: AtomicU64::new(0),
-            last_arrival_nanos: AtomicU64::new(0),
+            next_free_nanos: AtomicU64::new(0),
             snapshot: Mutex::new(Snapshot {
                 kv_capacity_tokens: self.config.kv_capacity_tokens,
                 ..Snapshot::default()

@@ -91,7 +91,11 @@ impl Rig {
 
     pub fn only_record(&self) -> tokenmeter::RequestRecord {
         let records = self.memory.records();
-        assert_eq!(records.len(), 1, "expected exactly one record, got {records:?}");
+        assert_eq!(
+            records.len(),
+            1,
+            "expected exactly one record, got {records:?}"
+        );
         records.into_iter().next().expect("one record")
     }
 }

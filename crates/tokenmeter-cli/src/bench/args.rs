@@ -1,0 +1,327 @@
+//! The options of `tokenmeter bench`, and their validation into a [`Plan`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+
+use crate::bench::client::Api;
+use crate::bench::runner::Load;
+use crate::bench::slo::{Slo, parse_duration};
+use crate::bench::workload::{ArrivalKind, LengthDist, Source, load_dataset};
+
+/// Options of `tokenmeter bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (or the endpoint's
+    /// full URL). Without it, an embedded simulator is started on 127.0.0.1 (ephemeral port) and
+    /// benchmarked over real HTTP.
+    #[arg(long, value_parser = parse_url)]
+    pub(crate) url: Option<reqwest::Url>,
+
+    /// The API path under --url: /v1/chat/completions or /v1/completions.
+    #[arg(long, default_value = "/v1/chat/completions")]
+    pub(crate) endpoint: String,
+
+    /// The model to ask for. Default: the first model listed by GET /v1/models.
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+
+    /// The environment variable holding the API key, sent as a bearer token and never printed.
+    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
+    pub(crate) api_key_env: String,
+
+    /// Requests to send (per rate when sweeping).
+    #[arg(long, short = 'n', default_value_t = 200)]
+    pub(crate) requests: usize,
+
+    /// Open-loop request rate in requests per second (`inf` sends all at once). Default 10 when
+    /// --concurrency is not given.
+    #[arg(long, value_parser = parse_rate)]
+    pub(crate) rate: Option<f64>,
+
+    /// How open-loop arrivals are spaced.
+    #[arg(long, value_enum, default_value = "poisson")]
+    pub(crate) arrival: ArrivalKind,
+
+    /// Requests in flight: a closed loop without --rate, a cap on in-flight requests with it.
+    #[arg(long)]
+    pub(crate) concurrency: Option<usize>,
+
+    /// Prompt length in tokens: N, LO..HI (uniform), normal:MEAN:SD or exp:MEAN.
+    #[arg(long, default_value = "256", value_name = "DIST")]
+    pub(crate) input_tokens: LengthDist,
+
+    /// Output length in tokens (max_tokens): N, LO..HI, normal:MEAN:SD or exp:MEAN.
+    #[arg(long, default_value = "128", value_name = "DIST")]
+    pub(crate) output_tokens: LengthDist,
+
+    /// A JSONL dataset: one {"prompt": ..., "output_tokens": ...} or {"messages": [...]} per
+    /// line, used in order instead of synthetic prompts.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) dataset: Option<PathBuf>,
+
+    /// Per-request objectives for goodput, e.g. ttft=1s,tpot=50ms,e2e=20s (`none`: good =
+    /// succeeded).
+    #[arg(long, default_value = "ttft=1s,tpot=50ms")]
+    pub(crate) slo: Slo,
+
+    /// Deadline of each request, from its send to its last byte (e.g. 30s, 500ms).
+    #[arg(long, default_value = "60s", value_parser = parse_timeout)]
+    pub(crate) timeout: Duration,
+
+    /// Send vLLM's `ignore_eos: true` so outputs have exactly the requested length.
+    #[arg(long)]
+    pub(crate) ignore_eos: bool,
+
+    /// Seed of the arrivals and the synthetic prompts.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+
+    /// Write the summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+
+    /// Write one JSON line per request with its raw timestamps to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<PathBuf>,
+
+    /// Write a self-contained HTML report with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+
+    /// Run increasing request rates and report the highest with SLO attainment ≥ 90%.
+    #[arg(long)]
+    pub(crate) sweep: bool,
+
+    /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep). Default: doubling from --rate (or
+    /// 1) until attainment falls below the target, at most 8 steps.
+    #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
+    pub(crate) sweep_rates: Vec<f64>,
+
+    /// The attainment a sweep rate must reach to count (DistServe uses 0.9).
+    #[arg(long, default_value_t = 0.9)]
+    pub(crate) sweep_target: f64,
+
+    /// Do not draw the progress bar.
+    #[arg(long)]
+    pub(crate) no_progress: bool,
+
+    /// Measure the client itself against a server streaming at known times (64 streams, 20 ms
+    /// TTFT, 2 ms between tokens) and report its CPU cost and timing error.
+    #[arg(long, hide = true)]
+    pub(crate) self_check_client: bool,
+}
+
+/// Parses --url.
+pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
+    let url = reqwest::Url::parse(text.trim()).map_err(|e| {
+        format!("`{text}` is not a URL ({e}); write it like http://127.0.0.1:8000")
+    })?;
+    match url.scheme() {
+        "http" => {}
+        "https" => {
+            return Err(format!(
+                "`{text}`: https is not supported by this build (it has no TLS stack, to stay \
+                 light); put a plain-HTTP proxy in front, or use http:// on a local server"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "`{text}`: unsupported scheme `{other}`; use http://HOST:PORT"
+            ));
+        }
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("`{text}` has no host; write it like http://127.0.0.1:8000"));
+    }
+    Ok(url)
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("inf") {
+        return Ok(f64::INFINITY);
+    }
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate.is_finite() => Ok(rate),
+        _ => Err(format!(
+            "`{text}` is not a request rate; give requests per second above 0 (e.g. 8 or 0.5), or `inf`"
+        )),
+    }
+}
+
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    match parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("the timeout must be above 0 (e.g. 30s)".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The validated plan of a bench run.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// The endpoint's full URL, or `None` for the embedded simulator.
+    pub(crate) url: Option<reqwest::Url>,
+    /// The endpoint path to use when the URL is a base URL.
+    pub(crate) endpoint: String,
+    /// The load of a single run.
+    pub(crate) load: Load,
+    /// The sweep's rates: empty for no sweep, `None` inside for auto doubling.
+    pub(crate) sweep: Option<Vec<f64>>,
+    /// Where prompts come from.
+    pub(crate) source: Source,
+}
+
+impl BenchArgs {
+    /// Checks the options together and loads the dataset.
+    pub(crate) fn plan(&self) -> anyhow::Result<Plan> {
+        if self.requests == 0 {
+            bail!("--requests must be at least 1");
+        }
+        if self.concurrency == Some(0) {
+            bail!("--concurrency must be at least 1");
+        }
+        if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
+            bail!("--sweep-target must be in (0, 1], e.g. 0.9");
+        }
+        let name = self.api_key_env.as_str();
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            bail!("--api-key-env must name an environment variable, e.g. OPENAI_API_KEY");
+        }
+        if !self.endpoint.starts_with('/') || !self.endpoint.ends_with("completions") {
+            bail!(
+                "--endpoint `{}` is not supported; use /v1/chat/completions or /v1/completions",
+                self.endpoint
+            );
+        }
+        let load = match (self.rate, self.concurrency) {
+            (None, Some(c)) => Load::Concurrency(c),
+            (rate, max_concurrency) => Load::Rate {
+                rate: rate.unwrap_or(10.0),
+                kind: self.arrival,
+                max_concurrency,
+            },
+        };
+        let sweeping = self.sweep || !self.sweep_rates.is_empty();
+        if sweeping && self.rate.is_none() && self.concurrency.is_some() {
+            bail!("--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)");
+        }
+        let sweep = sweeping.then(|| {
+            let mut rates = self.sweep_rates.clone();
+            rates.sort_by(f64::total_cmp);
+            rates.dedup();
+            rates
+        });
+        let source = match &self.dataset {
+            Some(path) => Source::Dataset {
+                entries: load_dataset(path)?,
+                output: self.output_tokens,
+            },
+            None => Source::Synthetic {
+                input: self.input_tokens,
+                output: self.output_tokens,
+            },
+        };
+        Ok(Plan {
+            url: self.url.clone(),
+            endpoint: self.endpoint.clone(),
+            load,
+            sweep,
+            source,
+        })
+    }
+
+    /// The API key from the environment, if the variable is set and not empty.
+    pub(crate) fn api_key(&self) -> anyhow::Result<Option<String>> {
+        match std::env::var(&self.api_key_env) {
+            Ok(key) if key.trim().is_empty() => Ok(None),
+            Ok(key) => Ok(Some(key.trim().to_owned())),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(anyhow::anyhow!(
+                "the variable {} is not valid UTF-8; set it to the plain API key",
+                self.api_key_env
+            )),
+        }
+        .with_context(|| "reading the API key")
+    }
+}
+
+/// The endpoint URL and its API: a URL whose path already ends in `completions` is used as
+/// given, otherwise `endpoint` is appended to its path.
+pub(crate) fn endpoint_url(base: &reqwest::Url, endpoint: &str) -> (reqwest::Url, Api) {
+    let mut url = base.clone();
+    if !url.path().trim_end_matches('/').ends_with("completions") {
+        let path = format!("{}{}", url.path().trim_end_matches('/'), endpoint);
+        url.set_path(&path);
+    }
+    let api = if url.path().trim_end_matches('/').ends_with("chat/completions") {
+        Api::Chat
+    } else {
+        Api::Completions
+    };
+    (url, api)
+}
+
+/// The `/models` URL next to an endpoint URL.
+pub(crate) fn models_url(endpoint: &reqwest::Url) -> reqwest::Url {
+    let mut url = endpoint.clone();
+    let path = url.path().trim_end_matches('/');
+    let prefix = path
+        .strip_suffix("/chat/completions")
+        .or_else(|| path.strip_suffix("/completions"))
+        .unwrap_or(path)
+        .to_owned();
+    url.set_path(&format!("{prefix}/models"));
+    url.set_query(None);
+    url
+}
+
+/// The URL as printed: no user info, no query (they may hold secrets).
+pub(crate) fn display_url(url: &reqwest::Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_checked_with_a_fix() {
+        assert!(parse_url("http://127.0.0.1:8000").is_ok());
+        assert!(parse_url("localhost:8000").unwrap_err().contains("scheme"));
+        assert!(parse_url("not a url").unwrap_err().contains("http://127.0.0.1:8000"));
+        assert!(parse_url("ftp://x").unwrap_err().contains("unsupported scheme"));
+        assert!(parse_url("https://api.example.com").unwrap_err().contains("https"));
+    }
+
+    #[test]
+    fn endpoints_are_joined_once() {
+        let base = parse_url("http://h:1/").unwrap();
+        let (url, api) = endpoint_url(&base, "/v1/chat/completions");
+        assert_eq!((url.as_str(), api), ("http://h:1/v1/chat/completions", Api::Chat));
+        let full = parse_url("http://h:1/openai/v1/completions").unwrap();
+        let (url, api) = endpoint_url(&full, "/v1/chat/completions");
+        assert_eq!((url.as_str(), api), ("http://h:1/openai/v1/completions", Api::Completions));
+        assert_eq!(models_url(&url).as_str(), "http://h:1/openai/v1/models");
+        let secret = parse_url("http://u:p@h:1/v1/chat/completions?api-key=s").unwrap();
+        assert_eq!(display_url(&secret), "http://h:1/v1/chat/completions");
+    }
+
+    #[test]
+    fn rates_must_be_positive() {
+        assert_eq!(parse_rate("2.5"), Ok(2.5));
+        assert_eq!(parse_rate("inf"), Ok(f64::INFINITY));
+        for bad in ["0", "-1", "fast", "NaN"] {
+            assert!(parse_rate(bad).unwrap_err().contains("requests per second"), "{bad}");
+        }
+        assert!(parse_timeout("0s").is_err());
+        assert!(parse_timeout("10").unwrap_err().contains("unit"));
+    }
+}

@@ -1,0 +1,316 @@
+//! The bench client: sends one streaming request to an OpenAI-compatible endpoint, meters the
+//! response with tokenmeter and returns the request's [`Trace`].
+//!
+//! Each SSE event is timestamped when it has been parsed ([`SseChunks`]) and handed to a
+//! tokenmeter [`Metered`](tokenmeter::Metered) stream built with `meter_with`, so the core sees
+//! the client's first token, every inter-token gap and the outcome. Every failure (connection
+//! refused, HTTP 4xx/5xx, reset, malformed or truncated stream, timeout) ends the request with a
+//! classified outcome; nothing here panics on what a server sends.
+
+mod chunk;
+mod events;
+
+pub(crate) use events::{Chunk, SseChunks};
+
+use std::fmt;
+use std::time::Duration;
+
+use eventsource_stream::Eventsource as _;
+use futures_util::StreamExt as _;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::json;
+use tokenmeter::{ErrorClass, Labels, Meter, MeterExt as _, Outcome, Series};
+
+use crate::bench::clock::BenchClock;
+use crate::bench::trace::Trace;
+use crate::bench::workload::{Prompt, RequestSpec};
+
+/// The header carrying the request's index in the run, so servers can match their records.
+pub(crate) const REQUEST_ID_HEADER: &str = "x-tokenmeter-request";
+
+/// Which OpenAI API the endpoint speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Api {
+    /// `/v1/chat/completions`.
+    Chat,
+    /// `/v1/completions`.
+    Completions,
+}
+
+impl Api {
+    /// The OTel operation name.
+    pub(crate) fn operation(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Completions => "text_completion",
+        }
+    }
+}
+
+/// An API key, read from the environment. Never printed.
+#[derive(Clone)]
+pub(crate) struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub(crate) fn new(key: String) -> Self {
+        Self(key)
+    }
+
+    /// The key itself, to put in a request header.
+    pub(crate) fn secret(&self) -> &str {
+        &self.0
+    }
+
+    /// Replaces every occurrence of the key in `text`.
+    pub(crate) fn redact(&self, text: String) -> String {
+        if self.0.is_empty() || !text.contains(&self.0) {
+            text
+        } else {
+            text.replace(&self.0, "[redacted]")
+        }
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey([redacted])")
+    }
+}
+
+/// Where and what to send.
+#[derive(Clone, Debug)]
+pub(crate) struct Target {
+    /// The endpoint's full URL.
+    pub(crate) url: reqwest::Url,
+    /// Its API.
+    pub(crate) api: Api,
+    /// The model to ask for.
+    pub(crate) model: String,
+    /// Send vLLM's `ignore_eos` so that outputs have the requested length.
+    pub(crate) ignore_eos: bool,
+    /// The deadline of each request, from its send to its last byte.
+    pub(crate) timeout: Duration,
+}
+
+/// Sends requests and measures them.
+#[derive(Clone, Debug)]
+pub(crate) struct Client {
+    http: reqwest::Client,
+    target: Target,
+    key: Option<ApiKey>,
+    clock: BenchClock,
+    series: Series,
+}
+
+/// Joins an error and its sources into one line.
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+impl Client {
+    /// A client for `target`, measuring on `meter` (whose clock must be `clock.meter_clock()`).
+    pub(crate) fn new(
+        target: Target,
+        key: Option<ApiKey>,
+        clock: BenchClock,
+        meter: &Meter,
+    ) -> anyhow::Result<Self> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if let Some(key) = &key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.0)).map_err(|_| {
+                anyhow::anyhow!(
+                    "the API key contains characters that cannot be sent in an HTTP header; \
+                     check the variable named by --api-key-env"
+                )
+            })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(usize::MAX)
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe(&e)))?;
+        let mut labels = Labels::client(target.api.operation()).request_model(target.model.clone());
+        if let Some(host) = target.url.host_str() {
+            labels = labels.server_address(host.to_owned());
+        }
+        if let Some(port) = target.url.port_or_known_default() {
+            labels = labels.server_port(port);
+        }
+        let series = meter.series(&labels);
+        Ok(Self {
+            http,
+            target,
+            key,
+            clock,
+            series,
+        })
+    }
+
+    /// The target.
+    pub(crate) fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn body(&self, spec: &RequestSpec) -> Vec<u8> {
+        let mut body = match self.target.api {
+            Api::Chat => {
+                let messages = match &spec.prompt {
+                    Prompt::Text(text) => vec![json!({"role": "user", "content": text})],
+                    Prompt::Messages(messages) => messages.clone(),
+                };
+                json!({"model": self.target.model, "messages": messages})
+            }
+            Api::Completions => json!({"model": self.target.model, "prompt": spec.prompt.as_text()}),
+        };
+        body["max_tokens"] = json!(spec.max_tokens);
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+        if self.target.ignore_eos {
+            body["ignore_eos"] = json!(true);
+        }
+        serde_json::to_vec(&body).unwrap_or_default()
+    }
+
+    fn redact(&self, text: String) -> String {
+        match &self.key {
+            Some(key) => key.redact(text),
+            None => text,
+        }
+    }
+
+    /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
+    pub(crate) async fn send(&self, spec: &RequestSpec) -> Trace {
+        let body = self.body(spec);
+        let deadline = tokio::time::Instant::now() + self.target.timeout;
+        let mut request = self.series.start();
+        request.set_input_tokens(spec.input_tokens);
+        let mut trace = Trace {
+            id: spec.id,
+            send_ns: Trace::offset(request.arrival()),
+            input_tokens: spec.input_tokens,
+            max_tokens: spec.max_tokens,
+            ..Trace::default()
+        };
+        let sent = self
+            .http
+            .post(self.target.url.clone())
+            .header(REQUEST_ID_HEADER, spec.id)
+            .body(body)
+            .send();
+        let response = match tokio::time::timeout_at(deadline, sent).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => {
+                let class = if error.is_timeout() {
+                    ErrorClass::Timeout
+                } else {
+                    ErrorClass::Transport
+                };
+                let message = format!("sending the request failed: {}", describe(&error.without_url()));
+                request.fail(class);
+                return self.failed(trace, class, message);
+            }
+            Err(_) => {
+                request.fail(ErrorClass::Timeout);
+                let message = self.timeout_message("before the response headers");
+                return self.failed(trace, ErrorClass::Timeout, message);
+            }
+        };
+        let status = response.status();
+        trace.status = Some(status.as_u16());
+        if !status.is_success() {
+            let class = ErrorClass::from_http_status(status.as_u16()).unwrap_or(ErrorClass::Other);
+            request.fail(class);
+            let body = match tokio::time::timeout_at(deadline, response.text()).await {
+                Ok(Ok(text)) => chunk::excerpt(text.trim()),
+                _ => String::new(),
+            };
+            let message = format!("HTTP {status}: {body}");
+            return self.failed(trace, class, message);
+        }
+        let chunks = SseChunks::new(response.bytes_stream().eventsource(), self.clock.clone());
+        let mut metered = chunks.meter_with(request, events::observe);
+        let mut outcome = Outcome::Success;
+        loop {
+            match tokio::time::timeout_at(deadline, metered.next()).await {
+                Ok(None) => break,
+                Ok(Some(Ok(chunk))) => {
+                    if let Some(usage) = chunk.parsed.usage {
+                        trace.usage = Some(usage);
+                        if let Some(n) = usage.completion_tokens {
+                            metered.request_mut().set_output_tokens(n);
+                        }
+                    }
+                    self.record(&mut trace, chunk);
+                }
+                Ok(Some(Err(error))) => {
+                    outcome = Outcome::Error(error.class());
+                    trace.error = Some(self.redact(error.message()));
+                    break;
+                }
+                Err(_) => {
+                    outcome = Outcome::Error(ErrorClass::Timeout);
+                    metered.request_mut().end_with(outcome);
+                    trace.error = Some(self.timeout_message("while streaming"));
+                    break;
+                }
+            }
+        }
+        drop(metered);
+        trace.end_ns = Trace::offset(self.clock.now());
+        trace.output_tokens = trace
+            .usage
+            .and_then(|u| u.completion_tokens)
+            .unwrap_or_else(|| trace.chunks.iter().map(|c| u64::from(c.1)).sum());
+        trace.outcome = outcome.as_str().to_owned();
+        trace.error_class = outcome.error_class().map(|c| c.as_str().to_owned());
+        trace
+    }
+
+    fn record(&self, trace: &mut Trace, chunk: Chunk) {
+        if chunk.done {
+            return;
+        }
+        let at = Trace::offset(chunk.at);
+        if chunk.parsed.tokens > 0 && trace.first_token_ns.is_none() {
+            trace.first_token_ns = Some(at);
+        }
+        if let Some(reason) = chunk.parsed.finish {
+            trace.finish_reason = Some(reason.as_str().to_owned());
+        }
+        if trace.response_id.is_none() {
+            trace.response_id = chunk.parsed.id;
+        }
+        trace.chunks.push((at, chunk.parsed.tokens));
+    }
+
+    fn timeout_message(&self, when: &str) -> String {
+        format!(
+            "no complete response within --timeout {} ({when})",
+            crate::bench::slo::format_duration(self.target.timeout)
+        )
+    }
+
+    fn failed(&self, mut trace: Trace, class: ErrorClass, message: String) -> Trace {
+        trace.end_ns = Trace::offset(self.clock.now());
+        trace.outcome = "error".to_owned();
+        trace.error_class = Some(class.as_str().to_owned());
+        trace.error = Some(self.redact(message));
+        trace
+    }
+}

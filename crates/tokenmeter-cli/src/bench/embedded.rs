@@ -1,0 +1,19 @@
+//! With no `--url`: the embedded simulator (`tokenmeter serve`) on an ephemeral loopback port,
+//! benchmarked over real HTTP.
+
+use anyhow::Context as _;
+
+use crate::serve::{ServeArgs, ServeHandle, spawn};
+
+/// The model the embedded simulator is asked for (it answers for any name).
+pub(crate) const MODEL: &str = "tokenmeter-sim";
+
+/// Starts the embedded server on 127.0.0.1 with an ephemeral port.
+pub(crate) async fn start() -> anyhow::Result<ServeHandle> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .context("cannot bind 127.0.0.1:0 for the embedded simulator")?;
+    spawn(ServeArgs::default(), listener)
+        .await
+        .context("cannot start the embedded simulator; pass --url to benchmark a running server")
+}

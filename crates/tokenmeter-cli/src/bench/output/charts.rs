@@ -1,0 +1,336 @@
+//! SVG charts for the HTML report, drawn with plotters' SVG backend (no font files needed: the
+//! browser renders the text).
+
+use plotters::prelude::*;
+
+use crate::bench::summary::is_good;
+use crate::bench::slo::Slo;
+use crate::bench::sweep::SweepStep;
+use crate::bench::trace::Trace;
+
+/// Series colours; the screenshot test looks for them.
+pub(crate) mod colour {
+    use plotters::style::RGBColor;
+    /// TTFT CDF.
+    pub(crate) const TTFT: RGBColor = RGBColor(31, 119, 180);
+    /// TPOT CDF.
+    pub(crate) const TPOT: RGBColor = RGBColor(255, 127, 14);
+    /// E2E CDF.
+    pub(crate) const E2E: RGBColor = RGBColor(44, 160, 44);
+    /// ITL histogram.
+    pub(crate) const ITL: RGBColor = RGBColor(148, 103, 189);
+    /// Requests in flight.
+    pub(crate) const IN_FLIGHT: RGBColor = RGBColor(214, 39, 40);
+    /// Good requests per second.
+    pub(crate) const GOODPUT: RGBColor = RGBColor(140, 86, 75);
+    /// Successful requests per second.
+    pub(crate) const THROUGHPUT: RGBColor = RGBColor(23, 190, 207);
+    /// Sweep: attainment.
+    pub(crate) const ATTAINMENT: RGBColor = RGBColor(227, 119, 194);
+    /// Sweep: goodput.
+    pub(crate) const SWEEP_GOODPUT: RGBColor = RGBColor(188, 189, 34);
+}
+
+const SIZE: (u32, u32) = (560, 300);
+const MAX_POINTS: usize = 400;
+
+type Result<T> = std::result::Result<T, String>;
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    format!("drawing a chart failed: {e}")
+}
+
+fn style(colour: RGBColor) -> ShapeStyle {
+    ShapeStyle {
+        color: colour.to_rgba(),
+        filled: false,
+        stroke_width: 2,
+    }
+}
+
+fn upper(max: f64) -> f64 {
+    if max.is_finite() && max > 0.0 {
+        max * 1.05
+    } else {
+        1.0
+    }
+}
+
+/// The empirical CDF of `values` (converted by `scale`), at most `MAX_POINTS` points.
+fn cdf_points(values: &[f64], scale: f64) -> Vec<(f64, f64)> {
+    let mut sorted: Vec<f64> = values.iter().map(|v| v * scale).filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let step = n.div_ceil(MAX_POINTS).max(1);
+    let mut points: Vec<(f64, f64)> = (0..n)
+        .step_by(step)
+        .map(|i| (sorted[i], (i + 1) as f64 / n as f64))
+        .collect();
+    points.push((sorted[n - 1], 1.0));
+    points
+}
+
+/// A CDF chart of latencies given in seconds, drawn in milliseconds.
+pub(crate) fn cdf(title: &str, seconds: &[f64], colour: RGBColor) -> Result<String> {
+    let points = cdf_points(seconds, 1e3);
+    let x_max = upper(points.last().map_or(0.0, |p| p.0));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0f64..x_max, 0f64..1f64)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("ms")
+            .y_desc("fraction of requests")
+            .draw()
+            .map_err(err)?;
+        if points.is_empty() {
+            draw_no_data(&root)?;
+        } else {
+            chart
+                .draw_series(LineSeries::new(points, style(colour)))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+fn draw_no_data(root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<()> {
+    root.draw(&Text::new("no data", (250, 150), ("sans-serif", 16)))
+        .map_err(err)
+}
+
+/// A histogram of inter-token latencies (seconds in, milliseconds drawn).
+pub(crate) fn histogram(title: &str, seconds: &[f64], colour: RGBColor) -> Result<String> {
+    const BINS: usize = 40;
+    let mut ms: Vec<f64> = seconds.iter().map(|s| s * 1e3).filter(|v| v.is_finite()).collect();
+    ms.sort_by(f64::total_cmp);
+    let hi = tokenmeter::report::percentile(&ms, 99.5).map_or(1.0, |p| upper(p * 1.1));
+    let width = hi / BINS as f64;
+    let mut counts = [0u64; BINS];
+    let mut beyond = 0u64;
+    for v in &ms {
+        let bin = (v / width) as usize;
+        match counts.get_mut(bin) {
+            Some(c) => *c += 1,
+            None => beyond += 1,
+        }
+    }
+    let y_max = counts.iter().copied().max().unwrap_or(0).max(1) as f64 * 1.05;
+    let caption = if beyond > 0 {
+        format!("{title} ({beyond} samples beyond {hi:.1} ms not shown)")
+    } else {
+        title.to_owned()
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..hi, 0f64..y_max)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("ms")
+            .y_desc("chunks")
+            .draw()
+            .map_err(err)?;
+        if ms.is_empty() {
+            draw_no_data(&root)?;
+        } else {
+            chart
+                .draw_series(counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| {
+                    let x0 = i as f64 * width;
+                    Rectangle::new([(x0, 0.0), (x0 + width, c as f64)], colour.filled())
+                }))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Lines over time: `(label, colour, points)`.
+fn lines(
+    title: &str,
+    y_desc: &str,
+    x_desc: &str,
+    series: Vec<(&str, RGBColor, Vec<(f64, f64)>)>,
+) -> Result<String> {
+    let x_max = upper(series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(0.0, f64::max));
+    let y_max = upper(series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).fold(0.0, f64::max));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(err)?;
+        let empty = series.iter().all(|s| s.2.is_empty());
+        for (label, colour, points) in series {
+            chart
+                .draw_series(LineSeries::new(points, style(colour)))
+                .map_err(err)?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style(colour)));
+        }
+        if empty {
+            draw_no_data(&root)?;
+        } else {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK.mix(0.3))
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Requests in flight over time (seconds since the first send).
+pub(crate) fn in_flight(traces: &[Trace]) -> Result<String> {
+    let start = traces.iter().map(|t| t.send_ns).min().unwrap_or(0);
+    let mut events: Vec<(u64, i64)> = traces
+        .iter()
+        .flat_map(|t| [(t.send_ns, 1), (t.end_ns.max(t.send_ns), -1)])
+        .collect();
+    events.sort_unstable();
+    let mut level = 0i64;
+    let mut points = Vec::with_capacity(events.len() * 2 + 1);
+    points.push((0.0, 0.0));
+    for (at, delta) in events {
+        let x = (at - start) as f64 * 1e-9;
+        points.push((x, level as f64));
+        level += delta;
+        points.push((x, level as f64));
+    }
+    lines(
+        "Requests in flight",
+        "requests",
+        "seconds",
+        vec![("in flight", colour::IN_FLIGHT, thin(points))],
+    )
+}
+
+fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    const MAX: usize = 4_000;
+    if points.len() <= MAX {
+        return points;
+    }
+    let step = points.len().div_ceil(MAX);
+    points.into_iter().step_by(step).collect()
+}
+
+/// Good and successful requests per second over time, by end time.
+pub(crate) fn goodput(traces: &[Trace], slo: &Slo) -> Result<String> {
+    let start = traces.iter().map(|t| t.send_ns).min().unwrap_or(0);
+    let end = traces.iter().map(|t| t.end_ns).max().unwrap_or(start);
+    let span = (end - start) as f64 * 1e-9;
+    let bin = if span > 60.0 { (span / 60.0).ceil() } else { 1.0 };
+    let bins = ((span / bin).ceil() as usize).max(1);
+    let mut good = vec![0u64; bins];
+    let mut ok = vec![0u64; bins];
+    for t in traces {
+        let i = ((((t.end_ns.saturating_sub(start)) as f64 * 1e-9) / bin) as usize).min(bins - 1);
+        if t.succeeded() {
+            ok[i] += 1;
+        }
+        if is_good(t, slo) {
+            good[i] += 1;
+        }
+    }
+    let rate = |counts: &[u64]| -> Vec<(f64, f64)> {
+        counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| ((i as f64 + 0.5) * bin, c as f64 / bin))
+            .collect()
+    };
+    lines(
+        "Goodput and throughput over time",
+        "requests / s",
+        "seconds",
+        vec![
+            ("good (met the SLO)", colour::GOODPUT, rate(&good)),
+            ("succeeded", colour::THROUGHPUT, rate(&ok)),
+        ],
+    )
+}
+
+/// The sweep's curves: attainment (%) and goodput against the offered rate.
+pub(crate) fn sweep(steps: &[SweepStep], target: f64) -> Result<(String, String)> {
+    let attainment: Vec<(f64, f64)> = steps
+        .iter()
+        .map(|s| (s.rate, s.summary.attainment * 100.0))
+        .collect();
+    let x_max = upper(steps.iter().map(|s| s.rate).fold(0.0, f64::max));
+    let target_line = vec![(0.0, target * 100.0), (x_max, target * 100.0)];
+    let first = lines(
+        "SLO attainment against request rate",
+        "attainment %",
+        "offered rate (req/s)",
+        vec![
+            ("attainment", colour::ATTAINMENT, attainment),
+            ("target", RGBColor(0, 0, 0), target_line),
+        ],
+    )?;
+    let goodput: Vec<(f64, f64)> = steps.iter().map(|s| (s.rate, s.summary.goodput)).collect();
+    let second = lines(
+        "Goodput against request rate",
+        "good requests / s",
+        "offered rate (req/s)",
+        vec![("goodput", colour::SWEEP_GOODPUT, goodput)],
+    )?;
+    Ok((first, second))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdf_points_end_at_one_and_are_bounded() {
+        let values: Vec<f64> = (0..10_000).map(|i| i as f64 * 1e-3).collect();
+        let points = cdf_points(&values, 1e3);
+        assert!(points.len() <= MAX_POINTS + 1);
+        assert_eq!(points.last().copied(), Some((9_999.0, 1.0)));
+        assert!(points.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+    }
+
+    #[test]
+    fn charts_are_svg_with_the_series_colour() {
+        let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("#1F77B4"), "line colour missing");
+        let empty = histogram("ITL", &[], colour::ITL).unwrap();
+        assert!(empty.contains("no data"));
+    }
+}

@@ -1,0 +1,157 @@
+//! The summary as a text table.
+
+use std::fmt::Write as _;
+
+use crate::bench::summary::{BenchSummary, Outcomes, Stat};
+use crate::bench::sweep::SweepResult;
+
+/// What was run, printed above the numbers.
+#[derive(Clone, Debug, serde::Serialize)]
+pub(crate) struct RunInfo {
+    /// The endpoint (no user info, no query).
+    pub(crate) url: String,
+    /// The model asked for.
+    pub(crate) model: String,
+    /// The load.
+    pub(crate) load: String,
+    /// Input and output length distributions, or the dataset.
+    pub(crate) workload: String,
+    /// The seed.
+    pub(crate) seed: u64,
+}
+
+fn ms_row(out: &mut String, name: &str, s: &Stat) {
+    let ms = |x: f64| x * 1e3;
+    let _ = writeln!(
+        out,
+        "  {name:<14}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>8}",
+        ms(s.p50),
+        ms(s.p90),
+        ms(s.p95),
+        ms(s.p99),
+        ms(s.mean),
+        ms(s.max),
+        s.count
+    );
+}
+
+fn tok_row(out: &mut String, name: &str, s: &Stat) {
+    let _ = writeln!(
+        out,
+        "  {name:<14}{:>10.0}{:>10.0}{:>10.0}{:>10.0}{:>10.1}{:>10.0}{:>8}",
+        s.p50, s.p90, s.p95, s.p99, s.mean, s.max, s.count
+    );
+}
+
+/// `success 195 · error 5 (rate_limited 3, timeout 2)`.
+pub(crate) fn outcomes_line(o: &Outcomes) -> String {
+    let mut line = format!("success {}", o.success);
+    if o.degraded > 0 {
+        let _ = write!(line, " · degraded {}", o.degraded);
+    }
+    if o.cancelled > 0 {
+        let _ = write!(line, " · cancelled {}", o.cancelled);
+    }
+    let errors = o.errors_total();
+    if errors > 0 {
+        let classes: Vec<String> = o.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let _ = write!(line, " · error {errors} ({})", classes.join(", "));
+    } else {
+        line.push_str(" · error 0");
+    }
+    line
+}
+
+/// The table of one run.
+pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "tokenmeter bench · {} · model {}", info.url, info.model);
+    let _ = writeln!(
+        out,
+        "{} requests · {} · {} · seed {}",
+        s.requests, info.load, info.workload, info.seed
+    );
+    let _ = writeln!(out, "duration {:.2} s · SLO {}", s.duration_s, s.slo);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  {:<14}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>8}",
+        "", "p50", "p90", "p95", "p99", "mean", "max", "n"
+    );
+    ms_row(&mut out, "TTFT (ms)", &s.ttft);
+    ms_row(&mut out, "TPOT (ms)", &s.tpot);
+    ms_row(&mut out, "ITL (ms)", &s.itl);
+    ms_row(&mut out, "E2E (ms)", &s.e2e);
+    tok_row(&mut out, "input tokens", &s.input_tokens);
+    tok_row(&mut out, "output tokens", &s.output_tokens);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  throughput    {:.2} req/s · {:.1} output tok/s · {:.1} total tok/s",
+        s.request_throughput, s.output_throughput, s.total_token_throughput
+    );
+    let _ = writeln!(
+        out,
+        "  goodput       {:.2} req/s · {:.1} output tok/s · attainment {:.1}% ({}/{} good)",
+        s.goodput,
+        s.goodput_output_tokens,
+        s.attainment * 100.0,
+        s.good_requests,
+        s.requests
+    );
+    let _ = writeln!(out, "  outcomes      {}", outcomes_line(&s.outcomes));
+    out
+}
+
+/// The table of a sweep.
+pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "tokenmeter bench --sweep · {} · model {}", info.url, info.model);
+    let _ = writeln!(
+        out,
+        "{} · seed {} · SLO {} · target attainment {:.0}%",
+        info.workload,
+        info.seed,
+        sweep.slo,
+        sweep.target * 100.0
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  {:>10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}  outcomes",
+        "rate", "sent", "req/s", "goodput", "attainment", "p99 TTFT", "p99 TPOT"
+    );
+    for step in &sweep.steps {
+        let s = &step.summary;
+        let _ = writeln!(
+            out,
+            "  {:>10.2}{:>10}{:>12.2}{:>12.2}{:>11.1}%{:>10.1}ms{:>10.1}ms  {}",
+            step.rate,
+            s.requests,
+            s.request_throughput,
+            s.goodput,
+            s.attainment * 100.0,
+            s.ttft.p99 * 1e3,
+            s.tpot.p99 * 1e3,
+            outcomes_line(&s.outcomes)
+        );
+    }
+    let _ = writeln!(out);
+    match sweep.capacity {
+        Some(rate) => {
+            let _ = writeln!(
+                out,
+                "  capacity (DistServe goodput): {rate:.2} req/s, the highest rate with attainment ≥ {:.0}%",
+                sweep.target * 100.0
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  capacity (DistServe goodput): none of the rates reached {:.0}% attainment; try lower rates",
+                sweep.target * 100.0
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,125 @@
+//! Runs one load: sends the request specs at their arrival times (or at a fixed concurrency)
+//! and collects every request's trace.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::Rng;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::bench::client::Client;
+use crate::bench::progress::Progress;
+use crate::bench::trace::Trace;
+use crate::bench::workload::{ArrivalKind, RequestSpec, open_loop};
+
+/// How requests are released.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Load {
+    /// Open loop at `rate` requests per second, with at most `max_concurrency` in flight
+    /// (arrivals wait for a slot) when given.
+    Rate {
+        /// Requests per second (may be infinite: all at once).
+        rate: f64,
+        /// Poisson or constant gaps.
+        kind: ArrivalKind,
+        /// Cap on requests in flight.
+        max_concurrency: Option<usize>,
+    },
+    /// Closed loop: `n` requests always in flight.
+    Concurrency(usize),
+}
+
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Load::Rate { rate, kind, max_concurrency } => {
+                let kind = match kind {
+                    ArrivalKind::Poisson => "Poisson",
+                    ArrivalKind::Constant => "constant",
+                };
+                if rate.is_finite() {
+                    write!(f, "{kind} arrivals at {rate} req/s")?;
+                } else {
+                    write!(f, "all requests at once")?;
+                }
+                if let Some(n) = max_concurrency {
+                    write!(f, ", at most {n} in flight")?;
+                }
+                Ok(())
+            }
+            Load::Concurrency(n) => write!(f, "{n} concurrent requests (closed loop)"),
+        }
+    }
+}
+
+/// Sends every spec and returns the traces, ordered by request id.
+pub(crate) async fn run(
+    client: Arc<Client>,
+    specs: Vec<RequestSpec>,
+    load: Load,
+    rng: &mut impl Rng,
+    progress: &mut Progress,
+) -> Vec<Trace> {
+    let n = specs.len();
+    let (offsets, slots) = match load {
+        Load::Rate {
+            rate,
+            kind,
+            max_concurrency,
+        } => (open_loop(kind, rate, n, rng), max_concurrency),
+        Load::Concurrency(c) => (vec![Duration::ZERO; n], Some(c)),
+    };
+    let slots = slots.map(|c| Arc::new(Semaphore::new(c.max(1))));
+    let start = tokio::time::Instant::now();
+    let mut tasks = JoinSet::new();
+    let mut traces = Vec::with_capacity(n);
+    for (spec, offset) in specs.into_iter().zip(offsets) {
+        let due = start + offset;
+        // Collect finished requests while waiting for the next arrival.
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(due) => break,
+                Some(done) = tasks.join_next(), if !tasks.is_empty() => collect(done, &mut traces, progress),
+            }
+        }
+        let permit = match &slots {
+            Some(slots) => loop {
+                tokio::select! {
+                    permit = slots.clone().acquire_owned() => break permit.ok(),
+                    Some(done) = tasks.join_next(), if !tasks.is_empty() => collect(done, &mut traces, progress),
+                }
+            },
+            None => None,
+        };
+        let client = client.clone();
+        tasks.spawn(async move {
+            let trace = client.send(&spec).await;
+            drop(permit);
+            (spec.id, trace)
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        collect(done, &mut traces, progress);
+    }
+    traces.sort_by_key(|t| t.id);
+    traces
+}
+
+fn collect(
+    done: Result<(u64, Trace), tokio::task::JoinError>,
+    traces: &mut Vec<Trace>,
+    progress: &mut Progress,
+) {
+    let trace = match done {
+        Ok((_, trace)) => trace,
+        Err(error) => Trace {
+            outcome: "error".into(),
+            error_class: Some(tokenmeter::ErrorClass::Other.as_str().into()),
+            error: Some(format!("the request task failed: {error}")),
+            ..Trace::default()
+        },
+    };
+    progress.finished(&trace);
+    traces.push(trace);
+}

@@ -1,0 +1,1 @@
+//! Tests of the bench against scripted servers on loopback.

@@ -1,0 +1,291 @@
+//! [`ServeArgs`]: the flags of `tokenmeter serve`, and their translation to the simulator's
+//! configuration.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokenmeter_sim::{CostModel, Faults, SimConfig};
+
+/// Default listen address: loopback only.
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
+/// Default output length when a request gives no `max_tokens`.
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 128;
+/// Default decode table (batch=step time).
+pub(crate) const DEFAULT_DECODE_TABLE: &str = "1=7ms,8=8ms,32=12ms,64=18ms";
+
+/// The naming profile of `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MetricsProfile {
+    /// OpenTelemetry GenAI semantic conventions (`gen_ai_*`).
+    #[default]
+    Semconv,
+    /// vLLM's names (`vllm:*`), for existing vLLM dashboards.
+    Vllm,
+}
+
+/// Options of `tokenmeter serve`: an OpenAI-compatible server over a simulated
+/// continuous-batching engine.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (loopback by default; use 0.0.0.0:PORT to expose it).
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub(crate) listen: SocketAddr,
+
+    /// Model name the server reports (requests may name any model).
+    #[arg(long, default_value = tokenmeter_sim::DEFAULT_MODEL)]
+    pub(crate) model: String,
+
+    /// Seed of every random choice (faults, generated words).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+
+    /// Naming profile of /metrics.
+    #[arg(long, value_enum, default_value_t = MetricsProfile::Semconv)]
+    pub(crate) profile: MetricsProfile,
+
+    /// Output tokens for requests that give no max_tokens / max_completion_tokens.
+    #[arg(long, default_value_t = DEFAULT_MAX_TOKENS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) default_max_tokens: u32,
+
+    /// Requests that may run at once (the batch).
+    #[arg(long, default_value_t = tokenmeter_sim::DEFAULT_MAX_BATCH, value_parser = positive_usize)]
+    pub(crate) max_batch: usize,
+
+    /// KV-cache capacity in tokens; a request waits until its prompt and output fit.
+    #[arg(long, default_value_t = tokenmeter_sim::DEFAULT_KV_CAPACITY, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) kv_capacity: u64,
+
+    /// Decode step time by batch size, linear in between: BATCH=TIME,... (e.g. 1=7ms,64=18ms).
+    #[arg(long, default_value = DEFAULT_DECODE_TABLE, value_parser = parse_decode_table)]
+    pub(crate) decode_table: DecodeTable,
+
+    /// Fixed cost of a step that runs a prefill (e.g. 3ms).
+    #[arg(long, default_value = "3ms", value_parser = parse_duration)]
+    pub(crate) prefill_base: Duration,
+
+    /// Prefill cost per prompt token (e.g. 50us).
+    #[arg(long, default_value = "50us", value_parser = parse_duration)]
+    pub(crate) prefill_per_token: Duration,
+
+    /// Fraction of requests that fail (before or during their stream), from 0 to 1.
+    #[arg(long, default_value_t = 0.0, value_parser = probability)]
+    pub(crate) error_rate: f64,
+
+    /// Answer 429 when this many requests already wait in the queue (default: no limit).
+    #[arg(long)]
+    pub(crate) queue_limit: Option<usize>,
+
+    /// Fraction of streams that pause once mid-stream, from 0 to 1.
+    #[arg(long, default_value_t = 0.0, value_parser = probability)]
+    pub(crate) stall_rate: f64,
+
+    /// How long an injected stall lasts (e.g. 500ms, 2s).
+    #[arg(long, default_value = "500ms", value_parser = parse_duration)]
+    pub(crate) stall: Duration,
+}
+
+impl Default for ServeArgs {
+    /// The same values as the flags' defaults.
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
+            model: tokenmeter_sim::DEFAULT_MODEL.to_owned(),
+            seed: 0,
+            profile: MetricsProfile::Semconv,
+            default_max_tokens: DEFAULT_MAX_TOKENS,
+            max_batch: tokenmeter_sim::DEFAULT_MAX_BATCH,
+            kv_capacity: tokenmeter_sim::DEFAULT_KV_CAPACITY,
+            decode_table: DecodeTable(tokenmeter_sim::H100_8B_DECODE.to_vec()),
+            prefill_base: tokenmeter_sim::H100_8B_PREFILL_BASE,
+            prefill_per_token: tokenmeter_sim::H100_8B_PREFILL_PER_TOKEN,
+            error_rate: 0.0,
+            queue_limit: None,
+            stall_rate: 0.0,
+            stall: tokenmeter_sim::DEFAULT_STALL,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// The simulator's configuration.
+    pub(crate) fn sim_config(&self) -> anyhow::Result<SimConfig> {
+        let cost = CostModel::new(
+            self.decode_table.0.iter().copied(),
+            self.prefill_base,
+            self.prefill_per_token,
+        )?;
+        let mut faults = Faults::default()
+            .error_rate(self.error_rate)
+            .stalls(self.stall_rate, self.stall);
+        if let Some(limit) = self.queue_limit {
+            faults = faults.queue_limit(limit);
+        }
+        let config = SimConfig::default()
+            .max_batch(self.max_batch)
+            .kv_capacity_tokens(self.kv_capacity)
+            .cost(cost)
+            .faults(faults)
+            .seed(self.seed);
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// A decode table: (batch, step time) points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DecodeTable(pub(crate) Vec<(u32, Duration)>);
+
+/// Parses `1=7ms,8=8ms,...`.
+pub(crate) fn parse_decode_table(s: &str) -> Result<DecodeTable, String> {
+    let points = s
+        .split(',')
+        .map(|point| {
+            let (batch, time) = point.split_once('=').ok_or_else(|| {
+                format!("`{point}` is not BATCH=TIME: write points like 1=7ms,64=18ms")
+            })?;
+            let batch: u32 = batch
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{batch}` is not a batch size: write a whole number"))?;
+            Ok((batch, parse_duration(time)?))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    CostModel::new(points.iter().copied(), Duration::ZERO, Duration::ZERO)
+        .map_err(|e| e.to_string())?;
+    Ok(DecodeTable(points))
+}
+
+/// Parses a duration: a number followed by `ns`, `us`, `ms`, `s` or `m` (e.g. `7ms`, `1.5s`).
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: write a number and a unit, like 7ms"))?;
+    let scale = match unit.trim() {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "" => return Err(format!("`{s}` has no unit: write 7ms, 250us, 1.5s")),
+        other => {
+            return Err(format!(
+                "`{other}` is not a duration unit: use ns, us, ms, s or m"
+            ));
+        }
+    };
+    Duration::try_from_secs_f64(value * scale)
+        .map_err(|_| format!("`{s}` is out of range for a duration"))
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    let value: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number: give a fraction from 0 to 1"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not between 0 and 1"))
+    }
+}
+
+fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("give at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn default_matches_the_flags() {
+        let parsed = Cli::try_parse_from(["serve"]).expect("defaults parse").args;
+        let default = ServeArgs::default();
+        assert_eq!(parsed.listen, default.listen);
+        assert_eq!(parsed.model, default.model);
+        assert_eq!(parsed.decode_table, default.decode_table);
+        assert_eq!(parsed.prefill_base, default.prefill_base);
+        assert_eq!(parsed.prefill_per_token, default.prefill_per_token);
+        assert_eq!(parsed.stall, default.stall);
+        assert_eq!(parsed.max_batch, default.max_batch);
+        assert_eq!(parsed.kv_capacity, default.kv_capacity);
+        assert_eq!(parsed.default_max_tokens, default.default_max_tokens);
+        assert_eq!(parsed.profile, default.profile);
+        assert_eq!(parsed.queue_limit, default.queue_limit);
+        assert!(default.listen.ip().is_loopback());
+        assert_eq!(
+            default.sim_config().expect("valid"),
+            SimConfig::default().seed(0)
+        );
+    }
+
+    #[test]
+    fn flags_parse_into_the_simulator_config() {
+        let args = Cli::try_parse_from([
+            "serve",
+            "--decode-table",
+            "1=2ms,16=4ms",
+            "--error-rate",
+            "0.25",
+            "--queue-limit",
+            "3",
+            "--stall-rate",
+            "0.5",
+            "--stall",
+            "1.5s",
+            "--profile",
+            "vllm",
+        ])
+        .expect("valid flags")
+        .args;
+        let config = args.sim_config().expect("valid");
+        assert_eq!(config.cost.decode_step(16), Duration::from_millis(4));
+        assert_eq!(config.faults.queue_limit, Some(3));
+        assert_eq!(config.faults.stall, Duration::from_millis(1_500));
+        assert_eq!(args.profile, MetricsProfile::Vllm);
+    }
+
+    #[test]
+    fn bad_flags_say_how_to_fix_them() {
+        for (flag, value, hint) in [
+            ("--error-rate", "2", "between 0 and 1"),
+            ("--decode-table", "8=8ms,1=7ms", "increasing"),
+            ("--decode-table", "8", "BATCH=TIME"),
+            ("--stall", "5", "no unit"),
+            ("--stall", "5h", "not a duration unit"),
+            ("--max-batch", "0", "at least 1"),
+            ("--listen", "localhost", "invalid"),
+        ] {
+            let error = Cli::try_parse_from(["serve", flag, value])
+                .err()
+                .unwrap_or_else(|| panic!("{flag} {value} accepted"));
+            let text = error.to_string();
+            assert!(text.contains(hint), "{flag} {value}: {text}");
+        }
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("7ms"), Ok(Duration::from_millis(7)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1_500)));
+        assert_eq!(parse_duration(" 2m "), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("ms").is_err());
+        assert!(parse_duration("1e999s").is_err());
+    }
+}

@@ -1,0 +1,250 @@
+//! OpenAI's response shapes: SSE chunks, whole responses and error bodies.
+//!
+//! Chat streams send a role-only frame (`"delta":{"role":"assistant","content":""}`), one
+//! content chunk per token, a chunk with an empty delta and the `finish_reason`, then (with
+//! `stream_options.include_usage`) a chunk with `"choices":[]` and the `usage`, and `[DONE]`.
+//! With `include_usage` every other chunk carries `"usage":null`, as OpenAI's do. Completion
+//! streams are the same without the role frame, with `text` instead of `delta`.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokenmeter::FinishReason;
+use tokenmeter_sim::Operation;
+
+/// The SSE terminator.
+pub(crate) const DONE: &[u8] = b"data: [DONE]\n\n";
+
+/// Renders every frame of one response. The per-token chunk is a precomputed prefix, the
+/// token's JSON string, and a precomputed suffix.
+#[derive(Debug, Clone)]
+pub(crate) struct Frames {
+    operation: Operation,
+    id: String,
+    created: u64,
+    model: String,
+    include_usage: bool,
+    head: String,
+    tail: String,
+}
+
+impl Frames {
+    pub(crate) fn new(
+        operation: Operation,
+        id: String,
+        created: u64,
+        model: &str,
+        include_usage: bool,
+    ) -> Self {
+        let model_json = Value::from(model).to_string();
+        let id_json = Value::from(id.as_str()).to_string();
+        let (object, choice) = match operation {
+            Operation::TextCompletion => ("text_completion", r#""text":"#),
+            _ => ("chat.completion.chunk", r#""delta":"#),
+        };
+        let head = format!(
+            r#"data: {{"id":{id_json},"object":"{object}","created":{created},"model":{model_json},"choices":[{{"index":0,{choice}"#
+        );
+        let usage = if include_usage { r#","usage":null"# } else { "" };
+        let tail = format!("{usage}}}\n\n");
+        Self {
+            operation,
+            id,
+            created,
+            model: model.to_owned(),
+            include_usage,
+            head,
+            tail,
+        }
+    }
+
+    /// The response id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn is_chat(&self) -> bool {
+        self.operation != Operation::TextCompletion
+    }
+
+    fn object(&self) -> &'static str {
+        if self.is_chat() {
+            "chat.completion.chunk"
+        } else {
+            "text_completion"
+        }
+    }
+
+    fn frame(&self, choice: &str, finish: Option<FinishReason>) -> Bytes {
+        let finish = match finish {
+            Some(reason) => format!(r#""{}""#, reason.as_str()),
+            None => "null".to_owned(),
+        };
+        let mut out = String::with_capacity(self.head.len() + choice.len() + 64);
+        out.push_str(&self.head);
+        out.push_str(choice);
+        out.push_str(r#","logprobs":null,"finish_reason":"#);
+        out.push_str(&finish);
+        out.push_str("}]");
+        out.push_str(&self.tail);
+        Bytes::from(out)
+    }
+
+    /// The chat stream's first frame: the role, no content. `None` for completions.
+    pub(crate) fn role(&self) -> Option<Bytes> {
+        self.is_chat()
+            .then(|| self.frame(r#"{"role":"assistant","content":""}"#, None))
+    }
+
+    /// One token's chunk.
+    pub(crate) fn token(&self, text: &str) -> Bytes {
+        let text = Value::from(text).to_string();
+        if self.is_chat() {
+            self.frame(&format!(r#"{{"content":{text}}}"#), None)
+        } else {
+            self.frame(&text, None)
+        }
+    }
+
+    /// The chunk that carries the finish reason and no token.
+    pub(crate) fn finish(&self, reason: FinishReason) -> Bytes {
+        let empty = if self.is_chat() { "{}" } else { r#""""# };
+        self.frame(empty, Some(reason))
+    }
+
+    /// The `usage` chunk (`"choices":[]`), when `include_usage` was asked for.
+    pub(crate) fn usage(&self, prompt: u32, completion: u32) -> Option<Bytes> {
+        self.include_usage.then(|| {
+            let body = json!({
+                "id": self.id,
+                "object": self.object(),
+                "created": self.created,
+                "model": self.model,
+                "choices": [],
+                "usage": usage(prompt, completion),
+            });
+            Bytes::from(format!("data: {body}\n\n"))
+        })
+    }
+
+    /// The whole (non-streaming) response.
+    pub(crate) fn complete(
+        &self,
+        text: &str,
+        finish: FinishReason,
+        prompt: u32,
+        completion: u32,
+    ) -> Value {
+        let (object, choice) = if self.is_chat() {
+            (
+                "chat.completion",
+                json!({
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "logprobs": null,
+                    "finish_reason": finish.as_str(),
+                }),
+            )
+        } else {
+            (
+                "text_completion",
+                json!({
+                    "index": 0,
+                    "text": text,
+                    "logprobs": null,
+                    "finish_reason": finish.as_str(),
+                }),
+            )
+        };
+        json!({
+            "id": self.id,
+            "object": object,
+            "created": self.created,
+            "model": self.model,
+            "choices": [choice],
+            "usage": usage(prompt, completion),
+        })
+    }
+}
+
+fn usage(prompt: u32, completion: u32) -> Value {
+    json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": u64::from(prompt) + u64::from(completion),
+    })
+}
+
+/// An OpenAI error body: `{"error":{"message","type","param","code"}}`.
+pub(crate) fn error_body(message: &str, kind: &str, code: Option<&str>) -> Value {
+    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+}
+
+/// An error sent as an SSE event in the middle of a stream.
+pub(crate) fn error_event(message: &str) -> Bytes {
+    let body = error_body(message, "server_error", Some("internal_error"));
+    Bytes::from(format!("data: {body}\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(frame: &Bytes) -> Value {
+        let text = std::str::from_utf8(frame).expect("utf-8");
+        let body = text
+            .strip_prefix("data: ")
+            .and_then(|t| t.strip_suffix("\n\n"))
+            .expect("one SSE data frame");
+        serde_json::from_str(body).expect("valid JSON")
+    }
+
+    #[test]
+    fn chat_chunks_have_openais_shape() {
+        let frames = Frames::new(Operation::Chat, "chatcmpl-1".into(), 42, "m\"x", true);
+        let role = parse(&frames.role().expect("chat"));
+        assert_eq!(
+            role,
+            json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":42,"model":"m\"x",
+                "choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],
+                "usage":null})
+        );
+        let token = parse(&frames.token(" a\"b"));
+        assert_eq!(token["choices"][0]["delta"], json!({"content": " a\"b"}));
+        let finish = parse(&frames.finish(FinishReason::Length));
+        assert_eq!(finish["choices"][0]["delta"], json!({}));
+        assert_eq!(finish["choices"][0]["finish_reason"], "length");
+        let usage = parse(&frames.usage(10, 3).expect("asked"));
+        assert_eq!(usage["choices"], json!([]));
+        assert_eq!(
+            usage["usage"],
+            json!({"prompt_tokens":10,"completion_tokens":3,"total_tokens":13})
+        );
+    }
+
+    #[test]
+    fn completion_chunks_have_openais_shape() {
+        let frames = Frames::new(Operation::TextCompletion, "cmpl-1".into(), 1, "m", false);
+        assert!(frames.role().is_none());
+        assert!(frames.usage(1, 1).is_none());
+        let token = parse(&frames.token(" hi"));
+        assert_eq!(
+            token,
+            json!({"id":"cmpl-1","object":"text_completion","created":1,"model":"m",
+                "choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null}]})
+        );
+        let finish = parse(&frames.finish(FinishReason::Stop));
+        assert_eq!(finish["choices"][0]["text"], "");
+        assert_eq!(finish["choices"][0]["finish_reason"], "stop");
+        let whole = frames.complete(" hi there", FinishReason::Stop, 4, 2);
+        assert_eq!(whole["choices"][0]["text"], " hi there");
+        assert_eq!(whole["usage"]["total_tokens"], 6);
+    }
+
+    #[test]
+    fn errors_have_openais_shape() {
+        let body = error_body("slow down", "rate_limit_error", Some("rate_limit_exceeded"));
+        assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+        let event = parse(&error_event("boom"));
+        assert_eq!(event["error"]["type"], "server_error");
+    }
+}

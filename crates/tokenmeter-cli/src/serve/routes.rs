@@ -1,0 +1,210 @@
+//! The HTTP API: OpenAI's completion endpoints over the engine, `/metrics`, `/health`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokenmeter::{ErrorClass, FinishReason};
+use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
+
+use super::chunks::{Frames, error_body};
+use super::metrics::{CONTENT_TYPE, Metrics};
+use super::openai::{self, Parsed};
+use super::sse::SseBody;
+
+/// Shared by every handler.
+#[derive(Clone, Debug)]
+pub(crate) struct AppState {
+    pub(crate) engine: Engine,
+    pub(crate) model: Arc<str>,
+    pub(crate) default_max_tokens: u32,
+    pub(crate) metrics: Arc<Metrics>,
+    /// Engine request id → arrival, to find a request's record (embedded servers only).
+    pub(crate) arrivals: Option<Arc<Mutex<HashMap<u64, Duration>>>>,
+}
+
+/// The routes.
+pub(crate) fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/completions", post(completions))
+        .route("/v1/models", get(models))
+        .route("/metrics", get(metrics))
+        .route("/health", get(health))
+        .with_state(state)
+}
+
+async fn chat(State(state): State<AppState>, body: Bytes) -> Response {
+    generate(state, Operation::Chat, &body).await
+}
+
+async fn completions(State(state): State<AppState>, body: Bytes) -> Response {
+    generate(state, Operation::TextCompletion, &body).await
+}
+
+async fn health() -> Response {
+    json_response(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+async fn models(State(state): State<AppState>) -> Response {
+    let model = json!({
+        "id": &*state.model,
+        "object": "model",
+        "created": unix_now(),
+        "owned_by": "tokenmeter",
+    });
+    json_response(StatusCode::OK, &json!({"object": "list", "data": [model]}))
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let text = state.metrics.render(&state.engine);
+    ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
+}
+
+/// Parses, submits, and answers as a stream or a whole response.
+async fn generate(state: AppState, operation: Operation, body: &[u8]) -> Response {
+    let parsed = match operation {
+        Operation::TextCompletion => openai::completion(body, state.default_max_tokens),
+        _ => openai::chat(body, state.default_max_tokens),
+    };
+    let parsed = match parsed {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            // Recorded too: the request arrived and was refused.
+            state
+                .engine
+                .series(operation)
+                .start()
+                .fail(ErrorClass::ClientError);
+            let body = error_body(&error.to_string(), "invalid_request_error", None);
+            return json_response(StatusCode::BAD_REQUEST, &body);
+        }
+    };
+    let tokens = match state.engine.submit(parsed.generate) {
+        Ok(tokens) => tokens,
+        Err(error) => return refused(&error),
+    };
+    if let Some(arrivals) = &state.arrivals {
+        lock(arrivals).insert(tokens.id(), tokens.arrival());
+    }
+    let prefix = match operation {
+        Operation::TextCompletion => "cmpl",
+        _ => "chatcmpl",
+    };
+    let id = format!("{prefix}-sim-{}", tokens.id());
+    let frames = Frames::new(operation, id, unix_now(), &state.model, parsed.include_usage);
+    let response = if parsed.stream {
+        stream(tokens, frames, parsed).await
+    } else {
+        whole(tokens, &frames, parsed).await
+    };
+    with_request_id(response, &frames)
+}
+
+/// A streaming answer. Waits for the first token (as vLLM sends its role frame with it), so a
+/// failure before any token is a plain HTTP 500.
+async fn stream(mut tokens: TokenStream, frames: Frames, parsed: Parsed) -> Response {
+    let first = match tokens.next().await {
+        Some(Ok(token)) => token,
+        Some(Err(error)) => return failed(&error.to_string()),
+        None => return stopped(),
+    };
+    let prompt = parsed.generate.prompt_tokens;
+    let body = Body::from_stream(SseBody::new(tokens, frames, prompt, first));
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// A non-streaming answer: every token, then one JSON body with `usage`.
+async fn whole(mut tokens: TokenStream, frames: &Frames, parsed: Parsed) -> Response {
+    let mut text = String::new();
+    let mut count = 0;
+    let mut finish = FinishReason::Stop;
+    while let Some(item) = tokens.next().await {
+        match item {
+            Ok(token) => {
+                text.push_str(token.text);
+                count += 1;
+                if let Some(reason) = token.finish_reason {
+                    finish = reason;
+                }
+            }
+            Err(error) => return failed(&error.to_string()),
+        }
+    }
+    if count == 0 {
+        return stopped();
+    }
+    let prompt = parsed.generate.prompt_tokens;
+    json_response(
+        StatusCode::OK,
+        &frames.complete(&text, finish, prompt, count),
+    )
+}
+
+/// The answer to a refused submission: 429 (queue full), 400 (too large) or 503.
+fn refused(error: &SubmitError) -> Response {
+    let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let (kind, code) = match error {
+        SubmitError::QueueFull { .. } => ("rate_limit_error", "rate_limit_exceeded"),
+        SubmitError::TooLarge { .. } => ("invalid_request_error", "context_length_exceeded"),
+        _ => ("server_error", "overloaded"),
+    };
+    let mut response = json_response(status, &error_body(&error.to_string(), kind, Some(code)));
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let headers = response.headers_mut();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}
+
+fn failed(message: &str) -> Response {
+    let body = error_body(message, "server_error", Some("internal_error"));
+    json_response(StatusCode::INTERNAL_SERVER_ERROR, &body)
+}
+
+fn stopped() -> Response {
+    let body = error_body("the engine has stopped", "server_error", Some("overloaded"));
+    json_response(StatusCode::SERVICE_UNAVAILABLE, &body)
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn with_request_id(mut response: Response, frames: &Frames) -> Response {
+    if let Ok(value) = HeaderValue::from_str(frames.id()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

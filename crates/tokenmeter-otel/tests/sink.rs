@@ -1,0 +1,413 @@
+//! The sink against the SDK's in-memory exporter: names, units, attributes, bucket bounds and
+//! counts, for both roles, with scripted requests on a manual clock.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, Instrument, PeriodicReader, SdkMeterProvider, Stream,
+};
+use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
+use tokenmeter_otel::names::{self, attr};
+use tokenmeter_otel::{
+    Buckets, HistogramAggregation, Metric, OtelSink, OtelSinkBuilder, TPOT_EDGES, TTFT_EDGES,
+    views,
+};
+
+use common::snapshot::{Attrs, Snapshot, Value};
+use common::workload::Script;
+
+struct Sdk {
+    provider: SdkMeterProvider,
+    exporter: InMemoryMetricExporter,
+}
+
+impl Sdk {
+    fn new() -> Self {
+        Self::with_view(|_| None)
+    }
+
+    fn with_view(view: impl Fn(&Instrument) -> Option<Stream> + Send + Sync + 'static) -> Self {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .with_view(view)
+            .build();
+        Self { provider, exporter }
+    }
+
+    fn sink(&self, builder: OtelSinkBuilder) -> OtelSink {
+        builder.build(&self.provider.meter("tokenmeter"))
+    }
+
+    fn meter(&self, builder: OtelSinkBuilder) -> (Meter, ManualClock) {
+        let clock = ManualClock::new();
+        let meter = Meter::builder()
+            .clock(Clock::manual(&clock))
+            .sink(self.sink(builder))
+            .build();
+        (meter, clock)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.provider.force_flush().expect("flush");
+        Snapshot::from_sdk(&self.exporter.get_finished_metrics().expect("metrics"))
+    }
+}
+
+fn attrs(pairs: &[(&str, &str)]) -> Attrs {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+/// Every point's attributes, without the per-outcome ones, must be `semconv` on `gen_ai.*`
+/// instruments and `semconv` + `role` on `tokenmeter.*` ones.
+fn check_attributes(snapshot: &Snapshot, semconv: &Attrs, role: Role) {
+    let mut own = semconv.clone();
+    own.insert(attr::ROLE.to_owned(), role.as_str().to_owned());
+    for metric in &snapshot.metrics {
+        let expected = if metric.name.starts_with("gen_ai.") {
+            semconv
+        } else {
+            &own
+        };
+        for point in &metric.points {
+            let mut got = point.attrs.clone();
+            for extra in [attr::ERROR_TYPE, attr::OUTCOME, attr::TOKEN_TYPE] {
+                got.remove(extra);
+            }
+            assert_eq!(&got, expected, "attributes of {}", metric.name);
+        }
+    }
+}
+
+/// Units are the ones in `names`, and every histogram point has the configured bounds.
+fn check_units_and_bounds(snapshot: &Snapshot, buckets: &Buckets) {
+    for metric in &snapshot.metrics {
+        let spec = names::ALL
+            .iter()
+            .find(|m| m.name == metric.name)
+            .unwrap_or_else(|| panic!("unexpected metric {}", metric.name));
+        assert_eq!(metric.unit, spec.unit, "unit of {}", metric.name);
+        for point in &metric.points {
+            if let Value::Histogram {
+                bounds, buckets: counts, count, ..
+            } = &point.value
+            {
+                assert_eq!(Some(bounds.clone()), buckets.edges(&metric.name), "{}", metric.name);
+                assert_eq!(counts.len(), bounds.len() + 1, "{}", metric.name);
+                assert_eq!(counts.iter().sum::<u64>(), *count, "{}", metric.name);
+            }
+        }
+    }
+}
+
+fn bucket_counts(snapshot: &Snapshot, name: &str) -> Vec<u64> {
+    let mut total: Vec<u64> = Vec::new();
+    for point in &snapshot.metric(name).points {
+        if let Value::Histogram { buckets, .. } = &point.value {
+            total.resize(buckets.len(), 0);
+            for (t, b) in total.iter_mut().zip(buckets) {
+                *t += b;
+            }
+        }
+    }
+    total
+}
+
+fn index_of(edges: &[f64], edge: f64) -> usize {
+    edges.iter().position(|&e| e == edge).expect("edge")
+}
+
+#[test]
+fn server_role_exports_semconv_names_units_attributes_bounds_and_counts() {
+    let sdk = Sdk::new();
+    let (meter, clock) = sdk.meter(OtelSink::builder());
+    let labels = Labels::server("chat")
+        .provider("vllm")
+        .request_model("llama-3-8b")
+        .response_model("llama-3-8b-instruct")
+        .server_address("10.0.0.7")
+        .server_port(8000);
+    let e = Script::default().run(&meter, &clock, &labels);
+    let s = sdk.snapshot();
+
+    assert_eq!(
+        s.names(),
+        [
+            "gen_ai.server.request.duration",
+            "gen_ai.server.time_per_output_token",
+            "gen_ai.server.time_to_first_token",
+            "tokenmeter.input_tokens",
+            "tokenmeter.inter_token_latency",
+            "tokenmeter.output_tokens",
+            "tokenmeter.request.decode_time",
+            "tokenmeter.request.inference_time",
+            "tokenmeter.request.prefill_time",
+            "tokenmeter.request.queue_time",
+            "tokenmeter.requests",
+            "tokenmeter.requests.running",
+            "tokenmeter.requests.waiting",
+        ]
+    );
+    check_units_and_bounds(&s, &Buckets::new());
+    let semconv = attrs(&[
+        (attr::OPERATION, "chat"),
+        (attr::PROVIDER, "vllm"),
+        (attr::REQUEST_MODEL, "llama-3-8b"),
+        (attr::RESPONSE_MODEL, "llama-3-8b-instruct"),
+        (attr::SERVER_ADDRESS, "10.0.0.7"),
+        (attr::SERVER_PORT, "8000"),
+    ]);
+    check_attributes(&s, &semconv, Role::Server);
+
+    let count = |name: &str, filter: &[(&str, &str)]| s.total(name, filter) as u64;
+    assert_eq!(count(names::SERVER_REQUEST_DURATION.name, &[]), e.requests);
+    assert_eq!(
+        count(names::SERVER_REQUEST_DURATION.name, &[(attr::ERROR_TYPE, "rate_limited")]),
+        e.failed
+    );
+    assert_eq!(count(names::SERVER_TIME_TO_FIRST_TOKEN.name, &[]), e.first_tokens);
+    assert_eq!(count(names::INTER_TOKEN_LATENCY.name, &[]), e.later_items);
+    assert_eq!(count(names::SERVER_TIME_PER_OUTPUT_TOKEN.name, &[]), e.with_tpot);
+    assert_eq!(count(names::QUEUE_TIME.name, &[]), e.requests);
+    assert_eq!(count(names::PREFILL_TIME.name, &[]), e.first_tokens);
+    assert_eq!(count(names::REQUESTS.name, &[]), e.requests);
+    assert_eq!(count(names::REQUESTS.name, &[(attr::OUTCOME, "success")]), e.succeeded);
+    assert_eq!(count(names::REQUESTS.name, &[(attr::OUTCOME, "cancelled")]), e.cancelled);
+    assert_eq!(
+        count(
+            names::REQUESTS.name,
+            &[(attr::OUTCOME, "error"), (attr::ERROR_TYPE, "rate_limited")]
+        ),
+        e.failed
+    );
+    assert_eq!(count(names::INPUT_TOKENS.name, &[]), e.input_tokens);
+    assert_eq!(count(names::OUTPUT_TOKENS.name, &[]), e.output_tokens);
+    assert_eq!(s.total(names::REQUESTS_WAITING.name, &[]), 0.0);
+    assert_eq!(s.total(names::REQUESTS_RUNNING.name, &[]), 0.0);
+
+    // TTFT is 200 ms for every request: all in the `le = 0.25` bucket. ITL is 20 ms: `le = 0.025`.
+    let ttft = bucket_counts(&s, names::SERVER_TIME_TO_FIRST_TOKEN.name);
+    assert_eq!(ttft[index_of(TTFT_EDGES, 0.25)], e.first_tokens);
+    let itl = bucket_counts(&s, names::INTER_TOKEN_LATENCY.name);
+    assert_eq!(itl[index_of(TPOT_EDGES, 0.025)], e.later_items);
+    let ttft_point = &s.metric(names::SERVER_TIME_TO_FIRST_TOKEN.name).points[0].value;
+    let Value::Histogram { sum, .. } = ttft_point else {
+        panic!("{ttft_point:?}")
+    };
+    assert!((sum - 0.2 * e.first_tokens as f64).abs() < 1e-9, "{sum}");
+}
+
+#[test]
+fn client_role_exports_client_names_and_token_usage_by_type() {
+    let sdk = Sdk::new();
+    let (meter, clock) = sdk.meter(OtelSink::builder());
+    let labels = Labels::client("chat").provider("openai").request_model("gpt-4o");
+    let script = Script {
+        errors: vec![ErrorClass::Timeout, ErrorClass::ServerError],
+        ..Script::default()
+    };
+    let e = script.run(&meter, &clock, &labels);
+    let s = sdk.snapshot();
+
+    assert_eq!(
+        s.names(),
+        [
+            "gen_ai.client.operation.duration",
+            "gen_ai.client.operation.time_per_output_chunk",
+            "gen_ai.client.operation.time_to_first_chunk",
+            "gen_ai.client.token.usage",
+            "tokenmeter.input_tokens",
+            "tokenmeter.output_tokens",
+            "tokenmeter.request.decode_time",
+            "tokenmeter.requests",
+            "tokenmeter.requests.running",
+            "tokenmeter.requests.waiting",
+            "tokenmeter.time_per_output_token",
+        ]
+    );
+    check_units_and_bounds(&s, &Buckets::new());
+    let semconv = attrs(&[
+        (attr::OPERATION, "chat"),
+        (attr::PROVIDER, "openai"),
+        (attr::REQUEST_MODEL, "gpt-4o"),
+    ]);
+    check_attributes(&s, &semconv, Role::Client);
+
+    let count = |name: &str, filter: &[(&str, &str)]| s.total(name, filter) as u64;
+    assert_eq!(count(names::CLIENT_OPERATION_DURATION.name, &[]), e.requests);
+    for class in ["timeout", "server_error"] {
+        let filter = [(attr::ERROR_TYPE, class)];
+        assert_eq!(count(names::CLIENT_OPERATION_DURATION.name, &filter), 1);
+    }
+    assert_eq!(count(names::CLIENT_TIME_TO_FIRST_CHUNK.name, &[]), e.first_tokens);
+    assert_eq!(count(names::CLIENT_TIME_PER_OUTPUT_CHUNK.name, &[]), e.later_items);
+    assert_eq!(count(names::TIME_PER_OUTPUT_TOKEN.name, &[]), e.with_tpot);
+    let usage = names::CLIENT_TOKEN_USAGE.name;
+    assert_eq!(count(usage, &[(attr::TOKEN_TYPE, "input")]), e.requests);
+    assert_eq!(count(usage, &[(attr::TOKEN_TYPE, "output")]), e.requests);
+    let sums: BTreeMap<String, f64> = s
+        .metric(usage)
+        .points
+        .iter()
+        .map(|p| match &p.value {
+            Value::Histogram { sum, .. } => (p.attrs[attr::TOKEN_TYPE].clone(), *sum),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(sums["input"], e.input_tokens as f64);
+    assert_eq!(sums["output"], e.output_tokens as f64);
+    // The client TTFT follows the doubling layout: 200 ms is in `le = 0.32`.
+    let ttfc = bucket_counts(&s, names::CLIENT_TIME_TO_FIRST_CHUNK.name);
+    assert_eq!(ttfc[index_of(tokenmeter_otel::DURATION_EDGES, 0.32)], e.first_tokens);
+}
+
+#[test]
+fn gauges_follow_requests_in_flight() {
+    let sdk = Sdk::new();
+    let (meter, _clock) = sdk.meter(OtelSink::builder());
+    let series = meter.series(&Labels::server("chat"));
+    let waiting = series.start();
+    let mut running = series.start();
+    running.tokens(1);
+    let s = sdk.snapshot();
+    assert_eq!(s.total(names::REQUESTS_WAITING.name, &[]), 1.0);
+    assert_eq!(s.total(names::REQUESTS_RUNNING.name, &[]), 1.0);
+    drop((waiting, running));
+    let s = sdk.snapshot();
+    assert_eq!(s.total(names::REQUESTS_WAITING.name, &[]), 0.0);
+    assert_eq!(s.total(names::REQUESTS_RUNNING.name, &[]), 0.0);
+    assert_eq!(s.total(names::REQUESTS.name, &[(attr::OUTCOME, "cancelled")]), 2.0);
+}
+
+#[test]
+fn extra_edges_become_exported_bounds_and_count_inclusively() {
+    let mut buckets = Buckets::new();
+    buckets.add_edges(Metric::Ttft, &[0.35]).unwrap();
+    buckets.set(Metric::Itl, &[0.05, 0.02]).unwrap();
+    let sdk = Sdk::new();
+    let (meter, clock) = sdk.meter(OtelSink::builder().buckets(buckets.clone()));
+    let script = Script {
+        ok: 2,
+        errors: vec![],
+        cancelled: 0,
+        ttft: Duration::from_millis(350),
+        ..Script::default()
+    };
+    let e = script.run(&meter, &clock, &Labels::server("chat"));
+    let s = sdk.snapshot();
+    check_units_and_bounds(&s, &buckets);
+
+    let edges = buckets.edges(names::SERVER_TIME_TO_FIRST_TOKEN.name).unwrap();
+    assert!(edges.contains(&0.35) && edges.contains(&0.25) && edges.contains(&0.5));
+    let ttft = bucket_counts(&s, names::SERVER_TIME_TO_FIRST_TOKEN.name);
+    assert_eq!(ttft[index_of(&edges, 0.35)], e.first_tokens, "a value on an edge counts in it");
+    let itl = bucket_counts(&s, names::INTER_TOKEN_LATENCY.name);
+    assert_eq!(itl, [e.later_items, 0, 0], "20 ms is in `le = 0.02`: bounds are inclusive");
+}
+
+#[test]
+fn exponential_view_replaces_explicit_buckets_for_histograms_only() {
+    let sdk = Sdk::with_view(views(HistogramAggregation::exponential(), None));
+    let (meter, clock) = sdk.meter(OtelSink::builder());
+    let e = Script::default().run(&meter, &clock, &Labels::server("chat"));
+    let s = sdk.snapshot();
+    for metric in &s.metrics {
+        let spec = names::ALL.iter().find(|m| m.name == metric.name).unwrap();
+        for point in &metric.points {
+            match (&point.value, spec.kind) {
+                (Value::Exponential { scale, .. }, names::Kind::Histogram) => {
+                    assert!(*scale <= 20, "{}", metric.name)
+                }
+                (Value::Sum(_), names::Kind::Counter | names::Kind::UpDownCounter) => {}
+                other => panic!("{}: {other:?}", metric.name),
+            }
+        }
+    }
+    assert_eq!(s.total(names::INTER_TOKEN_LATENCY.name, &[]) as u64, e.later_items);
+    assert_eq!(s.total(names::SERVER_REQUEST_DURATION.name, &[]) as u64, e.requests);
+}
+
+#[test]
+fn folded_series_are_counted_by_role() {
+    let sdk = Sdk::new();
+    let meter = Meter::builder()
+        .sink(sdk.sink(OtelSink::builder()))
+        .max_series(1)
+        .build();
+    meter.series(&Labels::server("chat").request_model("a"));
+    let folded = meter.series(&Labels::server("chat").request_model("b"));
+    meter.series(&Labels::client("chat").request_model("c"));
+    let mut request = folded.start();
+    request.tokens(1);
+    request.succeed();
+    let s = sdk.snapshot();
+    let folded = names::SERIES_FOLDED.name;
+    assert_eq!(s.total(folded, &[(attr::ROLE, "server")]), 1.0);
+    assert_eq!(s.total(folded, &[(attr::ROLE, "client")]), 1.0);
+    let duration = s.metric(names::SERVER_REQUEST_DURATION.name);
+    assert_eq!(duration.points[0].attrs[attr::REQUEST_MODEL], "_OTHER");
+}
+
+#[test]
+fn engine_gauges_carry_the_series_attributes_without_the_operation() {
+    let sdk = Sdk::new();
+    let sink = sdk.sink(OtelSink::builder());
+    let engine = sink.engine(&Labels::server("chat").request_model("llama"));
+    engine.set_kv_cache_usage(1.5);
+    engine.set_kv_cache_usage(f64::NAN);
+    engine.add_preemptions(2);
+    let s = sdk.snapshot();
+    let kv = s.metric(names::KV_CACHE_USAGE.name);
+    assert_eq!(kv.unit, "1");
+    assert_eq!(kv.points[0].value, Value::Gauge(1.0), "clamped, NaN ignored");
+    assert_eq!(kv.points[0].attrs, attrs(&[(attr::REQUEST_MODEL, "llama")]));
+    assert_eq!(s.total(names::PREEMPTIONS.name, &[]), 2.0);
+}
+
+#[test]
+fn cardinality_limit_folds_extra_attribute_sets_into_overflow() {
+    let sdk = Sdk::with_view(views(HistogramAggregation::Explicit, Some(3)));
+    let (meter, clock) = sdk.meter(OtelSink::builder());
+    for model in ["a", "b", "c", "d", "e"] {
+        let labels = Labels::server("chat").request_model(model);
+        Script::default().run(&meter, &clock, &labels);
+    }
+    let s = sdk.snapshot();
+    let duration = s.metric(names::SERVER_REQUEST_DURATION.name);
+    // Three attribute sets, then the SDK's overflow set for the rest.
+    assert_eq!(duration.points.len(), 4, "{:?}", duration.points);
+    assert!(
+        duration
+            .points
+            .iter()
+            .any(|p| p.attrs.contains_key("otel.metric.overflow"))
+    );
+    assert_eq!(s.total(names::SERVER_REQUEST_DURATION.name, &[]), 25.0, "nothing lost");
+}
+
+#[cfg(feature = "bound-instruments")]
+#[test]
+fn bound_and_portable_paths_export_the_same_values() {
+    let run = |bound: bool| {
+        let sdk = Sdk::new();
+        let (meter, clock) = sdk.meter(OtelSink::builder().bound_instruments(bound));
+        Script::default().run(&meter, &clock, &Labels::server("chat").request_model("m"));
+        Script::default().run(&meter, &clock, &Labels::client("chat").request_model("m"));
+        let mut s = sdk.snapshot();
+        s.metrics.sort_by(|a, b| a.name.cmp(&b.name));
+        for m in &mut s.metrics {
+            m.points.sort_by(|a, b| a.attrs.cmp(&b.attrs));
+        }
+        s
+    };
+    let (bound, portable) = (run(true), run(false));
+    assert_eq!(bound.metrics, portable.metrics);
+    assert!(bound.total(names::INTER_TOKEN_LATENCY.name, &[]) > 0.0);
+}

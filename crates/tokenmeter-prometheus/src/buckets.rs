@@ -1,0 +1,360 @@
+//! Bucket layouts: the defaults of `../shared/METRICS.md`, per-metric replacement, and extra
+//! edges (SLO thresholds) so that `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is exact.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+
+use crate::error::Error;
+use crate::profile::Profile;
+
+/// What a histogram measures, independent of the profile's names. Bucket settings are given per
+/// `Metric` and apply to every histogram of that meaning: [`Metric::Ttft`] is
+/// `gen_ai_server_time_to_first_token_seconds` and
+/// `gen_ai_client_operation_time_to_first_chunk_seconds` in the semconv profile and
+/// `vllm:time_to_first_token_seconds` in the vLLM profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Metric {
+    /// Time to first token (server) or first chunk (client), seconds.
+    Ttft,
+    /// Inter-token latency, one sample per item after the first, seconds.
+    Itl,
+    /// Time per output token, per request, seconds.
+    Tpot,
+    /// End-to-end request duration, seconds.
+    E2e,
+    /// Queue time, seconds.
+    Queue,
+    /// Prefill time, seconds.
+    Prefill,
+    /// Decode time, seconds.
+    Decode,
+    /// Inference time, seconds.
+    Inference,
+    /// Input tokens per request.
+    InputTokens,
+    /// Output tokens per request.
+    OutputTokens,
+}
+
+impl Metric {
+    /// Every metric, in a fixed order.
+    pub const ALL: [Metric; 10] = [
+        Metric::Ttft,
+        Metric::Itl,
+        Metric::Tpot,
+        Metric::E2e,
+        Metric::Queue,
+        Metric::Prefill,
+        Metric::Decode,
+        Metric::Inference,
+        Metric::InputTokens,
+        Metric::OutputTokens,
+    ];
+
+    /// `ttft`, `itl`, `tpot`, `e2e`, `queue`, `prefill`, `decode`, `inference`,
+    /// `input_tokens` or `output_tokens`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Metric::Ttft => "ttft",
+            Metric::Itl => "itl",
+            Metric::Tpot => "tpot",
+            Metric::E2e => "e2e",
+            Metric::Queue => "queue",
+            Metric::Prefill => "prefill",
+            Metric::Decode => "decode",
+            Metric::Inference => "inference",
+            Metric::InputTokens => "input_tokens",
+            Metric::OutputTokens => "output_tokens",
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The default context length for vLLM's 1-2-5 token buckets.
+pub const DEFAULT_CONTEXT_LENGTH: u64 = 131_072;
+
+/// The default bucket layouts, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    SemconvTtft,
+    SemconvTpot,
+    SemconvDuration,
+    SemconvTokens,
+    VllmTtft,
+    VllmItl,
+    VllmRequest,
+    VllmTokens,
+}
+
+const SEMCONV_TTFT: &[f64] = &[
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+const SEMCONV_TPOT: &[f64] = &[
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
+];
+const SEMCONV_DURATION: &[f64] = &[
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+const SEMCONV_TOKENS: &[f64] = &[
+    1.0,
+    4.0,
+    16.0,
+    64.0,
+    256.0,
+    1024.0,
+    4096.0,
+    16384.0,
+    65536.0,
+    262144.0,
+    1048576.0,
+    4194304.0,
+    16777216.0,
+    67108864.0,
+];
+const VLLM_TTFT: &[f64] = &[
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
+];
+const VLLM_ITL: &[f64] = &[
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+    40.0, 80.0,
+];
+const VLLM_REQUEST: &[f64] = &[
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
+    240.0, 480.0, 960.0, 1920.0, 7680.0,
+];
+
+impl Layout {
+    fn edges(self, context_length: u64) -> Vec<f64> {
+        match self {
+            Layout::SemconvTtft => SEMCONV_TTFT.to_vec(),
+            Layout::SemconvTpot => SEMCONV_TPOT.to_vec(),
+            Layout::SemconvDuration => SEMCONV_DURATION.to_vec(),
+            Layout::SemconvTokens => SEMCONV_TOKENS.to_vec(),
+            Layout::VllmTtft => VLLM_TTFT.to_vec(),
+            Layout::VllmItl => VLLM_ITL.to_vec(),
+            Layout::VllmRequest => VLLM_REQUEST.to_vec(),
+            Layout::VllmTokens => one_two_five(context_length),
+        }
+    }
+}
+
+/// vLLM's `build_1_2_5_buckets`: 1, 2, 5, 10, 20, 50, … up to `max` inclusive.
+fn one_two_five(max: u64) -> Vec<f64> {
+    let mut edges = Vec::new();
+    let mut scale: u64 = 1;
+    'outer: loop {
+        for mantissa in [1u64, 2, 5] {
+            match mantissa.checked_mul(scale) {
+                Some(edge) if edge <= max => edges.push(edge as f64),
+                _ => break 'outer,
+            }
+        }
+        match scale.checked_mul(10) {
+            Some(next) => scale = next,
+            None => break,
+        }
+    }
+    edges
+}
+
+/// Bucket settings for every histogram: the defaults of `../shared/METRICS.md`, replaced or
+/// extended per [`Metric`].
+///
+/// Add an SLO threshold as an edge with [`Buckets::add_edges`], so that
+/// `rate(x_bucket{le="<threshold>"}[w]) / rate(x_count[w])` is the exact fraction of requests at
+/// or under the threshold (buckets count `value <= le`).
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter_prometheus::{Buckets, Metric, Profile};
+///
+/// let mut buckets = Buckets::new();
+/// buckets.add_edges(Metric::Ttft, &[0.35])?; // "TTFT <= 350 ms" is an SLO
+/// let edges = buckets.edges(Profile::Semconv, "gen_ai_server_time_to_first_token_seconds").unwrap();
+/// assert!(edges.contains(&0.35) && edges.contains(&0.25) && edges.contains(&0.5));
+///
+/// buckets.set(Metric::Itl, &[0.05, 0.01])?; // replace a layout (sorted for you)
+/// assert_eq!(buckets.edges(Profile::Vllm, "vllm:inter_token_latency_seconds").unwrap(), [0.01, 0.05]);
+/// # Ok::<(), tokenmeter_prometheus::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Buckets {
+    replaced: BTreeMap<Metric, Vec<f64>>,
+    extra: BTreeMap<Metric, Vec<f64>>,
+    context_length: Option<u64>,
+}
+
+impl Buckets {
+    /// The default layouts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the default layout of `metric` with `edges` (any order; duplicates removed).
+    /// Edges added with [`Buckets::add_edges`] are kept.
+    pub fn set(&mut self, metric: Metric, edges: &[f64]) -> Result<&mut Self, Error> {
+        let edges = validate(metric, edges)?;
+        if edges.is_empty() {
+            return Err(Error::EmptyBuckets { metric });
+        }
+        self.replaced.insert(metric, edges);
+        Ok(self)
+    }
+
+    /// Adds `edges` to the layout of `metric` (default or replaced): the SLO thresholds.
+    pub fn add_edges(&mut self, metric: Metric, edges: &[f64]) -> Result<&mut Self, Error> {
+        let edges = validate(metric, edges)?;
+        self.extra.entry(metric).or_default().extend(edges);
+        Ok(self)
+    }
+
+    /// The model's context length: the top of vLLM's 1-2-5 token-count layouts (default
+    /// [`DEFAULT_CONTEXT_LENGTH`]).
+    pub fn context_length(&mut self, tokens: u64) -> Result<&mut Self, Error> {
+        if tokens == 0 {
+            return Err(Error::ZeroContextLength);
+        }
+        self.context_length = Some(tokens);
+        Ok(self)
+    }
+
+    /// The sorted edges of the histogram named `name` (its Prometheus name) in `profile`, or
+    /// `None` if the profile has no such histogram.
+    pub fn edges(&self, profile: Profile, name: &str) -> Option<Vec<f64>> {
+        let histogram = profile
+            .histograms()
+            .iter()
+            .find(|h| h.name.prometheus == name)?;
+        let context = self.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH);
+        let mut edges = Vec::new();
+        for concept in histogram.concepts {
+            match self.replaced.get(concept) {
+                Some(replaced) => edges.extend_from_slice(replaced),
+                None => edges.extend(histogram.default.edges(context)),
+            }
+            if let Some(extra) = self.extra.get(concept) {
+                edges.extend_from_slice(extra);
+            }
+        }
+        edges.sort_by(f64::total_cmp);
+        edges.dedup();
+        Some(edges)
+    }
+
+    /// Every histogram of `profile` with its edges: what to give a `metrics` recorder.
+    pub fn layout(&self, profile: Profile) -> Vec<(&'static str, Vec<f64>)> {
+        profile
+            .histograms()
+            .iter()
+            .filter_map(|h| Some((h.name.prometheus, self.edges(profile, h.name.prometheus)?)))
+            .collect()
+    }
+
+    /// Sets the buckets of every histogram of `profile` on a `metrics-exporter-prometheus`
+    /// builder, by full name, so none of them is rendered as a summary.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use metrics_exporter_prometheus::PrometheusBuilder;
+    /// use tokenmeter_prometheus::{Buckets, Profile};
+    ///
+    /// let builder = Buckets::new().apply(Profile::Vllm, PrometheusBuilder::new());
+    /// let recorder = builder.build_recorder();
+    /// # drop(recorder);
+    /// ```
+    pub fn apply(&self, profile: Profile, mut builder: PrometheusBuilder) -> PrometheusBuilder {
+        for (name, edges) in self.layout(profile) {
+            if edges.is_empty() {
+                continue; // cannot happen: defaults have edges and `set` refuses empty ones
+            }
+            builder = builder
+                .set_buckets_for_metric(Matcher::Full(name.to_owned()), &edges)
+                .expect("the only error is an empty layout, which was skipped");
+        }
+        builder
+    }
+}
+
+fn validate(metric: Metric, edges: &[f64]) -> Result<Vec<f64>, Error> {
+    if let Some(&value) = edges.iter().find(|v| !v.is_finite() || **v < 0.0) {
+        return Err(Error::InvalidEdge { metric, value });
+    }
+    let mut edges = edges.to_vec();
+    edges.sort_by(f64::total_cmp);
+    edges.dedup();
+    Ok(edges)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_two_five_stops_at_the_context_length() {
+        assert_eq!(one_two_five(20), [1.0, 2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(one_two_five(49), [1.0, 2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(one_two_five(1), [1.0]);
+        assert_eq!(one_two_five(u64::MAX).len(), 58);
+        let default = one_two_five(DEFAULT_CONTEXT_LENGTH);
+        assert_eq!(default.last(), Some(&100_000.0));
+    }
+
+    #[test]
+    fn defaults_match_the_metrics_reference() {
+        let b = Buckets::new();
+        let duration = b
+            .edges(Profile::Semconv, "gen_ai_server_request_duration_seconds")
+            .unwrap();
+        assert_eq!((duration[0], duration[13], duration.len()), (0.01, 81.92, 14));
+        for (i, pair) in duration.windows(2).enumerate() {
+            assert!((pair[1] / pair[0] - 2.0).abs() < 1e-12, "doubling at {i}");
+        }
+        let tokens = b.edges(Profile::Semconv, "gen_ai_client_token_usage").unwrap();
+        assert_eq!(tokens.len(), 14);
+        assert!(tokens.windows(2).all(|p| p[1] == p[0] * 4.0));
+        let vllm_e2e = b
+            .edges(Profile::Vllm, "vllm:e2e_request_latency_seconds")
+            .unwrap();
+        assert_eq!((vllm_e2e.len(), vllm_e2e[20]), (21, 7680.0));
+        assert_eq!(b.edges(Profile::Semconv, "vllm:e2e_request_latency_seconds"), None);
+    }
+
+    #[test]
+    fn extra_edges_survive_a_replaced_layout_and_merge_across_concepts() {
+        let mut b = Buckets::new();
+        b.add_edges(Metric::InputTokens, &[3000.0]).unwrap();
+        b.add_edges(Metric::OutputTokens, &[400.0]).unwrap();
+        let usage = b.edges(Profile::Semconv, "gen_ai_client_token_usage").unwrap();
+        assert!(usage.contains(&3000.0) && usage.contains(&400.0) && usage.contains(&1.0));
+
+        b.add_edges(Metric::Ttft, &[0.35]).unwrap();
+        b.set(Metric::Ttft, &[2.0, 1.0, 1.0]).unwrap();
+        let ttft = b
+            .edges(Profile::Vllm, "vllm:time_to_first_token_seconds")
+            .unwrap();
+        assert_eq!(ttft, [0.35, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn invalid_edges_are_refused_with_a_fix() {
+        let mut b = Buckets::new();
+        let err = b.add_edges(Metric::Ttft, &[0.5, f64::NAN]).unwrap_err();
+        assert!(err.to_string().contains("finite"), "{err}");
+        assert!(b.add_edges(Metric::Ttft, &[-1.0]).is_err());
+        let err = b.set(Metric::E2e, &[]).unwrap_err();
+        assert!(matches!(err, Error::EmptyBuckets { metric: Metric::E2e }));
+        assert!(b.context_length(0).is_err());
+        assert_eq!(b, Buckets::new(), "a refused change changes nothing");
+    }
+}

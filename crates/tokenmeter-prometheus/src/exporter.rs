@@ -1,0 +1,213 @@
+//! [`Builder`]: buckets, profile and listener; builds a local exporter or installs the global one.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusRecorder};
+
+use crate::buckets::{Buckets, Metric};
+use crate::error::Error;
+pub(crate) use crate::handle::Upkeep;
+use crate::handle::Handle;
+use crate::profile::Profile;
+use crate::sink::{PrometheusSink, Target};
+
+/// Where [`Builder::install`] listens unless told otherwise: loopback only, port 9464 (the
+/// OpenTelemetry Prometheus exporter's default).
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9464));
+
+/// How often the upkeep folds recorded samples into buckets unless told otherwise.
+pub const DEFAULT_UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The buckets of histograms that are not tokenmeter's (your own `metrics::histogram!`s in the
+/// same recorder), so none is rendered as a summary: 0.01 s doubling to 81.92 s.
+const OTHER_HISTOGRAMS: &[f64] = &[
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+
+/// Configures the exporter: [`Profile`], [`Buckets`], listen address, upkeep interval.
+///
+/// Three ways to finish:
+///
+/// | Method | Recorder | `/metrics` | Upkeep |
+/// |---|---|---|---|
+/// | [`build_local`](Builder::build_local) | yours only (no global state) | you serve [`Handle::render`] | a background thread |
+/// | [`install_recorder`](Builder::install_recorder) | global | you serve [`Handle::render`] | a background thread |
+/// | [`install`](Builder::install) | global | an HTTP listener on [`DEFAULT_LISTEN`] | the exporter's task |
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::{Labels, Meter};
+/// use tokenmeter_prometheus::{Builder, Metric, Profile};
+///
+/// let (sink, handle) = Builder::new(Profile::Semconv)
+///     .add_edges(Metric::Ttft, &[0.35])? // an SLO threshold becomes a bucket edge
+///     .build_local()?;
+/// let meter = Meter::builder().sink(sink).build();
+/// let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
+/// request.tokens(1);
+/// request.succeed();
+/// assert!(handle.render().contains("gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_operation_name=\"chat\",gen_ai_request_model=\"m\",le=\"0.35\"} 1"));
+/// # Ok::<(), tokenmeter_prometheus::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Builder {
+    profile: Profile,
+    buckets: Buckets,
+    listen: SocketAddr,
+    upkeep: Duration,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new(Profile::default())
+    }
+}
+
+impl Builder {
+    /// Defaults: the given profile, the buckets of `../shared/METRICS.md`, [`DEFAULT_LISTEN`],
+    /// [`DEFAULT_UPKEEP_INTERVAL`].
+    pub fn new(profile: Profile) -> Self {
+        Self {
+            profile,
+            buckets: Buckets::new(),
+            listen: DEFAULT_LISTEN,
+            upkeep: DEFAULT_UPKEEP_INTERVAL,
+        }
+    }
+
+    /// Replaces the bucket settings.
+    pub fn buckets(mut self, buckets: Buckets) -> Self {
+        self.buckets = buckets;
+        self
+    }
+
+    /// Adds bucket edges (SLO thresholds) to every histogram of `metric`.
+    pub fn add_edges(mut self, metric: Metric, edges: &[f64]) -> Result<Self, Error> {
+        self.buckets.add_edges(metric, edges)?;
+        Ok(self)
+    }
+
+    /// Replaces the bucket layout of every histogram of `metric`.
+    pub fn set_buckets(mut self, metric: Metric, edges: &[f64]) -> Result<Self, Error> {
+        self.buckets.set(metric, edges)?;
+        Ok(self)
+    }
+
+    /// The address [`Builder::install`] listens on (default [`DEFAULT_LISTEN`], loopback).
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// How often recorded samples are folded into buckets when nobody scrapes (default
+    /// [`DEFAULT_UPKEEP_INTERVAL`]). Memory held between passes grows with the sample rate
+    /// times this interval.
+    pub fn upkeep_interval(mut self, every: Duration) -> Self {
+        self.upkeep = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// The bucket settings.
+    pub fn bucket_settings(&self) -> &Buckets {
+        &self.buckets
+    }
+
+    /// A `metrics-exporter-prometheus` builder with every histogram's buckets set and the
+    /// upkeep interval, for callers who want to add to it (global labels, allow-lists) and
+    /// build it themselves; use [`PrometheusSink::with_recorder`] or
+    /// [`PrometheusSink::global`] with what they build.
+    pub fn prometheus_builder(&self) -> PrometheusBuilder {
+        let builder = PrometheusBuilder::new()
+            .upkeep_timeout(self.upkeep)
+            .set_buckets(OTHER_HISTOGRAMS)
+            .unwrap_or_else(|_| PrometheusBuilder::new());
+        self.buckets.apply(self.profile, builder)
+    }
+
+    /// A sink and a handle on a recorder of their own: no global state, no listener. Serve
+    /// [`Handle::render`] from your `/metrics` route. A background thread runs the upkeep
+    /// until the sink and every handle are dropped.
+    pub fn build_local(self) -> Result<(PrometheusSink, Handle), Error> {
+        let recorder = self.prometheus_builder().build_recorder();
+        let prometheus = recorder.handle();
+        let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
+        let target = Target::Local(Arc::new(recorder));
+        let sink = PrometheusSink::from_target(self.profile, target, Some(upkeep.clone()));
+        Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
+    }
+
+    /// Installs the recorder globally, so `metrics::histogram!` and friends elsewhere in the
+    /// process land in the same exposition, without a listener: serve [`Handle::render`]
+    /// yourself. A background thread runs the upkeep.
+    pub fn install_recorder(self) -> Result<(PrometheusSink, Handle), Error> {
+        let recorder = self.prometheus_builder().build_recorder();
+        let prometheus = recorder.handle();
+        metrics::set_global_recorder(recorder).map_err(|_| Error::AlreadyInstalled)?;
+        let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
+        let sink = PrometheusSink::from_target(self.profile, Target::Global, Some(upkeep.clone()));
+        Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
+    }
+
+    /// Installs the recorder globally and serves `/metrics` (any path, in fact) over HTTP on
+    /// [`Builder::listen`]'s address, with the upkeep running in the exporter's task.
+    ///
+    /// Inside a tokio runtime the listener and upkeep are spawned on it; outside, on a
+    /// background thread with a runtime of its own.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use tokenmeter::Meter;
+    /// use tokenmeter_prometheus::{Builder, Profile};
+    ///
+    /// let (sink, _handle) = Builder::new(Profile::Vllm).install()?; // 127.0.0.1:9464
+    /// let meter = Meter::builder().sink(sink).build();
+    /// # Ok::<(), tokenmeter_prometheus::Error>(())
+    /// ```
+    pub fn install(self) -> Result<(PrometheusSink, Handle), Error> {
+        let builder = self.prometheus_builder().with_http_listener(self.listen);
+        let recorder = spawn_exporter(builder, self.listen)?;
+        let prometheus = recorder.handle();
+        metrics::set_global_recorder(recorder).map_err(|_| Error::AlreadyInstalled)?;
+        let sink = PrometheusSink::from_target(self.profile, Target::Global, None);
+        Ok((sink, Handle::new(prometheus, self.profile, None)))
+    }
+}
+
+/// Builds the recorder and starts its listener and upkeep on the current runtime, or on a
+/// runtime of its own on a background thread.
+fn spawn_exporter(builder: PrometheusBuilder, addr: SocketAddr) -> Result<PrometheusRecorder, Error> {
+    let map = |e: BuildError| match e {
+        BuildError::FailedToCreateHTTPListener(reason) => Error::Listen { addr, reason },
+        other => Error::Runtime(other.to_string()),
+    };
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let (recorder, exporter) = {
+            let _entered = runtime.enter();
+            builder.build().map_err(map)?
+        };
+        runtime.spawn(exporter);
+        return Ok(recorder);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+    let (recorder, exporter) = {
+        let _entered = runtime.enter();
+        builder.build().map_err(map)?
+    };
+    std::thread::Builder::new()
+        .name("tokenmeter-prometheus-listener".into())
+        .spawn(move || runtime.block_on(exporter))
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+    Ok(recorder)
+}

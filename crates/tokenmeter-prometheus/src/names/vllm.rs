@@ -1,0 +1,156 @@
+//! The vLLM-compatible profile: vLLM's metric names with the label `model_name`, so an
+//! existing vLLM Grafana dashboard works unchanged.
+//!
+//! Source: vllm-project/vllm `vllm/v1/metrics/loggers.py` and `vllm/v1/metrics/buckets.py`.
+//! These names contain `:`, which Prometheus reserves for recording rules; `promtool check
+//! metrics` reports that as a lint for vLLM's own `/metrics` too.
+
+use super::{Kind, MetricName};
+
+const fn vllm(name: &'static str, unit: &'static str, kind: Kind, help: &'static str) -> MetricName {
+    MetricName::new(name, name, unit, kind, help)
+}
+
+/// `vllm:time_to_first_token_seconds`.
+pub const TIME_TO_FIRST_TOKEN: MetricName = vllm(
+    "vllm:time_to_first_token_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of time to first token in seconds.",
+);
+/// `vllm:inter_token_latency_seconds`: one sample per token-bearing item after the first.
+pub const INTER_TOKEN_LATENCY: MetricName = vllm(
+    "vllm:inter_token_latency_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of inter-token latency in seconds.",
+);
+/// `vllm:request_time_per_output_token_seconds`: TPOT per request.
+pub const TIME_PER_OUTPUT_TOKEN: MetricName = vllm(
+    "vllm:request_time_per_output_token_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of time per output token in seconds.",
+);
+/// `vllm:e2e_request_latency_seconds`.
+pub const E2E_REQUEST_LATENCY: MetricName = vllm(
+    "vllm:e2e_request_latency_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of e2e request latency in seconds.",
+);
+/// `vllm:request_queue_time_seconds`.
+pub const QUEUE_TIME: MetricName = vllm(
+    "vllm:request_queue_time_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of time spent in WAITING phase for request.",
+);
+/// `vllm:request_prefill_time_seconds`.
+pub const PREFILL_TIME: MetricName = vllm(
+    "vllm:request_prefill_time_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of time spent in PREFILL phase for request.",
+);
+/// `vllm:request_decode_time_seconds`.
+pub const DECODE_TIME: MetricName = vllm(
+    "vllm:request_decode_time_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of time spent in DECODE phase for request.",
+);
+/// `vllm:request_inference_time_seconds`.
+pub const INFERENCE_TIME: MetricName = vllm(
+    "vllm:request_inference_time_seconds",
+    "s",
+    Kind::Histogram,
+    "Histogram of time spent in RUNNING phase for request.",
+);
+/// `vllm:request_prompt_tokens`: input tokens per request.
+pub const REQUEST_PROMPT_TOKENS: MetricName = vllm(
+    "vllm:request_prompt_tokens",
+    "{token}",
+    Kind::Histogram,
+    "Number of prefill tokens processed.",
+);
+/// `vllm:request_generation_tokens`: output tokens per request.
+pub const REQUEST_GENERATION_TOKENS: MetricName = vllm(
+    "vllm:request_generation_tokens",
+    "{token}",
+    Kind::Histogram,
+    "Number of generation tokens processed.",
+);
+/// `vllm:prompt_tokens_total`.
+pub const PROMPT_TOKENS: MetricName = vllm(
+    "vllm:prompt_tokens_total",
+    "{token}",
+    Kind::Counter,
+    "Number of prefill tokens processed.",
+);
+/// `vllm:generation_tokens_total`.
+pub const GENERATION_TOKENS: MetricName = vllm(
+    "vllm:generation_tokens_total",
+    "{token}",
+    Kind::Counter,
+    "Number of generation tokens processed.",
+);
+/// `vllm:request_success_total{finished_reason}`: `stop`, `length`, `abort` (cancelled) or
+/// `error`.
+pub const REQUEST_SUCCESS: MetricName = vllm(
+    "vllm:request_success_total",
+    "{request}",
+    Kind::Counter,
+    "Count of finished requests by finished_reason (stop, length, abort, error).",
+);
+/// `vllm:num_requests_running`.
+pub const NUM_REQUESTS_RUNNING: MetricName = vllm(
+    "vllm:num_requests_running",
+    "{request}",
+    Kind::Gauge,
+    "Number of requests in model execution batches.",
+);
+/// `vllm:num_requests_waiting`.
+pub const NUM_REQUESTS_WAITING: MetricName = vllm(
+    "vllm:num_requests_waiting",
+    "{request}",
+    Kind::Gauge,
+    "Number of requests waiting to be processed.",
+);
+/// `vllm:kv_cache_usage_perc`: a fraction from 0 to 1, despite the name.
+pub const KV_CACHE_USAGE: MetricName = vllm(
+    "vllm:kv_cache_usage_perc",
+    "1",
+    Kind::Gauge,
+    "KV-cache usage. 1 means 100 percent usage.",
+);
+/// `vllm:num_preemptions_total`.
+pub const NUM_PREEMPTIONS: MetricName = vllm(
+    "vllm:num_preemptions_total",
+    "{preemption}",
+    Kind::Counter,
+    "Cumulative number of preemption from the engine.",
+);
+
+/// Every vLLM metric this crate publishes. The vLLM profile also publishes
+/// [`semconv::REQUESTS`](super::semconv::REQUESTS) and
+/// [`semconv::SERIES_FOLDED`](super::semconv::SERIES_FOLDED), which vLLM has no name for.
+pub const ALL: &[MetricName] = &[
+    TIME_TO_FIRST_TOKEN,
+    INTER_TOKEN_LATENCY,
+    TIME_PER_OUTPUT_TOKEN,
+    E2E_REQUEST_LATENCY,
+    QUEUE_TIME,
+    PREFILL_TIME,
+    DECODE_TIME,
+    INFERENCE_TIME,
+    REQUEST_PROMPT_TOKENS,
+    REQUEST_GENERATION_TOKENS,
+    PROMPT_TOKENS,
+    GENERATION_TOKENS,
+    REQUEST_SUCCESS,
+    NUM_REQUESTS_RUNNING,
+    NUM_REQUESTS_WAITING,
+    KV_CACHE_USAGE,
+    NUM_PREEMPTIONS,
+];

@@ -1,0 +1,58 @@
+//! Golden text of the exposition for both profiles: a scripted workload on a manual clock,
+//! rendered by a local `metrics-exporter-prometheus` recorder (no global state), compared
+//! line for line with `tests/golden/*.prom` after sorting families and series (the exporter
+//! renders from hash maps).
+//!
+//! After a deliberate change, rewrite the files with `TOKENMETER_BLESS=1 cargo test -p
+//! tokenmeter-prometheus --test golden` and review the diff.
+
+mod support;
+
+use std::path::PathBuf;
+
+use tokenmeter_prometheus::Profile;
+
+fn check(profile: Profile) {
+    let actual = support::canonical(&support::workload::render(profile));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{profile}.prom"));
+    if std::env::var_os("TOKENMETER_BLESS").is_some() {
+        std::fs::write(&path, &actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    if actual != expected {
+        let first = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .unwrap_or(actual.lines().count().min(expected.lines().count()));
+        panic!(
+            "{profile} exposition differs from {} at line {}:\n  actual:   {:?}\n  expected: {:?}\nwhole actual text:\n{actual}",
+            path.display(),
+            first + 1,
+            actual.lines().nth(first),
+            expected.lines().nth(first),
+        );
+    }
+}
+
+#[test]
+fn semconv_exposition_matches_the_golden_text() {
+    check(Profile::Semconv);
+}
+
+#[test]
+fn vllm_exposition_matches_the_golden_text() {
+    check(Profile::Vllm);
+}
+
+#[test]
+fn canonical_form_does_not_depend_on_render_order() {
+    let a = "# TYPE b counter\nb{x=\"2\"} 1\nb{x=\"1\"} 2\n\n# TYPE a histogram\na_bucket{le=\"1\"} 0\na_bucket{le=\"+Inf\"} 1\na_sum 2\na_count 1\n\n";
+    let b = "# TYPE a histogram\na_bucket{le=\"1\"} 0\na_bucket{le=\"+Inf\"} 1\na_sum 2\na_count 1\n\n# TYPE b counter\nb{x=\"1\"} 2\nb{x=\"2\"} 1\n\n";
+    assert_eq!(support::canonical(a), support::canonical(b));
+    assert!(support::canonical(a).starts_with("# TYPE a histogram\na_bucket{le=\"1\"} 0\n"));
+}

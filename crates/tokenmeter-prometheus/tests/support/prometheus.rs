@@ -1,0 +1,138 @@
+//! A real Prometheus server on loopback, started for one test and killed when dropped.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{TempDir, free_port, http, require_binary};
+
+/// One scrape job: name, target and path.
+pub(crate) struct Job<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) target: SocketAddr,
+    pub(crate) path: &'a str,
+}
+
+/// A running `prometheus` process; killed (and its data removed) on drop, also when the test
+/// fails.
+pub(crate) struct Prometheus {
+    child: Child,
+    addr: SocketAddr,
+    dir: TempDir,
+}
+
+impl Prometheus {
+    /// Starts Prometheus scraping `jobs` every second, and waits until it is ready.
+    pub(crate) fn start(jobs: &[Job<'_>]) -> Self {
+        let binary = require_binary("prometheus");
+        let dir = TempDir::new("prometheus");
+        let mut config = String::from(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n",
+        );
+        for job in jobs {
+            config.push_str(&format!(
+                "  - job_name: {}\n    metrics_path: {}\n    static_configs:\n      - targets: ['{}']\n",
+                job.name, job.path, job.target
+            ));
+        }
+        let config_path = dir.0.join("prometheus.yml");
+        std::fs::write(&config_path, config).expect("write prometheus.yml");
+        let log = std::fs::File::create(dir.0.join("prometheus.log")).expect("create log");
+        let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+        let child = Command::new(binary)
+            .arg(format!("--config.file={}", config_path.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.0.join("data").display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .arg("--log.level=warn")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone log"))
+            .stderr(log)
+            .spawn()
+            .expect("prometheus starts");
+        let mut server = Self { child, addr, dir };
+        server.wait_ready(Duration::from_secs(20));
+        server
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.0.join("prometheus.log")).unwrap_or_default()
+    }
+
+    fn wait_ready(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("prometheus exited ({status}) before it was ready:\n{}", self.log());
+            }
+            if http::get(self.addr, "/-/ready").is_ok_and(|r| r.status == 200) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "prometheus on {} was not ready within {limit:?}:\n{}",
+                self.addr,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs an instant query; returns each result's labels (as JSON) and value.
+    pub(crate) fn query(&self, promql: &str) -> Vec<(serde_json::Value, f64)> {
+        let path = format!("/api/v1/query?query={}", http::encode(promql));
+        let response = http::get(self.addr, &path).expect("query prometheus");
+        let json: serde_json::Value = serde_json::from_str(&response.body)
+            .unwrap_or_else(|e| panic!("bad JSON from prometheus ({e}): {}", response.body));
+        assert_eq!(json["status"], "success", "query {promql}: {json}");
+        let data = &json["data"];
+        match data["resultType"].as_str() {
+            Some("vector") => data["result"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| (r["metric"].clone(), parse_value(&r["value"])))
+                .collect(),
+            Some("scalar") => vec![(serde_json::Value::Null, parse_value(&data["result"]))],
+            other => panic!("unexpected result type {other:?} for {promql}: {json}"),
+        }
+    }
+
+    /// The single value `promql` returns, or `None` for an empty result.
+    pub(crate) fn value(&self, promql: &str) -> Option<f64> {
+        let results = self.query(promql);
+        assert!(results.len() <= 1, "{promql} returned {results:?}");
+        results.first().map(|r| r.1)
+    }
+
+    /// Polls until `promql` returns `expected`, or panics after `limit` with the last value.
+    pub(crate) fn wait_for_value(&self, promql: &str, expected: f64, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let value = self.value(promql);
+            if value == Some(expected) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{promql}` was {value:?}, not {expected}, after {limit:?}; targets: {}\nlog:\n{}",
+                http::get(self.addr, "/api/v1/targets").map(|r| r.body).unwrap_or_default(),
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn parse_value(pair: &serde_json::Value) -> f64 {
+    pair[1]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

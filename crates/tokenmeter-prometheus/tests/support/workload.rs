@@ -1,0 +1,119 @@
+//! A scripted workload on a manual clock that exercises every metric of both profiles.
+
+use std::time::Duration;
+
+use tokenmeter::{
+    Clock, Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter,
+};
+use tokenmeter_prometheus::{Builder, Metric, Profile};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Runs the workload against a local exporter of `profile` (with a 0.35 s TTFT edge) and
+/// returns the exposition, rendered while two requests are still open (one waiting, one
+/// running).
+pub(crate) fn render(profile: Profile) -> String {
+    let time = ManualClock::new();
+    let (sink, handle) = Builder::new(profile)
+        .add_edges(Metric::Ttft, &[0.35])
+        .and_then(|b| b.add_edges(Metric::InputTokens, &[12.0]))
+        .and_then(Builder::build_local)
+        .expect("a local exporter");
+    let engine = sink.engine(&Labels::server("chat").provider("vllm").request_model("llama-3-8b"));
+    let meter = Meter::builder()
+        .clock(Clock::manual(&time))
+        .sink(sink)
+        .max_series(2)
+        .build();
+    let server = meter.series(
+        &Labels::server("chat")
+            .provider("vllm")
+            .request_model("llama-3-8b")
+            .server_port(8000),
+    );
+    let client = meter.series(
+        &Labels::client("chat")
+            .provider("openai")
+            .request_model("gpt-4o")
+            .response_model("gpt-4o-2024-08-06"),
+    );
+    // Past the cap of two series: folded into `_OTHER`.
+    let folded = meter.series(&Labels::server("embeddings").request_model("e5"));
+
+    // A success: queued 10 ms, prefill 40 ms, three tokens 20 ms apart, ends at 100 ms.
+    let mut r = server.start();
+    r.set_input_tokens(12);
+    time.advance(ms(10));
+    r.scheduled();
+    time.advance(ms(40));
+    r.tokens(1);
+    time.advance(ms(20));
+    r.tokens(1);
+    time.advance(ms(20));
+    r.tokens(1);
+    time.advance(ms(10));
+    r.set_finish_reason(FinishReason::Stop);
+    r.succeed();
+
+    // Cancelled after its first token, which came exactly on the 0.35 s edge.
+    let mut r = server.start();
+    time.advance(ms(350));
+    r.tokens(1);
+    time.advance(ms(50));
+    drop(r);
+
+    // Rate limited before any token.
+    let r = server.start();
+    time.advance(ms(5));
+    r.fail(ErrorClass::RateLimited);
+
+    // Degraded (a fallback model answered), cut by the token limit: two chunks of two tokens.
+    let mut r = server.start();
+    r.set_input_tokens(30);
+    r.mark_degraded(Degradation::OtherModel);
+    time.advance(ms(600));
+    r.tokens(2);
+    time.advance(ms(30));
+    r.tokens(2);
+    r.set_finish_reason(FinishReason::Length);
+    r.succeed();
+
+    // Still open at render: one running (past its first token), one waiting.
+    let mut running = server.start();
+    time.advance(ms(20));
+    running.tokens(1);
+    let waiting = server.start();
+
+    // A client request: usage known, three chunks of 2, 3 and 1 tokens.
+    let mut r = client.start();
+    r.set_input_tokens(100);
+    time.advance(ms(200));
+    r.tokens(2);
+    time.advance(ms(40));
+    r.tokens(3);
+    time.advance(ms(60));
+    r.tokens(1);
+    r.succeed();
+
+    // A client request that failed on the wire after one chunk.
+    let mut r = client.start();
+    time.advance(ms(300));
+    r.tokens(1);
+    time.advance(ms(100));
+    r.fail(ErrorClass::Transport);
+
+    // A request on the folded series.
+    let mut r = folded.start();
+    time.advance(ms(70));
+    r.tokens(1);
+    r.succeed();
+
+    engine.set_kv_cache_usage(0.25);
+    engine.add_preemptions(3);
+
+    let text = handle.render();
+    drop((running, waiting));
+    text
+}

@@ -1,0 +1,281 @@
+//! The step loop: every iteration is one engine step. All scheduling happens here.
+//!
+//! One step:
+//! 1. take the requests that arrived, drop the ones whose consumer went away;
+//! 2. admit waiting requests in arrival order while the batch has a slot and the KV cache can
+//!    hold the request's prompt and whole output (first come, first served: the head of the
+//!    queue blocks the rest);
+//! 3. run the step: prefill the newly admitted requests and one decode step for the running
+//!    batch, for the time the [`CostModel`](crate::CostModel) gives;
+//! 4. at the step's end, every request that took part emits one token (its first, for the newly
+//!    admitted), or its planned error; finished requests leave the batch and free their KV cache.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{Instant, sleep_until};
+
+use super::active::{Active, Emitted, Job};
+use super::{Shared, StepHook};
+use crate::config::SimConfig;
+use crate::snapshot::StepStats;
+
+/// How late a wake-up may be for the next step to still start at the previous step's planned
+/// end (so timer rounding does not accumulate); later than this, the engine was idle or
+/// starved and the step starts now.
+const SLACK: Duration = Duration::from_millis(2);
+
+pub(super) struct Scheduler {
+    config: SimConfig,
+    shared: Arc<Shared>,
+    rx: UnboundedReceiver<Job>,
+    open: bool,
+    rng: SmallRng,
+    waiting: VecDeque<Active>,
+    running: Vec<Active>,
+    kv_reserved: u64,
+    steps: u64,
+    origin: Instant,
+    on_step: Option<StepHook>,
+}
+
+/// What the loop does next.
+enum Next {
+    /// Run a step starting at this instant.
+    Step(Instant),
+    /// Nothing can run before this instant (every running request is stalled), or before a
+    /// new arrival when `None`.
+    Wait(Option<Instant>),
+    /// No work and no more arrivals: stop.
+    Stop,
+}
+
+impl Scheduler {
+    pub(super) fn new(
+        config: SimConfig,
+        shared: Arc<Shared>,
+        rx: UnboundedReceiver<Job>,
+        on_step: Option<StepHook>,
+    ) -> Self {
+        let rng = SmallRng::seed_from_u64(config.seed);
+        Self {
+            config,
+            shared,
+            rx,
+            open: true,
+            rng,
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            kv_reserved: 0,
+            steps: 0,
+            origin: Instant::now(),
+            on_step,
+        }
+    }
+
+    pub(super) async fn run(mut self) {
+        let mut planned: Option<Instant> = None;
+        loop {
+            self.intake();
+            self.reap();
+            match self.next(planned) {
+                Next::Stop => break,
+                Next::Wait(until) => {
+                    planned = None;
+                    self.publish(None);
+                    self.wait(until).await;
+                }
+                Next::Step(start) => planned = Some(self.step(start).await),
+            }
+        }
+        self.publish(None);
+    }
+
+    /// Moves every request that arrived into the queue, drawing its fault plan.
+    fn intake(&mut self) {
+        while self.open {
+            match self.rx.try_recv() {
+                Ok(job) => self.accept(job),
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
+                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => self.open = false,
+            }
+        }
+    }
+
+    fn accept(&mut self, job: Job) {
+        let active = Active::new(job, &self.config.faults, &mut self.rng);
+        self.waiting.push_back(active);
+    }
+
+    /// Cancels the requests whose consumer dropped the stream, waiting or running.
+    fn reap(&mut self) {
+        let before = self.waiting.len();
+        self.waiting.retain_mut(|active| {
+            let gone = active.abandoned();
+            if gone {
+                active.cancel();
+            }
+            !gone
+        });
+        let left = before - self.waiting.len();
+        self.shared.queued.fetch_sub(left, Ordering::Relaxed);
+        let mut freed = 0;
+        self.running.retain_mut(|active| {
+            let gone = active.abandoned();
+            if gone {
+                active.cancel();
+                freed += active.kv_reserved();
+            }
+            !gone
+        });
+        self.kv_reserved -= freed;
+    }
+
+    fn next(&mut self, planned: Option<Instant>) -> Next {
+        if self.running.is_empty() && self.waiting.is_empty() {
+            return if self.open {
+                Next::Wait(None)
+            } else {
+                Next::Stop
+            };
+        }
+        let now = Instant::now();
+        let start = match planned {
+            Some(planned) if now.saturating_duration_since(planned) <= SLACK => planned.min(now),
+            _ => now,
+        };
+        let stall = self.config.faults.stall;
+        let decoding = self.running.iter_mut().any(|a| a.decodes_at(start, stall));
+        if decoding || self.admissible() {
+            return Next::Step(start);
+        }
+        // Every running request is stalled and the queue's head cannot be admitted.
+        Next::Wait(self.running.iter().filter_map(|a| a.stalled_until).min())
+    }
+
+    fn admissible(&self) -> bool {
+        self.waiting.front().is_some_and(|head| {
+            self.running.len() < self.config.max_batch
+                && self.kv_reserved + head.kv_reserved() <= self.config.kv_capacity_tokens
+        })
+    }
+
+    /// Sleeps until `until` or the next arrival, whichever comes first.
+    async fn wait(&mut self, until: Option<Instant>) {
+        let arrival = async {
+            if self.open {
+                self.rx.recv().await
+            } else {
+                std::future::pending().await
+            }
+        };
+        let job = match until {
+            Some(until) => tokio::select! {
+                job = arrival => Some(job),
+                () = sleep_until(until) => None,
+            },
+            None => Some(arrival.await),
+        };
+        match job {
+            Some(Some(job)) => self.accept(job),
+            Some(None) => self.open = false,
+            None => {}
+        }
+    }
+
+    /// Runs one step starting at `start`; returns its planned end.
+    async fn step(&mut self, start: Instant) -> Instant {
+        let first_new = self.running.len();
+        let admitted = self.admit();
+        let stall = self.config.faults.stall;
+        let mut decode_requests = 0;
+        for active in &mut self.running[..first_new] {
+            active.in_step = active.decodes_at(start, stall);
+            decode_requests += usize::from(active.in_step);
+        }
+        let new = &mut self.running[first_new..];
+        new.iter_mut().for_each(|active| active.in_step = true);
+        let prefill_tokens: u64 = new.iter().map(|a| a.prompt_tokens()).sum();
+        let duration = self.config.cost.step(prefill_tokens, decode_requests);
+        let end = start + duration;
+        self.publish(None);
+        sleep_until(end).await;
+        let emitted = self.emit();
+        let stats = StepStats {
+            index: self.steps,
+            started: start.saturating_duration_since(self.origin),
+            duration,
+            prefill_requests: admitted,
+            prefill_tokens,
+            decode_requests,
+            emitted,
+            waiting: self.waiting.len(),
+        };
+        self.steps += 1;
+        if let Some(hook) = &self.on_step {
+            hook(&stats);
+        }
+        self.publish(Some(stats));
+        end
+    }
+
+    /// Admits waiting requests while the batch and the KV cache allow; returns how many. They
+    /// are appended to the running batch.
+    fn admit(&mut self) -> usize {
+        let mut admitted = 0;
+        while self.admissible() {
+            let Some(mut active) = self.waiting.pop_front() else {
+                break;
+            };
+            self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+            active.schedule();
+            self.kv_reserved += active.kv_reserved();
+            self.running.push(active);
+            admitted += 1;
+        }
+        admitted
+    }
+
+    /// Every request that took part in the step emits; finished ones leave the batch and free
+    /// their KV cache.
+    fn emit(&mut self) -> usize {
+        let mut emitted = 0;
+        let mut freed = 0;
+        self.running.retain_mut(|active| {
+            if !std::mem::take(&mut active.in_step) {
+                return true;
+            }
+            emitted += 1;
+            match active.emit() {
+                Emitted::Token => true,
+                Emitted::Ended => {
+                    freed += active.kv_reserved();
+                    false
+                }
+            }
+        });
+        self.kv_reserved -= freed;
+        emitted
+    }
+
+    /// Publishes the engine's state for [`Engine::snapshot`](super::Engine::snapshot).
+    fn publish(&self, last_step: Option<StepStats>) {
+        let mut snapshot = self
+            .shared
+            .snapshot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        snapshot.running = self.running.len();
+        snapshot.kv_used_tokens = self.running.iter().map(Active::kv_used).sum();
+        snapshot.kv_reserved_tokens = self.kv_reserved;
+        snapshot.steps = self.steps;
+        if last_step.is_some() {
+            snapshot.last_step = last_step;
+        }
+    }
+}

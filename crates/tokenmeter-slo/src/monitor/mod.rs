@@ -1,0 +1,192 @@
+//! [`SloMonitor`]: a sink that judges every request, publishes the verdict counters and keeps
+//! the in-process windows.
+
+mod publish;
+mod saturation;
+
+pub use saturation::{SaturationLevel, SaturationSignal};
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokenmeter::sink::{Gauge, SeriesSink, Sink};
+use tokenmeter::{Clock, Labels, RequestRecord};
+
+use crate::spec::SloSpec;
+use crate::status::SloStatus;
+use crate::verdict::Verdict;
+use crate::window::Windows;
+use publish::{Counters, Target};
+use saturation::Saturation;
+
+/// Judges every request against the spec, counts verdicts (through the `metrics` facade when
+/// asked), and answers goodput, attainment, percentiles, burn rates, alerts, saturation and
+/// diagnosis for in-process windows.
+///
+/// Add it to a [`Meter`](tokenmeter::Meter) like any sink. Clones share the same state.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter::{Clock, Labels, ManualClock, Meter};
+/// use tokenmeter_slo::{LatencyMetric, Objective, SloMonitor, SloSpec};
+///
+/// let spec = SloSpec::builder()
+///     .objective(Objective::latency(LatencyMetric::Ttft, 95.0, Duration::from_millis(200)))
+///     .build()
+///     .unwrap();
+/// let time = ManualClock::new();
+/// let clock = Clock::manual(&time);
+/// let monitor = SloMonitor::new(spec, clock.clone());
+/// let meter = Meter::builder().clock(clock).sink(monitor.clone()).build();
+/// let series = meter.series(&Labels::server("chat"));
+/// for ttft_ms in [100, 150, 300] {
+///     let mut request = series.start();
+///     time.advance(Duration::from_millis(ttft_ms));
+///     request.tokens(1);
+///     request.succeed();
+/// }
+/// let status = monitor.status();
+/// let five_minutes = &status.classes[0].windows[0];
+/// assert_eq!((five_minutes.requests, five_minutes.good), (3, 2));
+/// ```
+#[derive(Clone)]
+pub struct SloMonitor {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) spec: SloSpec,
+    pub(crate) clock: Clock,
+    pub(crate) started: Duration,
+    pub(crate) classes: Vec<Mutex<Windows>>,
+    pub(crate) saturation: Saturation,
+    target: Target,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SloMonitor {
+    /// A monitor for `spec`, reading time from `clock` (use the meter's clock). Publishes no
+    /// counters; see [`SloMonitor::publish_global`] and [`SloMonitor::publish_to`].
+    pub fn new(spec: SloSpec, clock: Clock) -> Self {
+        Self::with_target(spec, clock, Target::None)
+    }
+
+    /// The same, publishing the verdict counters (see [`names`](crate::names)) to the global
+    /// `metrics` recorder installed at the time each series is created.
+    pub fn publish_global(spec: SloSpec, clock: Clock) -> Self {
+        Self::with_target(spec, clock, Target::Global)
+    }
+
+    /// The same, publishing the verdict counters to `recorder` (for example the Prometheus
+    /// recorder serving `/metrics`, or a test's local recorder).
+    pub fn publish_to(
+        spec: SloSpec,
+        clock: Clock,
+        recorder: Arc<dyn metrics::Recorder + Send + Sync>,
+    ) -> Self {
+        Self::with_target(spec, clock, Target::Recorder(recorder))
+    }
+
+    fn with_target(spec: SloSpec, clock: Clock, target: Target) -> Self {
+        let classes = spec
+            .classes
+            .iter()
+            .map(|c| Mutex::new(Windows::new(c.objectives.len(), spec.period)))
+            .collect();
+        let saturation = Saturation::new(spec.saturation);
+        Self {
+            shared: Arc::new(Shared {
+                started: clock.now(),
+                spec,
+                clock,
+                classes,
+                saturation,
+                target,
+            }),
+        }
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &SloSpec {
+        &self.shared.spec
+    }
+
+    /// Sets the KV-cache usage (0–1) for the saturation warning.
+    pub fn set_kv_usage(&self, usage: f64) {
+        self.shared
+            .saturation
+            .set_kv(self.shared.clock.now(), usage);
+    }
+
+    /// Everything the monitor knows, now.
+    pub fn status(&self) -> SloStatus {
+        let now = self.shared.clock.now();
+        SloStatus::compute(&self.shared, now, |class| lock(&self.shared.classes[class]))
+    }
+
+    /// Records a finished request directly (without a meter), against the class of its series.
+    pub fn record(&self, record: &RequestRecord) {
+        if let Some(class) = self.shared.spec.class_of(record.series.labels()) {
+            self.judge(class, record);
+        }
+    }
+
+    fn judge(&self, class: usize, record: &RequestRecord) -> Verdict {
+        let spec_class = &self.shared.spec.classes[class];
+        let verdict = Verdict::of(spec_class, record);
+        let contribution = verdict.contribution(spec_class, record);
+        lock(&self.shared.classes[class]).record(record.end(), &contribution);
+        verdict
+    }
+}
+
+impl fmt::Debug for SloMonitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SloMonitor")
+            .field("classes", &self.shared.spec.classes.len())
+            .field("target", &self.shared.target)
+            .finish()
+    }
+}
+
+struct MonitorSeries {
+    monitor: SloMonitor,
+    class: Option<usize>,
+    counters: Option<Counters>,
+}
+
+impl Sink for SloMonitor {
+    fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink> {
+        let class = self.shared.spec.class_of(labels);
+        let counters =
+            class.and_then(|c| Counters::new(&self.shared.target, &self.shared.spec.classes[c]));
+        Box::new(MonitorSeries {
+            monitor: self.clone(),
+            class,
+            counters,
+        })
+    }
+}
+
+impl SeriesSink for MonitorSeries {
+    fn end(&self, record: &RequestRecord) {
+        let Some(class) = self.class else { return };
+        let verdict = self.monitor.judge(class, record);
+        if let Some(counters) = &self.counters {
+            counters.publish(&verdict, record.output_tokens);
+        }
+    }
+
+    fn gauge(&self, gauge: Gauge, delta: i64) {
+        if gauge == Gauge::Waiting {
+            let shared = &self.monitor.shared;
+            shared.saturation.add_waiting(shared.clock.now(), delta);
+        }
+    }
+}
