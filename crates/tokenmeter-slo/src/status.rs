@@ -81,7 +81,7 @@ pub struct ObjectiveStatus {
     pub name: String,
     /// Its target.
     pub target: f64,
-    /// Per window of [`WINDOWS`](crate::window::WINDOWS).
+    /// Per window of [`crate::window::WINDOWS`].
     pub windows: Vec<ObjectiveWindow>,
     /// Attainment over the compliance period (what the process has seen of it).
     pub period_attainment: Option<f64>,

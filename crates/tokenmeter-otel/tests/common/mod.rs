@@ -2,6 +2,7 @@
 //! or from decoded OTLP requests), real OTLP receivers on loopback, and scripted workloads.
 #![allow(dead_code)]
 
+pub(crate) mod checks;
 pub(crate) mod receiver;
 pub(crate) mod snapshot;
 pub(crate) mod workload;

@@ -1,7 +1,7 @@
 //! Prometheus recording and alerting rules for a spec (`tokenmeter slo rules`).
 //!
 //! Recording rules follow Sloth's names: `slo:sli_error:ratio_rate5m` … `ratio_rate3d` per class
-//! and objective, from the verdict counters ([`names`](crate::names)); the period's ratio
+//! and objective, from the verdict counters ([`crate::names`]); the period's ratio
 //! (`slo:sli_error:ratio_rate30d`) from summed increases over the whole period, never from
 //! averaged ratios. Goodput and attainment: `tokenmeter:slo_goodput:requests_rate5m`,
 //! `tokenmeter:slo_goodput:tokens_rate5m`, `tokenmeter:slo_attainment:ratio_rate5m` (and `1h`),

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | [`SeriesSink::first_token`] | the first item that carries at least one token | TTFT, queue and prefill when known, tokens in that item |
 //! | [`SeriesSink::item`] | every later token-bearing item (the hot path) | the gap since the previous token-bearing item (one ITL sample), tokens in it |
-//! | [`SeriesSink::end`] | exactly once per request, on every path | the complete [`RequestRecord`](crate::RequestRecord) |
+//! | [`SeriesSink::end`] | exactly once per request, on every path | the complete [`RequestRecord`] |
 //! | [`SeriesSink::gauge`] | a request enters or leaves `waiting` or `running` | the change |
 //! | [`Sink::series_folded`] | a label set past the cap was folded into `_OTHER` | the role |
 //!

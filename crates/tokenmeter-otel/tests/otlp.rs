@@ -1,0 +1,170 @@
+//! End to end: the OTLP pipeline against real receivers on loopback — gRPC (the generated
+//! tonic `MetricsService`) and HTTP/protobuf (axum + prost) — decoding what the exporter sends.
+
+mod common;
+
+use std::time::Duration;
+
+use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
+use tokenmeter_otel::names::{self, attr};
+use tokenmeter_otel::{OtlpConfig, Protocol};
+
+use common::receiver::{Receiver, bind};
+use common::snapshot::Snapshot;
+use common::workload::Script;
+use common::checks;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn server() -> Labels<'static> {
+    Labels::server("chat")
+        .provider("vllm")
+        .request_model("llama-3-8b")
+        .server_address("127.0.0.1")
+        .server_port(8000)
+}
+
+fn client() -> Labels<'static> {
+    Labels::client("chat").provider("openai").request_model("gpt-4o")
+}
+
+async fn round_trip(protocol: Protocol, receiver: Receiver) {
+    let otlp = OtlpConfig::new()
+        .protocol(protocol)
+        .endpoint(receiver.url())
+        .interval(Duration::from_millis(150))
+        .timeout(Duration::from_secs(5))
+        .service_name("tokenmeter-e2e")
+        .resource_attribute("deployment.environment.name", "test")
+        .header("x-api-key", "e2e-key-123")
+        .install()
+        .expect("install");
+    let clock = ManualClock::new();
+    let meter = Meter::builder()
+        .clock(Clock::manual(&clock))
+        .sink(otlp.sink())
+        .build();
+    let served = Script::default().run(&meter, &clock, &server());
+    let script = Script {
+        errors: vec![ErrorClass::Timeout],
+        ..Script::default()
+    };
+    let sent = script.run(&meter, &clock, &client());
+
+    // A periodic export carries every request.
+    let got = receiver
+        .wait_for("a periodic export with every request", WAIT, |s| {
+            s.total(names::SERVER_REQUEST_DURATION.name, &[]) as u64 == served.requests
+                && s.total(names::CLIENT_OPERATION_DURATION.name, &[]) as u64 == sent.requests
+        })
+        .await;
+    let s = &got.snapshot;
+    let mut expected: Vec<&str> = names::ALL
+        .iter()
+        .map(|m| m.name)
+        .filter(|n| {
+            ![
+                names::SERIES_FOLDED.name,
+                names::KV_CACHE_USAGE.name,
+                names::PREEMPTIONS.name,
+            ]
+            .contains(n)
+        })
+        .collect();
+    expected.sort_unstable();
+    assert_eq!(s.names(), expected);
+    checks::units_and_bounds(s);
+    checks::counts(s, Role::Server, &[(attr::REQUEST_MODEL, "llama-3-8b")], &served);
+    checks::counts(s, Role::Client, &[(attr::REQUEST_MODEL, "gpt-4o")], &sent);
+    let port = s.metric(names::SERVER_TIME_TO_FIRST_TOKEN.name).points[0].attrs[attr::SERVER_PORT].clone();
+    assert_eq!(port, "8000");
+    assert_eq!(s.resource["service.name"], "tokenmeter-e2e");
+    assert_eq!(s.resource["deployment.environment.name"], "test");
+    let key = got.headers.iter().find(|(k, _)| k == "x-api-key");
+    assert_eq!(key.map(|(_, v)| v.as_str()), Some("e2e-key-123"));
+    if protocol == Protocol::HttpProtobuf {
+        let content = got.headers.iter().find(|(k, _)| k == "content-type");
+        assert_eq!(content.map(|(_, v)| v.as_str()), Some("application/x-protobuf"));
+    }
+    assert_eq!(otlp.stats().failed, 0, "{:?}", otlp.stats());
+    assert!(otlp.stats().succeeded >= 1);
+
+    // Requests after that, then shutdown: the final export carries the new totals.
+    let more = Script {
+        ok: 2,
+        errors: vec![],
+        cancelled: 0,
+        ..Script::default()
+    };
+    let mut total = served;
+    total += more.run(&meter, &clock, &server());
+    tokio::task::spawn_blocking(move || otlp.shutdown(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("shutdown flushes");
+    let last = receiver.received().pop().expect("an export").snapshot;
+    checks::counts(&last, Role::Server, &[(attr::REQUEST_MODEL, "llama-3-8b")], &total);
+    checks::counts(&last, Role::Client, &[(attr::REQUEST_MODEL, "gpt-4o")], &sent);
+    receiver.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_receiver_decodes_names_units_bounds_and_counts() {
+    round_trip(Protocol::Grpc, Receiver::grpc(bind().await)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_receiver_decodes_names_units_bounds_and_counts() {
+    round_trip(Protocol::HttpProtobuf, Receiver::http(bind().await)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exponential_histograms_reach_the_receiver() {
+    let receiver = Receiver::grpc(bind().await);
+    let otlp = OtlpConfig::new()
+        .protocol(Protocol::Grpc)
+        .endpoint(receiver.url())
+        .histograms(tokenmeter_otel::HistogramAggregation::exponential())
+        .install()
+        .expect("install");
+    let clock = ManualClock::new();
+    let meter = Meter::builder()
+        .clock(Clock::manual(&clock))
+        .sink(otlp.sink())
+        .build();
+    let e = Script::default().run(&meter, &clock, &server());
+    tokio::task::spawn_blocking(move || otlp.flush(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("flush");
+    let s: Snapshot = receiver.received().pop().expect("an export").snapshot;
+    let itl = s.metric(names::INTER_TOKEN_LATENCY.name);
+    assert!(
+        matches!(itl.points[0].value, common::snapshot::Value::Exponential { .. }),
+        "{itl:?}"
+    );
+    assert_eq!(s.total(names::INTER_TOKEN_LATENCY.name, &[]) as u64, e.later_items);
+    receiver.stop().await;
+}
+
+#[test]
+fn a_malformed_endpoint_is_an_error_that_says_what_to_fix() {
+    let error = OtlpConfig::new()
+        .protocol(Protocol::Grpc)
+        .endpoint("not a url")
+        .install()
+        .expect_err("a malformed endpoint");
+    let message = error.to_string();
+    assert!(message.contains("endpoint"), "{message}");
+}
+
+#[test]
+fn an_invalid_header_is_refused_without_showing_its_value() {
+    let error = OtlpConfig::new()
+        .protocol(Protocol::HttpProtobuf)
+        .header("x api key", "top-secret-value")
+        .install()
+        .expect_err("an invalid header");
+    let message = error.to_string();
+    assert!(message.contains("x api key") && !message.contains("top-secret"), "{message}");
+}
