@@ -1,1 +1,57 @@
-fn main() {}
+//! Per-token cost of the Prometheus sink against the naive way a user would write it by hand:
+//! per token `Instant::now()` plus `metrics::histogram!("…", "model" => model.to_string())
+//! .record(…)`. Both record into the same installed `metrics-exporter-prometheus` recorder
+//! (with buckets and the upkeep running), so the ratio isolates what each does per token.
+//!
+//! `cargo bench -p tokenmeter-benches --bench prometheus` prints
+//! `ratio prometheus_per_token: tokenmeter/naive = …` (goal: at most 0.2).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use tokenmeter::{Labels, Meter};
+use tokenmeter_benches::print_ratio;
+use tokenmeter_prometheus::{Builder, Profile};
+
+const GROUP: &str = "prometheus_per_token";
+
+fn per_token(c: &mut Criterion) {
+    let (sink, handle) = Builder::new(Profile::Semconv)
+        .upkeep_interval(Duration::from_millis(100))
+        .install_recorder()
+        .expect("install the recorder once in this process");
+    let meter = Meter::builder().sink(sink).build();
+    let series = meter.series(&Labels::server("chat").request_model("llama-3-8b"));
+    let model = String::from("llama-3-8b");
+
+    let mut group = c.benchmark_group(GROUP);
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .sample_size(50);
+    group.bench_function("naive", |b| {
+        let mut last = Instant::now();
+        b.iter(|| {
+            let now = Instant::now();
+            metrics::histogram!("naive_inter_token_latency_seconds", "model" => model.to_string())
+                .record(now.duration_since(last).as_secs_f64());
+            last = now;
+        });
+    });
+    group.bench_function("tokenmeter", |b| {
+        let mut request = series.start();
+        request.tokens(1);
+        b.iter(|| request.tokens(black_box(1)));
+        request.succeed();
+    });
+    group.finish();
+    drop(handle);
+    print_ratio(GROUP, "tokenmeter/naive", "tokenmeter", "naive");
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    per_token(&mut criterion);
+    criterion.final_summary();
+}

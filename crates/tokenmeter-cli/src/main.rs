@@ -4,6 +4,7 @@
 
 mod bench;
 mod serve;
+mod slo;
 
 use std::process::ExitCode;
 
@@ -23,6 +24,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
     Bench(bench::BenchArgs),
+    /// Work with SLO specs: generate Prometheus rules.
+    #[command(subcommand)]
+    Slo(slo::SloCommand),
 }
 
 #[tokio::main]
@@ -31,6 +35,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve::run(args).await,
         Command::Bench(args) => bench::run(args).await,
+        Command::Slo(command) => slo::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -135,7 +135,12 @@ mod tests {
         let a = SeriesAttributes::new(&labels);
         assert_eq!(
             keys(&a.semconv),
-            [attr::OPERATION, attr::PROVIDER, attr::REQUEST_MODEL, attr::SERVER_PORT]
+            [
+                attr::OPERATION,
+                attr::PROVIDER,
+                attr::REQUEST_MODEL,
+                attr::SERVER_PORT
+            ]
         );
         assert_eq!(keys(&a.own).last(), Some(&attr::ROLE));
         assert_eq!(a.own.last().unwrap().value.as_str(), "client");
@@ -149,7 +154,11 @@ mod tests {
         let a = SeriesAttributes::new(&Labels::server("chat"));
         let value = |o| {
             let set = a.outcome_for(o);
-            let find = |k: &str| set.iter().find(|kv| kv.key.as_str() == k).map(|kv| kv.value.to_string());
+            let find = |k: &str| {
+                set.iter()
+                    .find(|kv| kv.key.as_str() == k)
+                    .map(|kv| kv.value.to_string())
+            };
             (find(attr::OUTCOME), find(attr::ERROR_TYPE))
         };
         assert_eq!(value(Outcome::Success), (Some("success".into()), None));

@@ -87,18 +87,42 @@ pub const DURATION_EDGES: &[f64] = &[
 ];
 /// Semconv advice for `gen_ai.client.token.usage`: 1, ×4, … 67108864.
 pub const TOKEN_EDGES: &[f64] = &[
-    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0,
-    4194304.0, 16777216.0, 67108864.0,
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0, 67108864.0,
 ];
 
 /// Every histogram, the concepts whose bucket settings it takes, and its default layout.
 const HISTOGRAMS: &[(MetricName, &[Metric], &[f64])] = &[
-    (names::SERVER_TIME_TO_FIRST_TOKEN, &[Metric::Ttft], TTFT_EDGES),
-    (names::SERVER_TIME_PER_OUTPUT_TOKEN, &[Metric::Tpot], TPOT_EDGES),
-    (names::SERVER_REQUEST_DURATION, &[Metric::E2e], DURATION_EDGES),
-    (names::CLIENT_OPERATION_DURATION, &[Metric::E2e], DURATION_EDGES),
-    (names::CLIENT_TIME_TO_FIRST_CHUNK, &[Metric::Ttft], DURATION_EDGES),
-    (names::CLIENT_TIME_PER_OUTPUT_CHUNK, &[Metric::Itl], DURATION_EDGES),
+    (
+        names::SERVER_TIME_TO_FIRST_TOKEN,
+        &[Metric::Ttft],
+        TTFT_EDGES,
+    ),
+    (
+        names::SERVER_TIME_PER_OUTPUT_TOKEN,
+        &[Metric::Tpot],
+        TPOT_EDGES,
+    ),
+    (
+        names::SERVER_REQUEST_DURATION,
+        &[Metric::E2e],
+        DURATION_EDGES,
+    ),
+    (
+        names::CLIENT_OPERATION_DURATION,
+        &[Metric::E2e],
+        DURATION_EDGES,
+    ),
+    (
+        names::CLIENT_TIME_TO_FIRST_CHUNK,
+        &[Metric::Ttft],
+        DURATION_EDGES,
+    ),
+    (
+        names::CLIENT_TIME_PER_OUTPUT_CHUNK,
+        &[Metric::Itl],
+        DURATION_EDGES,
+    ),
     (
         names::CLIENT_TOKEN_USAGE,
         &[Metric::InputTokens, Metric::OutputTokens],
@@ -128,7 +152,9 @@ pub enum BucketError {
         value: f64,
     },
     /// A replacement layout has no edge.
-    #[error("the bucket layout for `{metric}` is empty: give at least one edge, or keep the default")]
+    #[error(
+        "the bucket layout for `{metric}` is empty: give at least one edge, or keep the default"
+    )]
     EmptyBuckets {
         /// The metric.
         metric: Metric,
@@ -240,14 +266,20 @@ mod tests {
     fn defaults_match_the_metrics_reference() {
         let b = Buckets::new();
         let duration = b.edges("gen_ai.server.request.duration").unwrap();
-        assert_eq!((duration[0], duration[13], duration.len()), (0.01, 81.92, 14));
+        assert_eq!(
+            (duration[0], duration[13], duration.len()),
+            (0.01, 81.92, 14)
+        );
         for pair in duration.windows(2) {
             assert!((pair[1] / pair[0] - 2.0).abs() < 1e-12);
         }
         let tokens = b.edges("gen_ai.client.token.usage").unwrap();
         assert!(tokens.windows(2).all(|p| p[1] == p[0] * 4.0));
         assert_eq!(tokens.last(), Some(&67108864.0));
-        assert_eq!(b.edges("gen_ai.server.time_to_first_token").unwrap().len(), 16);
+        assert_eq!(
+            b.edges("gen_ai.server.time_to_first_token").unwrap().len(),
+            16
+        );
     }
 
     #[test]
@@ -260,7 +292,8 @@ mod tests {
         b.add_edges(Metric::Ttft, &[0.35]).unwrap();
         b.set(Metric::Ttft, &[2.0, 1.0, 1.0]).unwrap();
         assert_eq!(
-            b.edges("gen_ai.client.operation.time_to_first_chunk").unwrap(),
+            b.edges("gen_ai.client.operation.time_to_first_chunk")
+                .unwrap(),
             [0.35, 1.0, 2.0]
         );
     }
@@ -273,7 +306,9 @@ mod tests {
         assert!(b.add_edges(Metric::Ttft, &[-1.0]).is_err());
         assert_eq!(
             b.set(Metric::E2e, &[]).unwrap_err(),
-            BucketError::EmptyBuckets { metric: Metric::E2e }
+            BucketError::EmptyBuckets {
+                metric: Metric::E2e
+            }
         );
         assert_eq!(b, Buckets::new());
     }

@@ -98,7 +98,9 @@ mod series;
 mod sink;
 mod view;
 
-pub use buckets::{BucketError, Buckets, DURATION_EDGES, Metric, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES};
+pub use buckets::{
+    BucketError, Buckets, DURATION_EDGES, Metric, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
+};
 #[cfg(feature = "otlp")]
 pub use otlp::{DEFAULT_SHUTDOWN_WAIT, ExportStats, OtlpConfig, OtlpError, OtlpPipeline, Protocol};
 pub use sink::{EngineGauges, OtelSink, OtelSinkBuilder};

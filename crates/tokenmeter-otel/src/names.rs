@@ -49,7 +49,12 @@ pub struct MetricName {
 }
 
 impl MetricName {
-    const fn new(name: &'static str, unit: &'static str, kind: Kind, description: &'static str) -> Self {
+    const fn new(
+        name: &'static str,
+        unit: &'static str,
+        kind: Kind,
+        description: &'static str,
+    ) -> Self {
         Self {
             name,
             unit,

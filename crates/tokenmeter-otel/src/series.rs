@@ -125,7 +125,8 @@ impl SeriesSink for OtelSeries {
         }
         if record.output_tokens > 0 {
             if !self.server {
-                i.token_usage.record(record.output_tokens, &self.attrs.output);
+                i.token_usage
+                    .record(record.output_tokens, &self.attrs.output);
             }
             i.output_tokens.add(record.output_tokens, own);
         }

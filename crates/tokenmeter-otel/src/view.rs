@@ -76,8 +76,13 @@ pub fn views(
     move |instrument: &Instrument| {
         let ours = names::ALL.iter().find(|m| m.name == instrument.name())?;
         let mut stream = Stream::builder().with_cardinality_limit(limit);
-        if let (HistogramAggregation::Exponential { max_size, max_scale }, Kind::Histogram) =
-            (&aggregation, ours.kind)
+        if let (
+            HistogramAggregation::Exponential {
+                max_size,
+                max_scale,
+            },
+            Kind::Histogram,
+        ) = (&aggregation, ours.kind)
         {
             if instrument.kind() == InstrumentKind::Histogram {
                 stream = stream.with_aggregation(Aggregation::Base2ExponentialHistogram {

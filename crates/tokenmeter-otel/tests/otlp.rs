@@ -9,10 +9,10 @@ use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
 use tokenmeter_otel::{OtlpConfig, Protocol};
 
+use common::checks;
 use common::receiver::{Receiver, bind};
 use common::snapshot::Snapshot;
 use common::workload::Script;
-use common::checks;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -25,7 +25,9 @@ fn server() -> Labels<'static> {
 }
 
 fn client() -> Labels<'static> {
-    Labels::client("chat").provider("openai").request_model("gpt-4o")
+    Labels::client("chat")
+        .provider("openai")
+        .request_model("gpt-4o")
 }
 
 async fn round_trip(protocol: Protocol, receiver: Receiver) {
@@ -74,9 +76,15 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
     expected.sort_unstable();
     assert_eq!(s.names(), expected);
     checks::units_and_bounds(s);
-    checks::counts(s, Role::Server, &[(attr::REQUEST_MODEL, "llama-3-8b")], &served);
+    checks::counts(
+        s,
+        Role::Server,
+        &[(attr::REQUEST_MODEL, "llama-3-8b")],
+        &served,
+    );
     checks::counts(s, Role::Client, &[(attr::REQUEST_MODEL, "gpt-4o")], &sent);
-    let port = s.metric(names::SERVER_TIME_TO_FIRST_TOKEN.name).points[0].attrs[attr::SERVER_PORT].clone();
+    let port =
+        s.metric(names::SERVER_TIME_TO_FIRST_TOKEN.name).points[0].attrs[attr::SERVER_PORT].clone();
     assert_eq!(port, "8000");
     assert_eq!(s.resource["service.name"], "tokenmeter-e2e");
     assert_eq!(s.resource["deployment.environment.name"], "test");
@@ -84,7 +92,10 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
     assert_eq!(key.map(|(_, v)| v.as_str()), Some("e2e-key-123"));
     if protocol == Protocol::HttpProtobuf {
         let content = got.headers.iter().find(|(k, _)| k == "content-type");
-        assert_eq!(content.map(|(_, v)| v.as_str()), Some("application/x-protobuf"));
+        assert_eq!(
+            content.map(|(_, v)| v.as_str()),
+            Some("application/x-protobuf")
+        );
     }
     assert_eq!(otlp.stats().failed, 0, "{:?}", otlp.stats());
     assert!(otlp.stats().succeeded >= 1);
@@ -103,8 +114,18 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
         .unwrap()
         .expect("shutdown flushes");
     let last = receiver.received().pop().expect("an export").snapshot;
-    checks::counts(&last, Role::Server, &[(attr::REQUEST_MODEL, "llama-3-8b")], &total);
-    checks::counts(&last, Role::Client, &[(attr::REQUEST_MODEL, "gpt-4o")], &sent);
+    checks::counts(
+        &last,
+        Role::Server,
+        &[(attr::REQUEST_MODEL, "llama-3-8b")],
+        &total,
+    );
+    checks::counts(
+        &last,
+        Role::Client,
+        &[(attr::REQUEST_MODEL, "gpt-4o")],
+        &sent,
+    );
     receiver.stop().await;
 }
 
@@ -140,10 +161,16 @@ async fn exponential_histograms_reach_the_receiver() {
     let s: Snapshot = receiver.received().pop().expect("an export").snapshot;
     let itl = s.metric(names::INTER_TOKEN_LATENCY.name);
     assert!(
-        matches!(itl.points[0].value, common::snapshot::Value::Exponential { .. }),
+        matches!(
+            itl.points[0].value,
+            common::snapshot::Value::Exponential { .. }
+        ),
         "{itl:?}"
     );
-    assert_eq!(s.total(names::INTER_TOKEN_LATENCY.name, &[]) as u64, e.later_items);
+    assert_eq!(
+        s.total(names::INTER_TOKEN_LATENCY.name, &[]) as u64,
+        e.later_items
+    );
     receiver.stop().await;
 }
 
@@ -154,8 +181,12 @@ fn a_malformed_endpoint_is_an_error_that_says_what_to_fix() {
         .endpoint("not a url")
         .install()
         .expect_err("a malformed endpoint");
+    assert!(
+        matches!(error, tokenmeter_otel::OtlpError::Exporter(_)),
+        "{error:?}"
+    );
     let message = error.to_string();
-    assert!(message.contains("endpoint"), "{message}");
+    assert!(message.contains("OTEL_EXPORTER_OTLP_ENDPOINT"), "{message}");
 }
 
 #[test]
@@ -166,5 +197,8 @@ fn an_invalid_header_is_refused_without_showing_its_value() {
         .install()
         .expect_err("an invalid header");
     let message = error.to_string();
-    assert!(message.contains("x api key") && !message.contains("top-secret"), "{message}");
+    assert!(
+        message.contains("x api key") && !message.contains("top-secret"),
+        "{message}"
+    );
 }

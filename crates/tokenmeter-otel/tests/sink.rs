@@ -13,8 +13,7 @@ use opentelemetry_sdk::metrics::{
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
 use tokenmeter_otel::{
-    Buckets, HistogramAggregation, Metric, OtelSink, OtelSinkBuilder, TPOT_EDGES, TTFT_EDGES,
-    views,
+    Buckets, HistogramAggregation, Metric, OtelSink, OtelSinkBuilder, TPOT_EDGES, TTFT_EDGES, views,
 };
 
 use common::snapshot::{Attrs, Snapshot, Value};
@@ -96,10 +95,18 @@ fn check_units_and_bounds(snapshot: &Snapshot, buckets: &Buckets) {
         assert_eq!(metric.unit, spec.unit, "unit of {}", metric.name);
         for point in &metric.points {
             if let Value::Histogram {
-                bounds, buckets: counts, count, ..
+                bounds,
+                buckets: counts,
+                count,
+                ..
             } = &point.value
             {
-                assert_eq!(Some(bounds.clone()), buckets.edges(&metric.name), "{}", metric.name);
+                assert_eq!(
+                    Some(bounds.clone()),
+                    buckets.edges(&metric.name),
+                    "{}",
+                    metric.name
+                );
                 assert_eq!(counts.len(), bounds.len() + 1, "{}", metric.name);
                 assert_eq!(counts.iter().sum::<u64>(), *count, "{}", metric.name);
             }
@@ -169,17 +176,32 @@ fn server_role_exports_semconv_names_units_attributes_bounds_and_counts() {
     let count = |name: &str, filter: &[(&str, &str)]| s.total(name, filter) as u64;
     assert_eq!(count(names::SERVER_REQUEST_DURATION.name, &[]), e.requests);
     assert_eq!(
-        count(names::SERVER_REQUEST_DURATION.name, &[(attr::ERROR_TYPE, "rate_limited")]),
+        count(
+            names::SERVER_REQUEST_DURATION.name,
+            &[(attr::ERROR_TYPE, "rate_limited")]
+        ),
         e.failed
     );
-    assert_eq!(count(names::SERVER_TIME_TO_FIRST_TOKEN.name, &[]), e.first_tokens);
+    assert_eq!(
+        count(names::SERVER_TIME_TO_FIRST_TOKEN.name, &[]),
+        e.first_tokens
+    );
     assert_eq!(count(names::INTER_TOKEN_LATENCY.name, &[]), e.later_items);
-    assert_eq!(count(names::SERVER_TIME_PER_OUTPUT_TOKEN.name, &[]), e.with_tpot);
+    assert_eq!(
+        count(names::SERVER_TIME_PER_OUTPUT_TOKEN.name, &[]),
+        e.with_tpot
+    );
     assert_eq!(count(names::QUEUE_TIME.name, &[]), e.requests);
     assert_eq!(count(names::PREFILL_TIME.name, &[]), e.first_tokens);
     assert_eq!(count(names::REQUESTS.name, &[]), e.requests);
-    assert_eq!(count(names::REQUESTS.name, &[(attr::OUTCOME, "success")]), e.succeeded);
-    assert_eq!(count(names::REQUESTS.name, &[(attr::OUTCOME, "cancelled")]), e.cancelled);
+    assert_eq!(
+        count(names::REQUESTS.name, &[(attr::OUTCOME, "success")]),
+        e.succeeded
+    );
+    assert_eq!(
+        count(names::REQUESTS.name, &[(attr::OUTCOME, "cancelled")]),
+        e.cancelled
+    );
     assert_eq!(
         count(
             names::REQUESTS.name,
@@ -208,7 +230,9 @@ fn server_role_exports_semconv_names_units_attributes_bounds_and_counts() {
 fn client_role_exports_client_names_and_token_usage_by_type() {
     let sdk = Sdk::new();
     let (meter, clock) = sdk.meter(OtelSink::builder());
-    let labels = Labels::client("chat").provider("openai").request_model("gpt-4o");
+    let labels = Labels::client("chat")
+        .provider("openai")
+        .request_model("gpt-4o");
     let script = Script {
         errors: vec![ErrorClass::Timeout, ErrorClass::ServerError],
         ..Script::default()
@@ -241,13 +265,22 @@ fn client_role_exports_client_names_and_token_usage_by_type() {
     check_attributes(&s, &semconv, Role::Client);
 
     let count = |name: &str, filter: &[(&str, &str)]| s.total(name, filter) as u64;
-    assert_eq!(count(names::CLIENT_OPERATION_DURATION.name, &[]), e.requests);
+    assert_eq!(
+        count(names::CLIENT_OPERATION_DURATION.name, &[]),
+        e.requests
+    );
     for class in ["timeout", "server_error"] {
         let filter = [(attr::ERROR_TYPE, class)];
         assert_eq!(count(names::CLIENT_OPERATION_DURATION.name, &filter), 1);
     }
-    assert_eq!(count(names::CLIENT_TIME_TO_FIRST_CHUNK.name, &[]), e.first_tokens);
-    assert_eq!(count(names::CLIENT_TIME_PER_OUTPUT_CHUNK.name, &[]), e.later_items);
+    assert_eq!(
+        count(names::CLIENT_TIME_TO_FIRST_CHUNK.name, &[]),
+        e.first_tokens
+    );
+    assert_eq!(
+        count(names::CLIENT_TIME_PER_OUTPUT_CHUNK.name, &[]),
+        e.later_items
+    );
     assert_eq!(count(names::TIME_PER_OUTPUT_TOKEN.name, &[]), e.with_tpot);
     let usage = names::CLIENT_TOKEN_USAGE.name;
     assert_eq!(count(usage, &[(attr::TOKEN_TYPE, "input")]), e.requests);
@@ -265,7 +298,10 @@ fn client_role_exports_client_names_and_token_usage_by_type() {
     assert_eq!(sums["output"], e.output_tokens as f64);
     // The client TTFT follows the doubling layout: 200 ms is in `le = 0.32`.
     let ttfc = bucket_counts(&s, names::CLIENT_TIME_TO_FIRST_CHUNK.name);
-    assert_eq!(ttfc[index_of(tokenmeter_otel::DURATION_EDGES, 0.32)], e.first_tokens);
+    assert_eq!(
+        ttfc[index_of(tokenmeter_otel::DURATION_EDGES, 0.32)],
+        e.first_tokens
+    );
 }
 
 #[test]
@@ -283,7 +319,10 @@ fn gauges_follow_requests_in_flight() {
     let s = sdk.snapshot();
     assert_eq!(s.total(names::REQUESTS_WAITING.name, &[]), 0.0);
     assert_eq!(s.total(names::REQUESTS_RUNNING.name, &[]), 0.0);
-    assert_eq!(s.total(names::REQUESTS.name, &[(attr::OUTCOME, "cancelled")]), 2.0);
+    assert_eq!(
+        s.total(names::REQUESTS.name, &[(attr::OUTCOME, "cancelled")]),
+        2.0
+    );
 }
 
 #[test]
@@ -304,12 +343,22 @@ fn extra_edges_become_exported_bounds_and_count_inclusively() {
     let s = sdk.snapshot();
     check_units_and_bounds(&s, &buckets);
 
-    let edges = buckets.edges(names::SERVER_TIME_TO_FIRST_TOKEN.name).unwrap();
+    let edges = buckets
+        .edges(names::SERVER_TIME_TO_FIRST_TOKEN.name)
+        .unwrap();
     assert!(edges.contains(&0.35) && edges.contains(&0.25) && edges.contains(&0.5));
     let ttft = bucket_counts(&s, names::SERVER_TIME_TO_FIRST_TOKEN.name);
-    assert_eq!(ttft[index_of(&edges, 0.35)], e.first_tokens, "a value on an edge counts in it");
+    assert_eq!(
+        ttft[index_of(&edges, 0.35)],
+        e.first_tokens,
+        "a value on an edge counts in it"
+    );
     let itl = bucket_counts(&s, names::INTER_TOKEN_LATENCY.name);
-    assert_eq!(itl, [e.later_items, 0, 0], "20 ms is in `le = 0.02`: bounds are inclusive");
+    assert_eq!(
+        itl,
+        [e.later_items, 0, 0],
+        "20 ms is in `le = 0.02`: bounds are inclusive"
+    );
 }
 
 #[test]
@@ -330,8 +379,14 @@ fn exponential_view_replaces_explicit_buckets_for_histograms_only() {
             }
         }
     }
-    assert_eq!(s.total(names::INTER_TOKEN_LATENCY.name, &[]) as u64, e.later_items);
-    assert_eq!(s.total(names::SERVER_REQUEST_DURATION.name, &[]) as u64, e.requests);
+    assert_eq!(
+        s.total(names::INTER_TOKEN_LATENCY.name, &[]) as u64,
+        e.later_items
+    );
+    assert_eq!(
+        s.total(names::SERVER_REQUEST_DURATION.name, &[]) as u64,
+        e.requests
+    );
 }
 
 #[test]
@@ -366,7 +421,11 @@ fn engine_gauges_carry_the_series_attributes_without_the_operation() {
     let s = sdk.snapshot();
     let kv = s.metric(names::KV_CACHE_USAGE.name);
     assert_eq!(kv.unit, "1");
-    assert_eq!(kv.points[0].value, Value::Gauge(1.0), "clamped, NaN ignored");
+    assert_eq!(
+        kv.points[0].value,
+        Value::Gauge(1.0),
+        "clamped, NaN ignored"
+    );
     assert_eq!(kv.points[0].attrs, attrs(&[(attr::REQUEST_MODEL, "llama")]));
     assert_eq!(s.total(names::PREEMPTIONS.name, &[]), 2.0);
 }
@@ -389,7 +448,11 @@ fn cardinality_limit_folds_extra_attribute_sets_into_overflow() {
             .iter()
             .any(|p| p.attrs.contains_key("otel.metric.overflow"))
     );
-    assert_eq!(s.total(names::SERVER_REQUEST_DURATION.name, &[]), 25.0, "nothing lost");
+    assert_eq!(
+        s.total(names::SERVER_REQUEST_DURATION.name, &[]),
+        25.0,
+        "nothing lost"
+    );
 }
 
 #[cfg(feature = "bound-instruments")]

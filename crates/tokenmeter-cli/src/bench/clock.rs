@@ -60,11 +60,6 @@ impl BenchClock {
         self.source.origin.elapsed()
     }
 
-    /// The origin.
-    pub(crate) fn origin(&self) -> Instant {
-        self.source.origin
-    }
-
     /// The same time source as a tokenmeter [`Clock`], honouring [`latch`].
     pub(crate) fn meter_clock(&self) -> Clock {
         Clock::custom(self.source.clone())

@@ -229,15 +229,15 @@ mod tests {
         let slo: Slo = "ttft=200ms".parse().unwrap();
         let s = summarize(&traces, &slo);
         assert_eq!((s.requests, s.successful, s.good_requests), (3, 2, 1));
-        // duration: first send 0, last end = 500 + 300 + 5·20 ms + 1 µs
-        assert!((s.duration_s - 0.900_001).abs() < 1e-12, "{}", s.duration_s);
+        // duration: first send 0, last end: the error's at 950 ms
+        assert!((s.duration_s - 0.95).abs() < 1e-12, "{}", s.duration_s);
         assert!((s.ttft.p50 - 0.2).abs() < 1e-12);
         assert!((s.tpot.mean - 0.015).abs() < 1e-12, "{:?}", s.tpot);
         assert_eq!(s.itl.count, 10 + 5);
         assert!((s.e2e.max - 0.4).abs() < 1e-12);
         assert_eq!(s.total_output_tokens, 17);
         assert!((s.attainment - 1.0 / 3.0).abs() < 1e-12);
-        assert!((s.goodput - 1.0 / 0.900_001).abs() < 1e-9);
+        assert!((s.goodput - 1.0 / 0.95).abs() < 1e-9);
         assert_eq!(s.outcomes.errors.get("rate_limited"), Some(&1));
         assert_eq!(s.outcomes.success, 2);
     }

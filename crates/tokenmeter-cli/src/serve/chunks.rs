@@ -57,11 +57,6 @@ impl Frames {
         }
     }
 
-    /// The response id.
-    pub(crate) fn id(&self) -> &str {
-        &self.id
-    }
-
     fn is_chat(&self) -> bool {
         self.operation != Operation::TextCompletion
     }

@@ -58,11 +58,13 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub(crate) struct ServeHandle {
     addr: SocketAddr,
     state: AppState,
+    #[allow(dead_code)] // read by embedders (the bench, tests)
     records: Option<InMemorySink>,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
 }
 
+#[allow(dead_code)] // the embedding API: the bench and tests use parts of it
 impl ServeHandle {
     /// The bound address.
     pub(crate) fn addr(&self) -> SocketAddr {
@@ -97,7 +99,6 @@ impl ServeHandle {
     }
 
     /// The simulated engine (queue depth, batch, KV-cache usage).
-    #[allow(dead_code)] // for embedders
     pub(crate) fn engine(&self) -> &Engine {
         &self.state.engine
     }

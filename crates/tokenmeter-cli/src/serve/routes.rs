@@ -100,13 +100,17 @@ async fn generate(state: AppState, operation: Operation, body: &[u8]) -> Respons
         _ => "chatcmpl",
     };
     let id = format!("{prefix}-sim-{}", tokens.id());
+    let request_id = HeaderValue::from_str(&id).ok();
     let frames = Frames::new(operation, id, unix_now(), &state.model, parsed.include_usage);
-    let response = if parsed.stream {
+    let mut response = if parsed.stream {
         stream(tokens, frames, parsed).await
     } else {
         whole(tokens, &frames, parsed).await
     };
-    with_request_id(response, &frames)
+    if let Some(value) = request_id {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
 }
 
 /// A streaming answer. Waits for the first token (as vLLM sends its role frame with it), so a
@@ -189,13 +193,6 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    response
-}
-
-fn with_request_id(mut response: Response, frames: &Frames) -> Response {
-    if let Ok(value) = HeaderValue::from_str(frames.id()) {
-        response.headers_mut().insert("x-request-id", value);
-    }
     response
 }
 

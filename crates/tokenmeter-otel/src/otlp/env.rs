@@ -79,7 +79,9 @@ pub(crate) fn check_header(name: &str, value: &str) -> Result<String, OtlpError>
         && lower
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.!#$%&'*+^`|~".contains(&b));
-    let value_ok = value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+    let value_ok = value
+        .bytes()
+        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
     if name_ok && value_ok {
         Ok(lower)
     } else {
@@ -114,7 +116,9 @@ mod tests {
         assert_eq!(check_header("X-Api-Key", "secret").unwrap(), "x-api-key");
         let err = check_header("bad name", "secret").unwrap_err().to_string();
         assert!(err.contains("bad name") && !err.contains("secret"), "{err}");
-        let err = check_header("x-key", "line\nbreak-secret").unwrap_err().to_string();
+        let err = check_header("x-key", "line\nbreak-secret")
+            .unwrap_err()
+            .to_string();
         assert!(!err.contains("secret"), "{err}");
     }
 }

@@ -28,7 +28,8 @@ pub const DEFAULT_SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 /// the number of series) and the export thread sends the cumulative totals every interval.
 /// When the receiver is down or does not answer, each export gives up after the timeout, is
 /// logged through `tracing` (target `tokenmeter_otel`) and counted in [`ExportStats`]; the
-/// next one sends the totals again.
+/// next one sends the totals again. Exports are not retried within an interval: with
+/// cumulative temporality a retried batch would only arrive after a fresher one.
 ///
 /// Call [`shutdown`](Self::shutdown) before exiting to send the last interval; dropping the
 /// pipeline does the same with a wait of [`DEFAULT_SHUTDOWN_WAIT`].

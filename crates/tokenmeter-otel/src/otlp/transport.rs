@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use opentelemetry_otlp::{MetricExporter, WithExportConfig as _};
+use opentelemetry_otlp::{MetricExporter, RetryPolicy, WithExportConfig as _};
 
 use super::{OtlpConfig, OtlpError, Protocol, env};
 
@@ -41,6 +41,10 @@ impl Settings {
     }
 
     /// Builds the exporter. Must run inside a tokio runtime for gRPC.
+    ///
+    /// Each export is a single attempt: temporality is cumulative, so the next export carries
+    /// the totals again and nothing is lost; retrying an old batch would only make it arrive
+    /// after a fresher one.
     pub(crate) fn build(self) -> Result<MetricExporter, OtlpError> {
         match self.protocol {
             Protocol::Grpc => self.grpc(),
@@ -68,6 +72,7 @@ impl Settings {
             .with_tonic()
             .with_protocol(opentelemetry_otlp::Protocol::Grpc)
             .with_timeout(self.timeout)
+            .with_retry_policy(RetryPolicy::disabled())
             .with_metadata(metadata);
         if let Some(endpoint) = self.endpoint {
             builder = builder.with_endpoint(endpoint);
@@ -91,6 +96,7 @@ impl Settings {
             .with_http()
             .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
             .with_timeout(self.timeout)
+            .with_retry_policy(RetryPolicy::disabled())
             .with_headers(self.headers.into_iter().collect());
         if let Some(endpoint) = self.endpoint {
             builder = builder.with_endpoint(env::http_metrics_url(&endpoint));

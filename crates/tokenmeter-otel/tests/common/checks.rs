@@ -18,8 +18,19 @@ pub(crate) fn units_and_bounds(snapshot: &Snapshot) {
             .unwrap_or_else(|| panic!("unexpected metric {}", metric.name));
         assert_eq!(metric.unit, spec.unit, "unit of {}", metric.name);
         for point in &metric.points {
-            if let Value::Histogram { bounds, buckets: counts, count, .. } = &point.value {
-                assert_eq!(Some(bounds.clone()), buckets.edges(&metric.name), "{}", metric.name);
+            if let Value::Histogram {
+                bounds,
+                buckets: counts,
+                count,
+                ..
+            } = &point.value
+            {
+                assert_eq!(
+                    Some(bounds.clone()),
+                    buckets.edges(&metric.name),
+                    "{}",
+                    metric.name
+                );
                 assert_eq!(counts.iter().sum::<u64>(), *count, "{}", metric.name);
             }
         }
@@ -57,6 +68,12 @@ pub(crate) fn counts(snapshot: &Snapshot, role: Role, filter: &[(&str, &str)], e
     assert_eq!(count(requests, &outcome("success")), e.succeeded);
     assert_eq!(count(requests, &outcome("error")), e.failed);
     assert_eq!(count(requests, &outcome("cancelled")), e.cancelled);
-    assert_eq!(count(names::OUTPUT_TOKENS.name, &role_filter), e.output_tokens);
-    assert_eq!(count(names::INPUT_TOKENS.name, &role_filter), e.input_tokens);
+    assert_eq!(
+        count(names::OUTPUT_TOKENS.name, &role_filter),
+        e.output_tokens
+    );
+    assert_eq!(
+        count(names::INPUT_TOKENS.name, &role_filter),
+        e.input_tokens
+    );
 }

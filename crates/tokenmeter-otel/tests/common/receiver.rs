@@ -72,11 +72,21 @@ impl MetricsService for Grpc {
     }
 }
 
-async fn http_export(State(store): State<Arc<Store>>, headers: HeaderMap, body: Bytes) -> impl IntoResponse {
+async fn http_export(
+    State(store): State<Arc<Store>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
     let protobuf = [(header::CONTENT_TYPE, "application/x-protobuf")];
     let request = match ExportMetricsServiceRequest::decode(body) {
         Ok(request) => request,
-        Err(error) => return (StatusCode::BAD_REQUEST, protobuf, error.to_string().into_bytes()),
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                protobuf,
+                error.to_string().into_bytes(),
+            );
+        }
     };
     let headers = headers
         .iter()
@@ -161,7 +171,12 @@ impl Receiver {
     ) -> Received {
         let start = Instant::now();
         loop {
-            if let Some(found) = self.received().into_iter().rev().find(|r| ready(&r.snapshot)) {
+            if let Some(found) = self
+                .received()
+                .into_iter()
+                .rev()
+                .find(|r| ready(&r.snapshot))
+            {
                 return found;
             }
             let received = self.received().len();

@@ -74,7 +74,11 @@ impl Snapshot {
         metric
             .points
             .iter()
-            .filter(|p| filter.iter().all(|(k, v)| p.attrs.get(*k).map(String::as_str) == Some(*v)))
+            .filter(|p| {
+                filter
+                    .iter()
+                    .all(|(k, v)| p.attrs.get(*k).map(String::as_str) == Some(*v))
+            })
             .map(|p| match &p.value {
                 Value::Histogram { count, .. } | Value::Exponential { count, .. } => *count as f64,
                 Value::Sum(v) | Value::Gauge(v) => *v,

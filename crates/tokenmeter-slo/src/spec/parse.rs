@@ -47,14 +47,14 @@ struct RawSelector {
 #[serde(deny_unknown_fields)]
 struct RawObjective {
     name: Option<String>,
-    latency: Option<String>,
-    percentile: Option<f64>,
-    threshold: Option<String>,
-    per_input_token: Option<String>,
-    success_rate: Option<f64>,
-    fallback_rate: Option<f64>,
-    error_rate: Option<f64>,
-    error_class: Option<String>,
+    latency: Option<Spanned<String>>,
+    percentile: Option<Spanned<f64>>,
+    threshold: Option<Spanned<String>>,
+    per_input_token: Option<Spanned<String>>,
+    success_rate: Option<Spanned<f64>>,
+    fallback_rate: Option<Spanned<f64>>,
+    error_rate: Option<Spanned<f64>>,
+    error_class: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -217,10 +217,33 @@ fn convert_objective(
     lines: &mut Lines<'_>,
 ) -> Result<Objective, SpecError> {
     lines.note(path.to_string(), raw.span());
-    let line = Some(lines.line(raw.span()));
+    let table_line = Some(lines.line(raw.span()));
     let o = raw.into_inner();
-    let err =
-        |field: &str, message: String| SpecError::new(format!("{path}.{field}"), message).at(line);
+    // Remember where each field was written, for errors found here and by validation.
+    let spans = [
+        ("latency", o.latency.as_ref().map(Spanned::span)),
+        ("percentile", o.percentile.as_ref().map(Spanned::span)),
+        ("threshold", o.threshold.as_ref().map(Spanned::span)),
+        (
+            "per_input_token",
+            o.per_input_token.as_ref().map(Spanned::span),
+        ),
+        ("success_rate", o.success_rate.as_ref().map(Spanned::span)),
+        ("fallback_rate", o.fallback_rate.as_ref().map(Spanned::span)),
+        ("error_rate", o.error_rate.as_ref().map(Spanned::span)),
+        ("error_class", o.error_class.as_ref().map(Spanned::span)),
+    ];
+    for (field, span) in spans {
+        if let Some(span) = span {
+            lines.note(format!("{path}.{field}"), span);
+        }
+    }
+    let lines = &*lines;
+    let err = |field: &str, message: String| {
+        let full = format!("{path}.{field}");
+        let line = lines.of(&full).or(table_line);
+        SpecError::new(full, message).at(line)
+    };
     let kinds = [
         o.latency.is_some(),
         o.success_rate.is_some(),
@@ -234,43 +257,53 @@ fn convert_objective(
         ));
     }
     let objective = if let Some(metric) = o.latency {
+        let metric = metric.into_inner();
         let metric = LatencyMetric::parse(&metric).ok_or_else(|| {
             err(
                 "latency",
                 format!("`{metric}` is not a latency: use ttft, tpot, e2e or queue"),
             )
         })?;
-        let percentile = o.percentile.ok_or_else(|| {
-            err(
-                "percentile",
-                "missing: write the percentile, like percentile = 95".into(),
-            )
-        })?;
-        let threshold = o.threshold.ok_or_else(|| {
-            err(
-                "threshold",
-                "missing: write the threshold, like threshold = \"1s\"".into(),
-            )
-        })?;
+        let percentile = o
+            .percentile
+            .ok_or_else(|| {
+                err(
+                    "percentile",
+                    "missing: write the percentile, like percentile = 95".into(),
+                )
+            })?
+            .into_inner();
+        let threshold = o
+            .threshold
+            .ok_or_else(|| {
+                err(
+                    "threshold",
+                    "missing: write the threshold, like threshold = \"1s\"".into(),
+                )
+            })?
+            .into_inner();
         let threshold = parse_duration(&threshold).map_err(|m| err("threshold", m))?;
         let mut objective = Objective::latency(metric, percentile, threshold);
         if let Some(per) = o.per_input_token {
-            objective = objective
-                .per_input_token(parse_duration(&per).map_err(|m| err("per_input_token", m))?);
+            let per = parse_duration(per.get_ref()).map_err(|m| err("per_input_token", m))?;
+            objective = objective.per_input_token(per);
         }
         objective
     } else if let Some(target) = o.success_rate {
-        Objective::success_rate(target)
+        Objective::success_rate(target.into_inner())
     } else if let Some(max) = o.fallback_rate {
-        Objective::fallback_rate(max)
+        Objective::fallback_rate(max.into_inner())
     } else {
-        let max = o.error_rate.unwrap_or_default();
-        let class = o.error_class.ok_or_else(|| {
-            err(
-                "error_class",
-                "missing: name the class, like error_class = \"rate_limited\"".into(),
-            )
-        })?;
+        let max = o.error_rate.map(Spanned::into_inner).unwrap_or_default();
+        let class = o
+            .error_class
+            .ok_or_else(|| {
+                err(
+                    "error_class",
+                    "missing: name the class, like error_class = \"rate_limited\"".into(),
+                )
+            })?
+            .into_inner();
         let class = ErrorClass::parse(&class).ok_or_else(|| {
             err(
                 "error_class",
@@ -364,12 +397,12 @@ kv_usage_max = 0.9
         let e =
             error("[[objective]]\nlatency = \"ttft\"\npercentile = 95\nthreshold = \"1 parsec\"\n");
         assert_eq!(e.field, "class[0].objective[0].threshold");
-        assert_eq!(e.line, Some(1));
+        assert_eq!(e.line, Some(4));
         assert!(e.message.contains("unknown unit"), "{e}");
 
         let e = error("\n\n[[objective]]\nsuccess_rate = 1.5\n");
         assert_eq!(e.field, "class[0].objective[0].success_rate");
-        assert_eq!(e.line, Some(3));
+        assert_eq!(e.line, Some(4));
 
         let e = error(
             "[[objective]]\nlatency = \"ttft\"\npercentile = 95\nthreshold = \"1s\"\ncolour = \"red\"\n",

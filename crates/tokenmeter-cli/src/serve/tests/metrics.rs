@@ -74,6 +74,8 @@ async fn vllm_metrics_are_served() {
     assert!(text.contains(finished), "{text}");
 }
 
+const RUNNING_CHAT: &str = r#"tokenmeter_requests_running{gen_ai_operation_name="chat""#;
+
 /// The value of the sample line that starts with `prefix`.
 fn sample(text: &str, prefix: &str) -> Option<f64> {
     text.lines()
@@ -95,7 +97,7 @@ async fn kv_usage_and_gauges_follow_the_engine() {
     let text = handle.metrics_text();
     let usage = sample(&text, "tokenmeter_kv_cache_usage_ratio{").expect("kv gauge");
     assert!(usage > 0.0 && usage <= 1.0, "{usage}");
-    let running = sample(&text, "tokenmeter_requests_running{").expect("running gauge");
+    let running = sample(&text, RUNNING_CHAT).expect("running gauge");
     assert_eq!(running, 1.0);
     drop(body);
     eventually("the cancellation", || {
@@ -108,7 +110,7 @@ async fn kv_usage_and_gauges_follow_the_engine() {
     .await;
     let text = handle.metrics_text();
     assert_eq!(sample(&text, "tokenmeter_kv_cache_usage_ratio{"), Some(0.0));
-    assert_eq!(sample(&text, "tokenmeter_requests_running{"), Some(0.0));
+    assert_eq!(sample(&text, RUNNING_CHAT), Some(0.0));
     let cancelled = sample(&text, "tokenmeter_requests_total{").map(|_| {
         text.lines()
             .filter(|l| l.starts_with("tokenmeter_requests_total{") && l.contains("cancelled"))

@@ -1,1 +1,0 @@
-//! Tests of the bench against scripted servers on loopback.

@@ -1,0 +1,119 @@
+//! Tests of the bench client and runner against scripted servers on loopback (real HTTP).
+
+mod faults;
+mod server;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokenmeter::Meter;
+use tokenmeter::sink::InMemorySink;
+
+use crate::bench::client::{Api, ApiKey, Client, Target};
+use crate::bench::clock::BenchClock;
+use crate::bench::trace::Trace;
+use crate::bench::workload::{Prompt, RequestSpec};
+
+use server::{Step, chat_stream};
+
+/// A client for the server at `addr`, its core sink, with `timeout`.
+fn client(addr: std::net::SocketAddr, timeout: Duration, key: Option<&str>) -> (Arc<Client>, InMemorySink) {
+    let clock = BenchClock::start();
+    let core = InMemorySink::new();
+    let meter = Meter::builder().clock(clock.meter_clock()).sink(core.clone()).build();
+    let target = Target {
+        url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap(),
+        api: Api::Chat,
+        model: "m".into(),
+        ignore_eos: false,
+        timeout,
+    };
+    let key = key.map(|k| ApiKey::new(k.to_owned()));
+    (Arc::new(Client::new(target, key, clock, &meter).unwrap()), core)
+}
+
+fn spec(id: u64) -> RequestSpec {
+    RequestSpec {
+        id,
+        prompt: Prompt::Text("the of and".into()),
+        input_tokens: 3,
+        max_tokens: 5,
+    }
+}
+
+async fn one(script: impl Fn(&server::Seen) -> Vec<Step> + Send + Sync + 'static, timeout: Duration) -> (Trace, InMemorySink) {
+    let addr = server::start(script).await;
+    let (client, core) = client(addr, timeout, None);
+    (client.send(&spec(0)).await, core)
+}
+
+#[tokio::test]
+async fn a_good_stream_is_traced_and_metered_at_the_same_instants() {
+    let (trace, core) = one(|_| chat_stream(5, Duration::from_millis(3)), Duration::from_secs(10)).await;
+    assert_eq!(trace.outcome, "success", "{trace:?}");
+    assert_eq!(trace.status, Some(200));
+    assert_eq!(trace.output_tokens, 5);
+    assert_eq!(trace.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(trace.response_id.as_deref(), Some("r1"));
+    // role frame, 5 tokens, usage: [DONE] is not a chunk
+    let tokens: Vec<u32> = trace.chunks.iter().map(|c| c.1).collect();
+    assert_eq!(tokens, [0, 1, 1, 1, 1, 1, 0]);
+    assert_eq!(trace.first_token_ns, Some(trace.chunks[1].0));
+    assert!(trace.send_ns < trace.chunks[0].0 && trace.chunks.last().unwrap().0 <= trace.end_ns);
+    assert_eq!(trace.itls().count(), 4);
+    assert!(trace.itls().all(|gap| gap >= Duration::from_millis(2)), "{trace:?}");
+
+    // The core saw the same first token and the same gaps, to the nanosecond.
+    let records = core.records();
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(record.outcome, tokenmeter::Outcome::Success);
+    assert_eq!(record.ttft, trace.ttft());
+    assert_eq!(record.output_tokens, 5);
+    assert_eq!(record.input_tokens, Some(3));
+    let core_gaps: Vec<Duration> = core.gaps().iter().map(|g| g.0).collect();
+    assert_eq!(core_gaps, trace.itls().collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn the_request_is_openai_shaped_and_asks_for_usage() {
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    let addr = server::start(move |s| {
+        *keep.lock().unwrap() = Some(s.clone());
+        chat_stream(1, Duration::ZERO)
+    })
+    .await;
+    let (client, _) = client(addr, Duration::from_secs(5), Some("sk-test-123"));
+    let trace = client.send(&spec(41)).await;
+    assert_eq!(trace.outcome, "success");
+    let seen = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(seen.path, "/v1/chat/completions");
+    assert_eq!(seen.body["stream"], true);
+    assert_eq!(seen.body["stream_options"]["include_usage"], true);
+    assert_eq!(seen.body["max_tokens"], 5);
+    assert_eq!(seen.body["messages"][0]["content"], "the of and");
+    let has = |h: &str| seen.headers.iter().any(|l| l.eq_ignore_ascii_case(h));
+    assert!(has("authorization: Bearer sk-test-123"), "{:?}", seen.headers);
+    assert!(has("x-tokenmeter-request: 41"), "{:?}", seen.headers);
+}
+
+#[tokio::test]
+async fn without_usage_output_tokens_come_from_chunks() {
+    let (trace, _) = one(
+        |_| {
+            vec![
+                Step::StreamHead,
+                Step::Data(r#"{"choices":[{"delta":{"content":"a"}}]}"#.into()),
+                Step::Data(r#"{"choices":[{"delta":{"content":"b"},"finish_reason":"length"}]}"#.into()),
+                Step::Data("[DONE]".into()),
+                Step::End,
+            ]
+        },
+        Duration::from_secs(5),
+    )
+    .await;
+    assert_eq!((trace.outcome.as_str(), trace.output_tokens), ("success", 2));
+    assert_eq!(trace.usage, None);
+    assert_eq!(trace.finish_reason.as_deref(), Some("length"));
+}
