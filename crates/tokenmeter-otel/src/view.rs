@@ -76,21 +76,21 @@ pub fn views(
     move |instrument: &Instrument| {
         let ours = names::ALL.iter().find(|m| m.name == instrument.name())?;
         let mut stream = Stream::builder().with_cardinality_limit(limit);
+        let histogram =
+            ours.kind == Kind::Histogram && instrument.kind() == InstrumentKind::Histogram;
         if let (
             HistogramAggregation::Exponential {
                 max_size,
                 max_scale,
             },
-            Kind::Histogram,
-        ) = (&aggregation, ours.kind)
+            true,
+        ) = (&aggregation, histogram)
         {
-            if instrument.kind() == InstrumentKind::Histogram {
-                stream = stream.with_aggregation(Aggregation::Base2ExponentialHistogram {
-                    max_size: *max_size,
-                    max_scale: *max_scale,
-                    record_min_max: true,
-                });
-            }
+            stream = stream.with_aggregation(Aggregation::Base2ExponentialHistogram {
+                max_size: *max_size,
+                max_scale: *max_scale,
+                record_min_max: true,
+            });
         }
         stream.build().ok()
     }

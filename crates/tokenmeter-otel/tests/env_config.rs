@@ -126,7 +126,10 @@ fn exports_configured_by_environment(protocol: &str, runtime: &tokio::runtime::R
     runtime.block_on(receiver.stop());
 }
 
-fn main_cases() -> Vec<(&'static str, Box<dyn Fn(&tokio::runtime::Runtime)>)> {
+/// A named case, run with the parent's runtime.
+type Case = (&'static str, Box<dyn Fn(&tokio::runtime::Runtime)>);
+
+fn main_cases() -> Vec<Case> {
     vec![
         (
             "grpc_configured_by_environment",

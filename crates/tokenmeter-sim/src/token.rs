@@ -8,7 +8,7 @@ pub(crate) const VOCABULARY: [&str; 32] = [
     " the", " a", " model", " token", " stream", " latency", " of", " and", " to", " is", " first",
     " time", " request", " server", " batch", " queue", " cache", " fast", " slow", " user",
     " answer", " text", " in", " on", " for", " with", " each", " step", " decode", " prefill",
-    " goodput", ".",
+    " goodput", " again",
 ];
 
 /// A generated token: its position, its text, and on the last one the finish reason.
@@ -29,7 +29,7 @@ pub(crate) const VOCABULARY: [&str; 32] = [
 pub struct Token {
     /// Position in the output, from 0.
     pub index: u32,
-    /// The token's text (a word with a leading space, or `.`).
+    /// The token's text: one word with a leading space.
     pub text: &'static str,
     /// Set on the last token only.
     pub finish_reason: Option<FinishReason>,
@@ -38,4 +38,20 @@ pub struct Token {
 /// Draws a word.
 pub(crate) fn word(rng: &mut impl Rng) -> &'static str {
     VOCABULARY[rng.random_range(0..VOCABULARY.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_word_is_one_space_then_letters() {
+        for word in VOCABULARY {
+            let rest = word.strip_prefix(' ').expect("leading space");
+            assert!(
+                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_lowercase()),
+                "{word:?}"
+            );
+        }
+    }
 }

@@ -115,9 +115,8 @@ pub(crate) struct BenchArgs {
 
 /// Parses --url.
 pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(text.trim()).map_err(|e| {
-        format!("`{text}` is not a URL ({e}); write it like http://127.0.0.1:8000")
-    })?;
+    let url = reqwest::Url::parse(text.trim())
+        .map_err(|e| format!("`{text}` is not a URL ({e}); write it like http://127.0.0.1:8000"))?;
     match url.scheme() {
         "http" => {}
         "https" => {
@@ -133,7 +132,9 @@ pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
         }
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("`{text}` has no host; write it like http://127.0.0.1:8000"));
+        return Err(format!(
+            "`{text}` has no host; write it like http://127.0.0.1:8000"
+        ));
     }
     Ok(url)
 }
@@ -206,7 +207,9 @@ impl BenchArgs {
         };
         let sweeping = self.sweep || !self.sweep_rates.is_empty();
         if sweeping && self.rate.is_none() && self.concurrency.is_some() {
-            bail!("--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)");
+            bail!(
+                "--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)"
+            );
         }
         let sweep = sweeping.then(|| {
             let mut rates = self.sweep_rates.clone();
@@ -256,7 +259,11 @@ pub(crate) fn endpoint_url(base: &reqwest::Url, endpoint: &str) -> (reqwest::Url
         let path = format!("{}{}", url.path().trim_end_matches('/'), endpoint);
         url.set_path(&path);
     }
-    let api = if url.path().trim_end_matches('/').ends_with("chat/completions") {
+    let api = if url
+        .path()
+        .trim_end_matches('/')
+        .ends_with("chat/completions")
+    {
         Api::Chat
     } else {
         Api::Completions
@@ -296,19 +303,37 @@ mod tests {
     fn urls_are_checked_with_a_fix() {
         assert!(parse_url("http://127.0.0.1:8000").is_ok());
         assert!(parse_url("localhost:8000").unwrap_err().contains("scheme"));
-        assert!(parse_url("not a url").unwrap_err().contains("http://127.0.0.1:8000"));
-        assert!(parse_url("ftp://x").unwrap_err().contains("unsupported scheme"));
-        assert!(parse_url("https://api.example.com").unwrap_err().contains("https"));
+        assert!(
+            parse_url("not a url")
+                .unwrap_err()
+                .contains("http://127.0.0.1:8000")
+        );
+        assert!(
+            parse_url("ftp://x")
+                .unwrap_err()
+                .contains("unsupported scheme")
+        );
+        assert!(
+            parse_url("https://api.example.com")
+                .unwrap_err()
+                .contains("https")
+        );
     }
 
     #[test]
     fn endpoints_are_joined_once() {
         let base = parse_url("http://h:1/").unwrap();
         let (url, api) = endpoint_url(&base, "/v1/chat/completions");
-        assert_eq!((url.as_str(), api), ("http://h:1/v1/chat/completions", Api::Chat));
+        assert_eq!(
+            (url.as_str(), api),
+            ("http://h:1/v1/chat/completions", Api::Chat)
+        );
         let full = parse_url("http://h:1/openai/v1/completions").unwrap();
         let (url, api) = endpoint_url(&full, "/v1/chat/completions");
-        assert_eq!((url.as_str(), api), ("http://h:1/openai/v1/completions", Api::Completions));
+        assert_eq!(
+            (url.as_str(), api),
+            ("http://h:1/openai/v1/completions", Api::Completions)
+        );
         assert_eq!(models_url(&url).as_str(), "http://h:1/openai/v1/models");
         let secret = parse_url("http://u:p@h:1/v1/chat/completions?api-key=s").unwrap();
         assert_eq!(display_url(&secret), "http://h:1/v1/chat/completions");
@@ -319,7 +344,10 @@ mod tests {
         assert_eq!(parse_rate("2.5"), Ok(2.5));
         assert_eq!(parse_rate("inf"), Ok(f64::INFINITY));
         for bad in ["0", "-1", "fast", "NaN"] {
-            assert!(parse_rate(bad).unwrap_err().contains("requests per second"), "{bad}");
+            assert!(
+                parse_rate(bad).unwrap_err().contains("requests per second"),
+                "{bad}"
+            );
         }
         assert!(parse_timeout("0s").is_err());
         assert!(parse_timeout("10").unwrap_err().contains("unit"));

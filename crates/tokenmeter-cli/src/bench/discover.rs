@@ -12,7 +12,10 @@ const PREFLIGHT: Duration = Duration::from_secs(10);
 
 /// Fails with a clear message when nothing listens at the URL's host and port.
 pub(crate) async fn reachable(url: &reqwest::Url) -> anyhow::Result<()> {
-    let host = url.host_str().unwrap_or("127.0.0.1").trim_matches(['[', ']']);
+    let host = url
+        .host_str()
+        .unwrap_or("127.0.0.1")
+        .trim_matches(['[', ']']);
     let port = url.port_or_known_default().unwrap_or(80);
     match tokio::time::timeout(PREFLIGHT, tokio::net::TcpStream::connect((host, port))).await {
         Ok(Ok(_)) => Ok(()),
@@ -31,7 +34,12 @@ pub(crate) async fn reachable(url: &reqwest::Url) -> anyhow::Result<()> {
 /// The first model of `GET …/models`.
 pub(crate) async fn model(endpoint: &reqwest::Url, key: Option<&ApiKey>) -> anyhow::Result<String> {
     let url = models_url(endpoint);
-    let hint = || format!("cannot list models at {}; pass --model NAME", display_url(&url));
+    let hint = || {
+        format!(
+            "cannot list models at {}; pass --model NAME",
+            display_url(&url)
+        )
+    };
     let redact = |text: String| key.map_or(text.clone(), |k| k.redact(text.clone()));
     let client = reqwest::Client::builder()
         .timeout(PREFLIGHT)

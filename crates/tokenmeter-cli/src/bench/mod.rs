@@ -237,7 +237,10 @@ fn describe_workload(source: &Source) -> String {
             format!("synthetic prompts, input {input} tok, output {output} tok")
         }
         Source::Dataset { entries, output } => {
-            format!("dataset of {} prompts (output {output} tok when not given)", entries.len())
+            format!(
+                "dataset of {} prompts (output {output} tok when not given)",
+                entries.len()
+            )
         }
     }
 }

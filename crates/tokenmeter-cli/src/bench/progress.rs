@@ -43,7 +43,8 @@ impl Progress {
         } else {
             self.failed += 1;
         }
-        self.bar.set_message(format!("ok {} · failed {}", self.ok, self.failed));
+        self.bar
+            .set_message(format!("ok {} · failed {}", self.ok, self.failed));
         self.bar.inc(1);
     }
 

@@ -33,7 +33,11 @@ pub(crate) enum Load {
 impl std::fmt::Display for Load {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Load::Rate { rate, kind, max_concurrency } => {
+            Load::Rate {
+                rate,
+                kind,
+                max_concurrency,
+            } => {
                 let kind = match kind {
                     ArrivalKind::Poisson => "Poisson",
                     ArrivalKind::Constant => "constant",

@@ -36,7 +36,9 @@ pub(crate) enum SloError {
     #[error("`{0}` is not `name=duration`; write e.g. `--slo ttft=1s,tpot=50ms,e2e=20s`")]
     NotAPair(String),
     /// The name is not an objective we know.
-    #[error("unknown objective `{0}`; use ttft, tpot or e2e (e.g. `--slo ttft=1s,tpot=50ms,e2e=20s`)")]
+    #[error(
+        "unknown objective `{0}`; use ttft, tpot or e2e (e.g. `--slo ttft=1s,tpot=50ms,e2e=20s`)"
+    )]
     UnknownName(String),
     /// The same objective twice.
     #[error("objective `{0}` is given twice; keep one")]
@@ -93,7 +95,12 @@ impl Slo {
     /// Whether a successful request with these measurements meets every objective. A missing
     /// TTFT (no token arrived) fails a TTFT objective; a missing TPOT (one output token or
     /// fewer) passes a TPOT objective, as in `vllm bench serve`.
-    pub(crate) fn met(&self, ttft: Option<Duration>, tpot: Option<Duration>, e2e: Duration) -> bool {
+    pub(crate) fn met(
+        &self,
+        ttft: Option<Duration>,
+        tpot: Option<Duration>,
+        e2e: Duration,
+    ) -> bool {
         let ttft_ok = match (self.ttft, ttft) {
             (None, _) => true,
             (Some(limit), Some(value)) => value <= limit,
@@ -166,7 +173,8 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
         "m" | "min" => 60.0,
         _ => return Err(DurationError::BadUnit(text.to_owned())),
     };
-    Duration::try_from_secs_f64(value * scale).map_err(|_| DurationError::BadNumber(text.to_owned()))
+    Duration::try_from_secs_f64(value * scale)
+        .map_err(|_| DurationError::BadNumber(text.to_owned()))
 }
 
 /// `1.5s`, `250ms`, `800us`: the shortest exact-looking form.
@@ -202,7 +210,10 @@ mod tests {
         assert_eq!(slo.e2e, Some(ms(20_000)));
         assert_eq!(slo.to_string(), "ttft=1s,tpot=50ms,e2e=20s");
         assert!("none".parse::<Slo>().unwrap().is_empty());
-        assert_eq!(" tpot = 1.5ms ".parse::<Slo>().unwrap().tpot, Some(Duration::from_micros(1500)));
+        assert_eq!(
+            " tpot = 1.5ms ".parse::<Slo>().unwrap().tpot,
+            Some(Duration::from_micros(1500))
+        );
     }
 
     #[test]
@@ -224,7 +235,10 @@ mod tests {
         assert!(!slo.met(Some(ms(101)), Some(ms(10)), ms(1000)));
         assert!(!slo.met(Some(ms(100)), Some(ms(11)), ms(1000)));
         assert!(!slo.met(Some(ms(100)), Some(ms(10)), ms(1001)));
-        assert!(!slo.met(None, None, ms(1)), "no token fails a TTFT objective");
+        assert!(
+            !slo.met(None, None, ms(1)),
+            "no token fails a TTFT objective"
+        );
         assert!(slo.met(Some(ms(1)), None, ms(1)), "no TPOT passes");
         assert!(Slo::default().met(None, None, ms(99_999)));
     }

@@ -197,7 +197,9 @@ mod tests {
 
     fn ok(id: u64, send: u64, ttft: u64, gap: u64, tokens: u32) -> Trace {
         let first = send + ttft;
-        let chunks: Vec<(u64, u32)> = (0..tokens).map(|i| (first + u64::from(i) * gap, 1)).collect();
+        let chunks: Vec<(u64, u32)> = (0..tokens)
+            .map(|i| (first + u64::from(i) * gap, 1))
+            .collect();
         Trace {
             id,
             send_ns: send,

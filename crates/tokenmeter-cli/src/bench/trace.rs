@@ -116,11 +116,14 @@ impl Trace {
     /// Gaps between consecutive token-bearing events.
     pub(crate) fn itls(&self) -> impl Iterator<Item = Duration> + '_ {
         let mut previous: Option<u64> = None;
-        self.chunks.iter().filter(|c| c.1 > 0).filter_map(move |&(at, _)| {
-            let gap = previous.map(|p| dur(at.saturating_sub(p)));
-            previous = Some(at);
-            gap
-        })
+        self.chunks
+            .iter()
+            .filter(|c| c.1 > 0)
+            .filter_map(move |&(at, _)| {
+                let gap = previous.map(|p| dur(at.saturating_sub(p)));
+                previous = Some(at);
+                gap
+            })
     }
 
     /// Input tokens: `usage.prompt_tokens`, else what we sent.
@@ -155,7 +158,13 @@ mod tests {
             send_ns: 1_000,
             first_token_ns: Some(11_000),
             end_ns: 60_000,
-            chunks: vec![(5_000, 0), (11_000, 1), (21_000, 2), (31_000, 1), (41_000, 0)],
+            chunks: vec![
+                (5_000, 0),
+                (11_000, 1),
+                (21_000, 2),
+                (31_000, 1),
+                (41_000, 0),
+            ],
             output_tokens: 4,
             outcome: "success".into(),
             ..Trace::default()

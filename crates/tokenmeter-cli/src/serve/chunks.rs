@@ -44,7 +44,11 @@ impl Frames {
         let head = format!(
             r#"data: {{"id":{id_json},"object":"{object}","created":{created},"model":{model_json},"choices":[{{"index":0,{choice}"#
         );
-        let usage = if include_usage { r#","usage":null"# } else { "" };
+        let usage = if include_usage {
+            r#","usage":null"#
+        } else {
+            ""
+        };
         let tail = format!("{usage}}}\n\n");
         Self {
             operation,

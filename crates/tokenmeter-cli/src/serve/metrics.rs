@@ -1,7 +1,7 @@
 //! `/metrics`: the tokenmeter-prometheus sink and handle, and the engine's KV-cache gauge.
 
 use tokenmeter::Labels;
-use tokenmeter_prometheus::{Builder, EngineGauges, Handle, PrometheusSink, Profile};
+use tokenmeter_prometheus::{Builder, EngineGauges, Handle, Profile, PrometheusSink};
 use tokenmeter_sim::{Engine, PROVIDER};
 
 use super::args::MetricsProfile;
@@ -15,13 +15,20 @@ pub(crate) struct Metrics {
 
 impl Metrics {
     /// A sink on a recorder of its own (no global state) and the matching metrics.
-    pub(crate) fn new(profile: MetricsProfile, model: &str) -> anyhow::Result<(PrometheusSink, Self)> {
+    pub(crate) fn new(
+        profile: MetricsProfile,
+        model: &str,
+    ) -> anyhow::Result<(PrometheusSink, Self)> {
         let profile = match profile {
             MetricsProfile::Semconv => Profile::Semconv,
             MetricsProfile::Vllm => Profile::Vllm,
         };
         let (sink, handle) = Builder::new(profile).build_local()?;
-        let engine = sink.engine(&Labels::server("chat").provider(PROVIDER).request_model(model));
+        let engine = sink.engine(
+            &Labels::server("chat")
+                .provider(PROVIDER)
+                .request_model(model),
+        );
         Ok((sink, Self { handle, engine }))
     }
 

@@ -155,7 +155,11 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
 }
 
-fn start(args: ServeArgs, listener: TcpListener, keep_records: bool) -> anyhow::Result<ServeHandle> {
+fn start(
+    args: ServeArgs,
+    listener: TcpListener,
+    keep_records: bool,
+) -> anyhow::Result<ServeHandle> {
     let addr = listener
         .local_addr()
         .context("the listener has no local address")?;

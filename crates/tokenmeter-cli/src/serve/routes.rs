@@ -101,7 +101,13 @@ async fn generate(state: AppState, operation: Operation, body: &[u8]) -> Respons
     };
     let id = format!("{prefix}-sim-{}", tokens.id());
     let request_id = HeaderValue::from_str(&id).ok();
-    let frames = Frames::new(operation, id, unix_now(), &state.model, parsed.include_usage);
+    let frames = Frames::new(
+        operation,
+        id,
+        unix_now(),
+        &state.model,
+        parsed.include_usage,
+    );
     let mut response = if parsed.stream {
         stream(tokens, frames, parsed).await
     } else {
@@ -162,7 +168,8 @@ async fn whole(mut tokens: TokenStream, frames: &Frames, parsed: Parsed) -> Resp
 
 /// The answer to a refused submission: 429 (queue full), 400 (too large) or 503.
 fn refused(error: &SubmitError) -> Response {
-    let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let status =
+        StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
     let (kind, code) = match error {
         SubmitError::QueueFull { .. } => ("rate_limit_error", "rate_limit_exceeded"),
         SubmitError::TooLarge { .. } => ("invalid_request_error", "context_length_exceeded"),

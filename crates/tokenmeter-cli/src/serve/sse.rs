@@ -72,8 +72,9 @@ impl Stream for SseBody {
                 }
                 // The engine stopped without finishing the stream.
                 Poll::Ready(None) => {
-                    self.pending
-                        .push_back(error_event("the engine stopped before the end of the stream"));
+                    self.pending.push_back(error_event(
+                        "the engine stopped before the end of the stream",
+                    ));
                     self.end();
                 }
                 Poll::Pending => return Poll::Pending,

@@ -88,7 +88,10 @@ fn filled(s: &Option<Cow<'_, str>>) -> bool {
 /// Parses one data event (not `[DONE]`).
 pub(crate) fn parse(data: &str) -> Result<Parsed, ChunkError> {
     let wire: Wire<'_> = serde_json::from_str(data).map_err(|e| {
-        ChunkError::Malformed(format!("event is not a completion chunk ({e}): {}", excerpt(data)))
+        ChunkError::Malformed(format!(
+            "event is not a completion chunk ({e}): {}",
+            excerpt(data)
+        ))
     })?;
     if let Some(error) = wire.error {
         return Err(ChunkError::Server(server_error(&error)));
@@ -120,9 +123,10 @@ pub(crate) fn parse(data: &str) -> Result<Parsed, ChunkError> {
 
 /// The class and message of an error object (OpenAI or vLLM shape).
 pub(crate) fn server_error(error: &serde_json::Value) -> ServerError {
-    let code = error
-        .get("code")
-        .and_then(|c| c.as_u64().or_else(|| c.as_str().and_then(|s| s.parse().ok())));
+    let code = error.get("code").and_then(|c| {
+        c.as_u64()
+            .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+    });
     let class = code
         .and_then(|c| u16::try_from(c).ok())
         .and_then(ErrorClass::from_http_status)
@@ -152,19 +156,25 @@ mod tests {
 
     #[test]
     fn counts_token_bearing_deltas_only() {
-        let role = r#"{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#;
+        let role =
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#;
         assert_eq!(parse(role).unwrap().tokens, 0);
         assert_eq!(parse(role).unwrap().id.as_deref(), Some("c1"));
         let content = r#"{"choices":[{"delta":{"content":"Hel\"lo"}}]}"#;
         assert_eq!(parse(content).unwrap().tokens, 1);
         let reasoning = r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#;
         assert_eq!(parse(reasoning).unwrap().tokens, 1);
-        let tools = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#;
+        let tools =
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#;
         assert_eq!(parse(tools).unwrap().tokens, 1);
         let text = r#"{"choices":[{"text":" world","finish_reason":"length"}]}"#;
         let parsed = parse(text).unwrap();
-        assert_eq!((parsed.tokens, parsed.finish), (1, Some(FinishReason::Length)));
-        let usage = r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#;
+        assert_eq!(
+            (parsed.tokens, parsed.finish),
+            (1, Some(FinishReason::Length))
+        );
+        let usage =
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}"#;
         let parsed = parse(usage).unwrap();
         assert_eq!(parsed.tokens, 0);
         assert_eq!(parsed.usage.unwrap().completion_tokens, Some(7));
@@ -181,9 +191,18 @@ mod tests {
             })
         );
         let e = parse(r#"{"error":{"message":"boom","type":"internal"}}"#).unwrap_err();
-        assert!(matches!(e, ChunkError::Server(ServerError { class: ErrorClass::ServerError, .. })));
+        assert!(matches!(
+            e,
+            ChunkError::Server(ServerError {
+                class: ErrorClass::ServerError,
+                ..
+            })
+        ));
         assert!(matches!(parse("{not json"), Err(ChunkError::Malformed(_))));
-        assert!(matches!(parse(r#"{"choices":"x"}"#), Err(ChunkError::Malformed(_))));
+        assert!(matches!(
+            parse(r#"{"choices":"x"}"#),
+            Err(ChunkError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -54,7 +54,8 @@ impl StreamError {
             StreamError::Malformed(m) => format!("malformed stream: {m}"),
             StreamError::Server(e) => format!("the server sent an error: {}", e.message),
             StreamError::Truncated => {
-                "the stream ended before [DONE] and before any finish_reason (truncated body)".into()
+                "the stream ended before [DONE] and before any finish_reason (truncated body)"
+                    .into()
             }
         }
     }

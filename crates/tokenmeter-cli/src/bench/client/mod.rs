@@ -176,7 +176,9 @@ impl Client {
                 };
                 json!({"model": self.target.model, "messages": messages})
             }
-            Api::Completions => json!({"model": self.target.model, "prompt": spec.prompt.as_text()}),
+            Api::Completions => {
+                json!({"model": self.target.model, "prompt": spec.prompt.as_text()})
+            }
         };
         body["max_tokens"] = json!(spec.max_tokens);
         body["stream"] = json!(true);
@@ -221,7 +223,10 @@ impl Client {
                 } else {
                     ErrorClass::Transport
                 };
-                let message = format!("sending the request failed: {}", describe(&error.without_url()));
+                let message = format!(
+                    "sending the request failed: {}",
+                    describe(&error.without_url())
+                );
                 request.fail(class);
                 return self.failed(trace, class, message);
             }

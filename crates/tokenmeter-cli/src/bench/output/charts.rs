@@ -3,8 +3,8 @@
 
 use plotters::prelude::*;
 
-use crate::bench::summary::is_good;
 use crate::bench::slo::Slo;
+use crate::bench::summary::is_good;
 use crate::bench::sweep::SweepStep;
 use crate::bench::trace::Trace;
 
@@ -58,7 +58,11 @@ fn upper(max: f64) -> f64 {
 
 /// The empirical CDF of `values` (converted by `scale`), at most `MAX_POINTS` points.
 fn cdf_points(values: &[f64], scale: f64) -> Vec<(f64, f64)> {
-    let mut sorted: Vec<f64> = values.iter().map(|v| v * scale).filter(|v| v.is_finite()).collect();
+    let mut sorted: Vec<f64> = values
+        .iter()
+        .map(|v| v * scale)
+        .filter(|v| v.is_finite())
+        .collect();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
     if n == 0 {
@@ -114,7 +118,11 @@ fn draw_no_data(root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> R
 /// A histogram of inter-token latencies (seconds in, milliseconds drawn).
 pub(crate) fn histogram(title: &str, seconds: &[f64], colour: RGBColor) -> Result<String> {
     const BINS: usize = 40;
-    let mut ms: Vec<f64> = seconds.iter().map(|s| s * 1e3).filter(|v| v.is_finite()).collect();
+    let mut ms: Vec<f64> = seconds
+        .iter()
+        .map(|s| s * 1e3)
+        .filter(|v| v.is_finite())
+        .collect();
     ms.sort_by(f64::total_cmp);
     let hi = tokenmeter::report::percentile(&ms, 99.5).map_or(1.0, |p| upper(p * 1.1));
     let width = hi / BINS as f64;
@@ -154,10 +162,16 @@ pub(crate) fn histogram(title: &str, seconds: &[f64], colour: RGBColor) -> Resul
             draw_no_data(&root)?;
         } else {
             chart
-                .draw_series(counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| {
-                    let x0 = i as f64 * width;
-                    Rectangle::new([(x0, 0.0), (x0 + width, c as f64)], colour.filled())
-                }))
+                .draw_series(
+                    counts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| **c > 0)
+                        .map(|(i, &c)| {
+                            let x0 = i as f64 * width;
+                            Rectangle::new([(x0, 0.0), (x0 + width, c as f64)], colour.filled())
+                        }),
+                )
                 .map_err(err)?;
         }
         root.present().map_err(err)?;
@@ -172,8 +186,18 @@ fn lines(
     x_desc: &str,
     series: Vec<(&str, RGBColor, Vec<(f64, f64)>)>,
 ) -> Result<String> {
-    let x_max = upper(series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(0.0, f64::max));
-    let y_max = upper(series.iter().flat_map(|s| s.2.iter().map(|p| p.1)).fold(0.0, f64::max));
+    let x_max = upper(
+        series
+            .iter()
+            .flat_map(|s| s.2.iter().map(|p| p.0))
+            .fold(0.0, f64::max),
+    );
+    let y_max = upper(
+        series
+            .iter()
+            .flat_map(|s| s.2.iter().map(|p| p.1))
+            .fold(0.0, f64::max),
+    );
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -254,7 +278,11 @@ pub(crate) fn goodput(traces: &[Trace], slo: &Slo) -> Result<String> {
     let start = traces.iter().map(|t| t.send_ns).min().unwrap_or(0);
     let end = traces.iter().map(|t| t.end_ns).max().unwrap_or(start);
     let span = (end - start) as f64 * 1e-9;
-    let bin = if span > 60.0 { (span / 60.0).ceil() } else { 1.0 };
+    let bin = if span > 60.0 {
+        (span / 60.0).ceil()
+    } else {
+        1.0
+    };
     let bins = ((span / bin).ceil() as usize).max(1);
     let mut good = vec![0u64; bins];
     let mut ok = vec![0u64; bins];
@@ -322,7 +350,11 @@ mod tests {
         let points = cdf_points(&values, 1e3);
         assert!(points.len() <= MAX_POINTS + 1);
         assert_eq!(points.last().copied(), Some((9_999.0, 1.0)));
-        assert!(points.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+        );
     }
 
     #[test]

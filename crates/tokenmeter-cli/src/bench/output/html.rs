@@ -95,10 +95,22 @@ fn header(out: &mut String, title: &str, info: &RunInfo) {
 /// The charts of one set of traces (successful requests for latencies).
 fn run_charts(out: &mut String, traces: &[Trace], summary: &BenchSummary) -> Result<(), String> {
     let ok: Vec<&Trace> = traces.iter().filter(|t| t.succeeded()).collect();
-    let ttft: Vec<f64> = ok.iter().filter_map(|t| t.ttft()).map(|d| d.as_secs_f64()).collect();
-    let tpot: Vec<f64> = ok.iter().filter_map(|t| t.tpot()).map(|d| d.as_secs_f64()).collect();
+    let ttft: Vec<f64> = ok
+        .iter()
+        .filter_map(|t| t.ttft())
+        .map(|d| d.as_secs_f64())
+        .collect();
+    let tpot: Vec<f64> = ok
+        .iter()
+        .filter_map(|t| t.tpot())
+        .map(|d| d.as_secs_f64())
+        .collect();
     let e2e: Vec<f64> = ok.iter().map(|t| t.e2e().as_secs_f64()).collect();
-    let itl: Vec<f64> = ok.iter().flat_map(|t| t.itls()).map(|d| d.as_secs_f64()).collect();
+    let itl: Vec<f64> = ok
+        .iter()
+        .flat_map(|t| t.itls())
+        .map(|d| d.as_secs_f64())
+        .collect();
     out.push_str("<div class=\"charts\">\n");
     for svg in [
         charts::cdf("TTFT: cumulative distribution", &ttft, colour::TTFT)?,
@@ -116,7 +128,11 @@ fn run_charts(out: &mut String, traces: &[Trace], summary: &BenchSummary) -> Res
 }
 
 /// The report of one run.
-pub(crate) fn render(info: &RunInfo, summary: &BenchSummary, traces: &[Trace]) -> Result<String, String> {
+pub(crate) fn render(
+    info: &RunInfo,
+    summary: &BenchSummary,
+    traces: &[Trace],
+) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench report", info);
     summary_table(&mut out, summary);
@@ -126,7 +142,11 @@ pub(crate) fn render(info: &RunInfo, summary: &BenchSummary, traces: &[Trace]) -
 }
 
 /// The report of a sweep: the curve, the table per rate, then the charts of the best step.
-pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult, traces: &[Trace]) -> Result<String, String> {
+pub(crate) fn render_sweep(
+    info: &RunInfo,
+    sweep: &SweepResult,
+    traces: &[Trace],
+) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench sweep report", info);
     let capacity = match sweep.capacity {
@@ -136,9 +156,17 @@ pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult, traces: &[Trace]
         ),
         None => format!("no rate reached {:.0}% attainment", sweep.target * 100.0),
     };
-    let _ = writeln!(out, "<p><b>{}</b> · SLO {}</p>", esc(&capacity), esc(&sweep.slo.to_string()));
+    let _ = writeln!(
+        out,
+        "<p><b>{}</b> · SLO {}</p>",
+        esc(&capacity),
+        esc(&sweep.slo.to_string())
+    );
     let (attainment, goodput) = charts::sweep(&sweep.steps, sweep.target)?;
-    let _ = writeln!(out, "<div class=\"charts\">\n{attainment}\n{goodput}\n</div>");
+    let _ = writeln!(
+        out,
+        "<div class=\"charts\">\n{attainment}\n{goodput}\n</div>"
+    );
     out.push_str(
         "<table><tr><th>rate (req/s)</th><th>sent</th><th>req/s</th><th>goodput</th>\
          <th>attainment</th><th>p99 TTFT (ms)</th><th>p99 TPOT (ms)</th><th>outcomes</th></tr>\n",
@@ -184,6 +212,9 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

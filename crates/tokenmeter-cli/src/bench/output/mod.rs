@@ -13,13 +13,21 @@ use anyhow::Context as _;
 /// Writes `value` as pretty JSON to `path`.
 pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
-    std::fs::write(path, text + "\n")
-        .with_context(|| format!("cannot write {}; check the path given to --json", path.display()))
+    std::fs::write(path, text + "\n").with_context(|| {
+        format!(
+            "cannot write {}; check the path given to --json",
+            path.display()
+        )
+    })
 }
 
 /// Writes the HTML report to `path`.
 pub(crate) fn write_html(path: &Path, html: Result<String, String>) -> anyhow::Result<()> {
     let html = html.map_err(|e| anyhow::anyhow!("building the HTML report failed: {e}"))?;
-    std::fs::write(path, html)
-        .with_context(|| format!("cannot write {}; check the path given to --html", path.display()))
+    std::fs::write(path, html).with_context(|| {
+        format!(
+            "cannot write {}; check the path given to --html",
+            path.display()
+        )
+    })
 }

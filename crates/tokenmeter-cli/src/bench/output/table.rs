@@ -65,7 +65,11 @@ pub(crate) fn outcomes_line(o: &Outcomes) -> String {
 /// The table of one run.
 pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "tokenmeter bench · {} · model {}", info.url, info.model);
+    let _ = writeln!(
+        out,
+        "tokenmeter bench · {} · model {}",
+        info.url, info.model
+    );
     let _ = writeln!(
         out,
         "{} requests · {} · {} · seed {}",
@@ -106,7 +110,11 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
 /// The table of a sweep.
 pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "tokenmeter bench --sweep · {} · model {}", info.url, info.model);
+    let _ = writeln!(
+        out,
+        "tokenmeter bench --sweep · {} · model {}",
+        info.url, info.model
+    );
     let _ = writeln!(
         out,
         "{} · seed {} · SLO {} · target attainment {:.0}%",

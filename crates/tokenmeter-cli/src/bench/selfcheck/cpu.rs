@@ -8,7 +8,11 @@ use std::time::Duration;
 /// of `/proc/thread-self/stat`. `None` where neither exists (not Linux).
 pub(crate) fn thread_cpu_time() -> Option<Duration> {
     if let Ok(text) = std::fs::read_to_string("/proc/thread-self/schedstat") {
-        if let Some(ns) = text.split_whitespace().next().and_then(|f| f.parse::<u64>().ok()) {
+        if let Some(ns) = text
+            .split_whitespace()
+            .next()
+            .and_then(|f| f.parse::<u64>().ok())
+        {
             return Some(Duration::from_nanos(ns));
         }
     }
@@ -41,12 +45,21 @@ mod tests {
         let wall = start.elapsed();
         let spun = thread_cpu_time().unwrap_or_default().saturating_sub(before);
         // Other processes may take the core: the thread got some of the 60 ms, never more.
-        assert!(spun > Duration::ZERO, "no CPU time measured for 60 ms of spinning");
-        assert!(spun <= wall + Duration::from_millis(10), "{spun:?} of CPU in {wall:?}");
+        assert!(
+            spun > Duration::ZERO,
+            "no CPU time measured for 60 ms of spinning"
+        );
+        assert!(
+            spun <= wall + Duration::from_millis(10),
+            "{spun:?} of CPU in {wall:?}"
+        );
 
         let before = thread_cpu_time().unwrap_or_default();
         std::thread::sleep(Duration::from_millis(50));
         let slept = thread_cpu_time().unwrap_or_default().saturating_sub(before);
-        assert!(slept < Duration::from_millis(10), "{slept:?} of CPU while sleeping");
+        assert!(
+            slept < Duration::from_millis(10),
+            "{slept:?} of CPU while sleeping"
+        );
     }
 }

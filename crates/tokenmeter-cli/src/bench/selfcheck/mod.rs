@@ -107,11 +107,17 @@ impl SelfCheck {
         }
         let ttft_error = (self.client_ttft.p50 - self.true_ttft.p50).abs();
         if ttft_error > MAX_P50_ERROR_S {
-            misses.push(format!("TTFT p50 off by {:.3} ms (goal ≤ 1 ms)", ttft_error * 1e3));
+            misses.push(format!(
+                "TTFT p50 off by {:.3} ms (goal ≤ 1 ms)",
+                ttft_error * 1e3
+            ));
         }
         let itl_error = (self.client_itl.p50 - self.true_itl.p50).abs();
         if itl_error > MAX_P50_ERROR_S {
-            misses.push(format!("ITL p50 off by {:.3} ms (goal ≤ 1 ms)", itl_error * 1e3));
+            misses.push(format!(
+                "ITL p50 off by {:.3} ms (goal ≤ 1 ms)",
+                itl_error * 1e3
+            ));
         }
         if self.failed > 0 {
             misses.push(format!("{} requests failed", self.failed));
@@ -153,7 +159,10 @@ impl SelfCheck {
         );
         let misses = self.misses();
         if misses.is_empty() {
-            let _ = writeln!(out, "  goals met: ≤ 4 CPU-s per 1M tokens, TTFT and ITL p50 within 1 ms");
+            let _ = writeln!(
+                out,
+                "  goals met: ≤ 4 CPU-s per 1M tokens, TTFT and ITL p50 within 1 ms"
+            );
         } else {
             let _ = writeln!(out, "  goals missed: {}", misses.join("; "));
         }
@@ -189,7 +198,9 @@ pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
     let server = std::thread::Builder::new()
         .name("self-check-server".into())
         .spawn(move || -> anyhow::Result<()> {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 tokio::select! {
@@ -211,8 +222,14 @@ pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
 
 type ClientRun = (Vec<crate::bench::trace::Trace>, Duration, Duration);
 
-fn client_side(params: Params, origin: Instant, addr: std::net::SocketAddr) -> anyhow::Result<ClientRun> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+fn client_side(
+    params: Params,
+    origin: Instant,
+    addr: std::net::SocketAddr,
+) -> anyhow::Result<ClientRun> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let clock = BenchClock::with_origin(origin);
     let meter = Meter::builder()
         .clock(clock.meter_clock())
@@ -232,7 +249,8 @@ fn client_side(params: Params, origin: Instant, addr: std::net::SocketAddr) -> a
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let specs = specs(&source, params.requests, &mut rng);
     let mut progress = Progress::new(params.requests as u64, "self-check", false);
-    let cpu_before = thread_cpu_time().context("reading this thread's CPU time needs Linux /proc")?;
+    let cpu_before =
+        thread_cpu_time().context("reading this thread's CPU time needs Linux /proc")?;
     let wall = Instant::now();
     let traces = rt.block_on(async {
         let client = Arc::new(Client::new(target, None, clock, &meter)?);
@@ -240,7 +258,9 @@ fn client_side(params: Params, origin: Instant, addr: std::net::SocketAddr) -> a
         anyhow::Ok(runner::run(client, specs, load, &mut rng, &mut progress).await)
     })?;
     let wall = wall.elapsed();
-    let cpu = thread_cpu_time().unwrap_or_default().saturating_sub(cpu_before);
+    let cpu = thread_cpu_time()
+        .unwrap_or_default()
+        .saturating_sub(cpu_before);
     Ok((traces, cpu, wall))
 }
 
@@ -263,7 +283,12 @@ fn compare(
     let mut tokens = 0u64;
     let mut rates = Vec::new();
     for trace in traces {
-        let received: Vec<u64> = trace.chunks.iter().filter(|c| c.1 > 0).map(|c| c.0).collect();
+        let received: Vec<u64> = trace
+            .chunks
+            .iter()
+            .filter(|c| c.1 > 0)
+            .map(|c| c.0)
+            .collect();
         tokens += received.len() as u64;
         client_ttft.extend(trace.ttft().map(|d| d.as_secs_f64()));
         client_itl.extend(trace.itls().map(|d| d.as_secs_f64()));
@@ -294,7 +319,11 @@ fn compare(
         tokens,
         wall_s: wall.as_secs_f64(),
         client_cpu_s: cpu_s,
-        cpu_s_per_million_tokens: if tokens > 0 { cpu_s / tokens as f64 * 1e6 } else { f64::INFINITY },
+        cpu_s_per_million_tokens: if tokens > 0 {
+            cpu_s / tokens as f64 * 1e6
+        } else {
+            f64::INFINITY
+        },
         tokens_per_s_per_stream: if rates.is_empty() {
             0.0
         } else {

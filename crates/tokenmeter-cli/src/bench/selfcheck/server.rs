@@ -44,7 +44,12 @@ pub(crate) async fn serve(listener: TcpListener, origin: Instant, pace: Pace, tr
     }
 }
 
-async fn connection(socket: TcpStream, origin: Instant, pace: Pace, truth: Truth) -> std::io::Result<()> {
+async fn connection(
+    socket: TcpStream,
+    origin: Instant,
+    pace: Pace,
+    truth: Truth,
+) -> std::io::Result<()> {
     socket.set_nodelay(true)?;
     let mut reader = BufReader::new(socket);
     loop {
@@ -92,7 +97,11 @@ async fn connection(socket: TcpStream, origin: Instant, pace: Pace, truth: Truth
         for i in 0..max_tokens {
             let due = arrival + pace.ttft + pace.gap * u32::try_from(i).unwrap_or(u32::MAX);
             tokio::time::sleep_until(due.into()).await;
-            let finish = if i + 1 == max_tokens { r#""length""# } else { "null" };
+            let finish = if i + 1 == max_tokens {
+                r#""length""#
+            } else {
+                "null"
+            };
             let event = format!(
                 r#"{{"id":"pace","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"content":" tok{i}"}},"finish_reason":{finish}}}]}}"#
             );
@@ -105,7 +114,9 @@ async fn connection(socket: TcpStream, origin: Instant, pace: Pace, truth: Truth
             length / 4 + max_tokens as usize
         );
         write_event(socket, &usage).await?;
-        socket.write_all(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n").await?;
+        socket
+            .write_all(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
+            .await?;
         truth
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

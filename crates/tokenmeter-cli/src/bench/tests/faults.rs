@@ -26,7 +26,12 @@ fn with(mut steps: Vec<Step>, more: Vec<Step>) -> Vec<Step> {
 
 /// (name, script, expected class, message fragment)
 fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
-    let status = |code: u16| vec![Step::Status(code, format!(r#"{{"error":{{"message":"status {code}"}}}}"#))];
+    let status = |code: u16| {
+        vec![Step::Status(
+            code,
+            format!(r#"{{"error":{{"message":"status {code}"}}}}"#),
+        )]
+    };
     vec![
         ("429", status(429), ErrorClass::RateLimited, "HTTP 429"),
         ("503", status(503), ErrorClass::Overloaded, "status 503"),
@@ -35,13 +40,19 @@ fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
         ("504", status(504), ErrorClass::Timeout, "HTTP 504"),
         (
             "malformed json",
-            with(head_and_one_token(), vec![Step::Data("{\"choices\": [oops".into()), Step::End]),
+            with(
+                head_and_one_token(),
+                vec![Step::Data("{\"choices\": [oops".into()), Step::End],
+            ),
             ErrorClass::Transport,
             "malformed",
         ),
         (
             "invalid utf-8",
-            with(head_and_one_token(), vec![Step::Raw(b"data: \xff\xfe\n\n".to_vec()), Step::End]),
+            with(
+                head_and_one_token(),
+                vec![Step::Raw(b"data: \xff\xfe\n\n".to_vec()), Step::End],
+            ),
             ErrorClass::Transport,
             "malformed",
         ),
@@ -49,7 +60,10 @@ fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
             "error object mid-stream",
             with(
                 head_and_one_token(),
-                vec![Step::Data(r#"{"error":{"message":"engine died","code":503}}"#.into()), Step::End],
+                vec![
+                    Step::Data(r#"{"error":{"message":"engine died","code":503}}"#.into()),
+                    Step::End,
+                ],
             ),
             ErrorClass::Overloaded,
             "engine died",
@@ -62,7 +76,10 @@ fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
         ),
         (
             "closed mid-chunk",
-            with(head_and_one_token(), vec![Step::Raw(b"data: {\"cho".to_vec()), Step::Close]),
+            with(
+                head_and_one_token(),
+                vec![Step::Raw(b"data: {\"cho".to_vec()), Step::Close],
+            ),
             ErrorClass::Transport,
             "reading the stream failed",
         ),
@@ -72,8 +89,18 @@ fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
             ErrorClass::Transport,
             "reading the stream failed",
         ),
-        ("reset before headers", vec![Step::Reset], ErrorClass::Transport, "sending the request failed"),
-        ("stall before headers", vec![Step::Stall], ErrorClass::Timeout, "before the response headers"),
+        (
+            "reset before headers",
+            vec![Step::Reset],
+            ErrorClass::Transport,
+            "sending the request failed",
+        ),
+        (
+            "stall before headers",
+            vec![Step::Stall],
+            ErrorClass::Timeout,
+            "before the response headers",
+        ),
         (
             "stall mid-stream",
             with(head_and_one_token(), vec![Step::Stall]),
@@ -82,7 +109,10 @@ fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
         ),
         (
             "not an event stream",
-            vec![Step::Status(200, r#"{"choices":[{"message":{"content":"hi"}}]}"#.into())],
+            vec![Step::Status(
+                200,
+                r#"{"choices":[{"message":{"content":"hi"}}]}"#.into(),
+            )],
             ErrorClass::Transport,
             "truncated",
         ),
@@ -94,12 +124,23 @@ async fn every_fault_is_a_classified_outcome() {
     for (name, script, class, fragment) in cases() {
         let (trace, core) = one(move |_| script.clone(), SHORT).await;
         assert_eq!(trace.outcome, "error", "{name}: {trace:?}");
-        assert_eq!(trace.error_class.as_deref(), Some(class.as_str()), "{name}: {trace:?}");
+        assert_eq!(
+            trace.error_class.as_deref(),
+            Some(class.as_str()),
+            "{name}: {trace:?}"
+        );
         let message = trace.error.clone().unwrap_or_default();
-        assert!(message.contains(fragment), "{name}: `{message}` lacks `{fragment}`");
+        assert!(
+            message.contains(fragment),
+            "{name}: `{message}` lacks `{fragment}`"
+        );
         let records = core.records();
         assert_eq!(records.len(), 1, "{name}");
-        assert_eq!(records[0].outcome, Outcome::Error(class), "{name}: the core disagrees");
+        assert_eq!(
+            records[0].outcome,
+            Outcome::Error(class),
+            "{name}: the core disagrees"
+        );
         assert!(trace.end_ns >= trace.send_ns, "{name}");
     }
 }
@@ -121,7 +162,11 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
         let id: u64 = seen
             .headers
             .iter()
-            .find_map(|h| h.to_ascii_lowercase().strip_prefix("x-tokenmeter-request:").map(|v| v.trim().parse().unwrap_or(0)))
+            .find_map(|h| {
+                h.to_ascii_lowercase()
+                    .strip_prefix("x-tokenmeter-request:")
+                    .map(|v| v.trim().parse().unwrap_or(0))
+            })
             .unwrap_or(0);
         match id % 4 {
             0 => chat_stream(3, Duration::from_millis(1)),

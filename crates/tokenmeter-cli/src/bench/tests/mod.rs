@@ -17,10 +17,17 @@ use crate::bench::workload::{Prompt, RequestSpec};
 use server::{Step, chat_stream};
 
 /// A client for the server at `addr`, its core sink, with `timeout`.
-fn client(addr: std::net::SocketAddr, timeout: Duration, key: Option<&str>) -> (Arc<Client>, InMemorySink) {
+fn client(
+    addr: std::net::SocketAddr,
+    timeout: Duration,
+    key: Option<&str>,
+) -> (Arc<Client>, InMemorySink) {
     let clock = BenchClock::start();
     let core = InMemorySink::new();
-    let meter = Meter::builder().clock(clock.meter_clock()).sink(core.clone()).build();
+    let meter = Meter::builder()
+        .clock(clock.meter_clock())
+        .sink(core.clone())
+        .build();
     let target = Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap(),
         api: Api::Chat,
@@ -29,7 +36,10 @@ fn client(addr: std::net::SocketAddr, timeout: Duration, key: Option<&str>) -> (
         timeout,
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
-    (Arc::new(Client::new(target, key, clock, &meter).unwrap()), core)
+    (
+        Arc::new(Client::new(target, key, clock, &meter).unwrap()),
+        core,
+    )
 }
 
 fn spec(id: u64) -> RequestSpec {
@@ -41,7 +51,10 @@ fn spec(id: u64) -> RequestSpec {
     }
 }
 
-async fn one(script: impl Fn(&server::Seen) -> Vec<Step> + Send + Sync + 'static, timeout: Duration) -> (Trace, InMemorySink) {
+async fn one(
+    script: impl Fn(&server::Seen) -> Vec<Step> + Send + Sync + 'static,
+    timeout: Duration,
+) -> (Trace, InMemorySink) {
     let addr = server::start(script).await;
     let (client, core) = client(addr, timeout, None);
     (client.send(&spec(0)).await, core)
@@ -49,7 +62,11 @@ async fn one(script: impl Fn(&server::Seen) -> Vec<Step> + Send + Sync + 'static
 
 #[tokio::test]
 async fn a_good_stream_is_traced_and_metered_at_the_same_instants() {
-    let (trace, core) = one(|_| chat_stream(5, Duration::from_millis(3)), Duration::from_secs(10)).await;
+    let (trace, core) = one(
+        |_| chat_stream(5, Duration::from_millis(3)),
+        Duration::from_secs(10),
+    )
+    .await;
     assert_eq!(trace.outcome, "success", "{trace:?}");
     assert_eq!(trace.status, Some(200));
     assert_eq!(trace.output_tokens, 5);
@@ -61,7 +78,10 @@ async fn a_good_stream_is_traced_and_metered_at_the_same_instants() {
     assert_eq!(trace.first_token_ns, Some(trace.chunks[1].0));
     assert!(trace.send_ns < trace.chunks[0].0 && trace.chunks.last().unwrap().0 <= trace.end_ns);
     assert_eq!(trace.itls().count(), 4);
-    assert!(trace.itls().all(|gap| gap >= Duration::from_millis(2)), "{trace:?}");
+    assert!(
+        trace.itls().all(|gap| gap >= Duration::from_millis(2)),
+        "{trace:?}"
+    );
 
     // The core saw the same first token and the same gaps, to the nanosecond.
     let records = core.records();
@@ -94,7 +114,11 @@ async fn the_request_is_openai_shaped_and_asks_for_usage() {
     assert_eq!(seen.body["max_tokens"], 5);
     assert_eq!(seen.body["messages"][0]["content"], "the of and");
     let has = |h: &str| seen.headers.iter().any(|l| l.eq_ignore_ascii_case(h));
-    assert!(has("authorization: Bearer sk-test-123"), "{:?}", seen.headers);
+    assert!(
+        has("authorization: Bearer sk-test-123"),
+        "{:?}",
+        seen.headers
+    );
     assert!(has("x-tokenmeter-request: 41"), "{:?}", seen.headers);
 }
 
@@ -105,7 +129,9 @@ async fn without_usage_output_tokens_come_from_chunks() {
             vec![
                 Step::StreamHead,
                 Step::Data(r#"{"choices":[{"delta":{"content":"a"}}]}"#.into()),
-                Step::Data(r#"{"choices":[{"delta":{"content":"b"},"finish_reason":"length"}]}"#.into()),
+                Step::Data(
+                    r#"{"choices":[{"delta":{"content":"b"},"finish_reason":"length"}]}"#.into(),
+                ),
                 Step::Data("[DONE]".into()),
                 Step::End,
             ]
@@ -113,7 +139,10 @@ async fn without_usage_output_tokens_come_from_chunks() {
         Duration::from_secs(5),
     )
     .await;
-    assert_eq!((trace.outcome.as_str(), trace.output_tokens), ("success", 2));
+    assert_eq!(
+        (trace.outcome.as_str(), trace.output_tokens),
+        ("success", 2)
+    );
     assert_eq!(trace.usage, None);
     assert_eq!(trace.finish_reason.as_deref(), Some("length"));
 }

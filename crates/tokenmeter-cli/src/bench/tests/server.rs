@@ -46,8 +46,12 @@ pub(crate) struct Seen {
 type Script = Arc<dyn Fn(&Seen) -> Vec<Step> + Send + Sync>;
 
 /// Starts a server answering every request with `script(request)`.
-pub(crate) async fn start(script: impl Fn(&Seen) -> Vec<Step> + Send + Sync + 'static) -> SocketAddr {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).await.expect("bind 127.0.0.1:0");
+pub(crate) async fn start(
+    script: impl Fn(&Seen) -> Vec<Step> + Send + Sync + 'static,
+) -> SocketAddr {
+    let listener = TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("local address");
     let script: Script = Arc::new(script);
     tokio::spawn(async move {

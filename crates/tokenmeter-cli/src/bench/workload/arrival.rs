@@ -16,7 +16,12 @@ pub(crate) enum ArrivalKind {
 
 /// The send offsets (from the start of the run) of `n` open-loop arrivals at `rate` requests
 /// per second. The first request is sent at once. An infinite rate sends all at once.
-pub(crate) fn open_loop(kind: ArrivalKind, rate: f64, n: usize, rng: &mut impl Rng) -> Vec<Duration> {
+pub(crate) fn open_loop(
+    kind: ArrivalKind,
+    rate: f64,
+    n: usize,
+    rng: &mut impl Rng,
+) -> Vec<Duration> {
     let mut at = 0.0_f64;
     let mut offsets = Vec::with_capacity(n);
     for i in 0..n {
@@ -52,7 +57,12 @@ mod tests {
         let rate = 10_000.0 / at[10_000].as_secs_f64();
         assert!((rate - 10.0).abs() < 0.5, "measured rate {rate}");
         assert!(at.windows(2).all(|w| w[0] <= w[1]));
-        let again = open_loop(ArrivalKind::Poisson, 10.0, 10_001, &mut StdRng::seed_from_u64(42));
+        let again = open_loop(
+            ArrivalKind::Poisson,
+            10.0,
+            10_001,
+            &mut StdRng::seed_from_u64(42),
+        );
         assert_eq!(at, again);
     }
 

@@ -93,7 +93,9 @@ fn parse(text: &str, path: &Path) -> Result<Vec<Entry>, DatasetError> {
         if line.output_tokens == Some(0) {
             return Err(fail("\"output_tokens\" must be at least 1".into()));
         }
-        let input_tokens = line.input_tokens.unwrap_or_else(|| prompt.estimate_tokens());
+        let input_tokens = line
+            .input_tokens
+            .unwrap_or_else(|| prompt.estimate_tokens());
         entries.push(Entry {
             prompt,
             input_tokens,
@@ -119,8 +121,14 @@ mod tests {
         let entries = parse(text, Path::new("d.jsonl")).unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].prompt, Prompt::Text("one two three".into()));
-        assert_eq!((entries[0].input_tokens, entries[0].output_tokens), (3, Some(5)));
-        assert_eq!((entries[1].input_tokens, entries[1].output_tokens), (9, None));
+        assert_eq!(
+            (entries[0].input_tokens, entries[0].output_tokens),
+            (3, Some(5))
+        );
+        assert_eq!(
+            (entries[1].input_tokens, entries[1].output_tokens),
+            (9, None)
+        );
     }
 
     #[test]
@@ -128,12 +136,19 @@ mod tests {
         let err = parse("{\"prompt\": \"a\"}\n{\"nope\": 1}\n", Path::new("d.jsonl"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("line 2") && err.contains("\"prompt\""), "{err}");
-        let err = parse("not json", Path::new("d.jsonl")).unwrap_err().to_string();
+        assert!(
+            err.contains("line 2") && err.contains("\"prompt\""),
+            "{err}"
+        );
+        let err = parse("not json", Path::new("d.jsonl"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 1"), "{err}");
         let err = parse("\n\n", Path::new("d.jsonl")).unwrap_err().to_string();
         assert!(err.contains("no requests"), "{err}");
-        let err = load(Path::new("/nonexistent/d.jsonl")).unwrap_err().to_string();
+        let err = load(Path::new("/nonexistent/d.jsonl"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("--dataset"), "{err}");
     }
 }

@@ -113,7 +113,9 @@ mod tests {
         assert_eq!("64..512".parse(), Ok(LengthDist::Uniform(64, 512)));
         assert_eq!("normal:256:64".parse(), Ok(LengthDist::Normal(256.0, 64.0)));
         assert_eq!("exp:200".parse(), Ok(LengthDist::Exponential(200.0)));
-        for bad in ["0", "-3", "ten", "9..3", "normal:5", "exp:-1", "2000000", "1..x"] {
+        for bad in [
+            "0", "-3", "ten", "9..3", "normal:5", "exp:-1", "2000000", "1..x",
+        ] {
             let err = bad.parse::<LengthDist>().unwrap_err().to_string();
             assert!(err.contains("LO..HI"), "{bad}: {err}");
         }

@@ -164,7 +164,10 @@ mod tests {
             output: LengthDist::Fixed(7),
         };
         let specs = specs(&source, 3, &mut StdRng::seed_from_u64(0));
-        let got: Vec<(u64, u64)> = specs.iter().map(|s| (s.input_tokens, s.max_tokens)).collect();
+        let got: Vec<(u64, u64)> = specs
+            .iter()
+            .map(|s| (s.input_tokens, s.max_tokens))
+            .collect();
         assert_eq!(got, [(2, 4), (1, 7), (2, 4)]);
     }
 }

@@ -5,7 +5,7 @@ use futures_util::StreamExt;
 use serde_json::json;
 use tokenmeter::{ErrorClass, Outcome};
 
-use super::{eventually, events, json, post, server};
+use super::{events, eventually, json, post, server};
 use crate::serve::ServeArgs;
 
 fn chat(max_tokens: u32, stream: bool) -> serde_json::Value {
@@ -50,7 +50,12 @@ async fn a_full_queue_answers_429_in_openais_shape() {
     let body = json(&refused.text().await.expect("body"));
     assert_eq!(body["error"]["type"], "rate_limit_error");
     assert_eq!(body["error"]["code"], "rate_limit_exceeded");
-    assert!(body["error"]["message"].as_str().expect("message").contains("queue"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("queue")
+    );
 
     let _ = running.text().await.expect("the running one finishes");
     assert_eq!(waiting.await.expect("task"), 200);
@@ -91,7 +96,12 @@ async fn injected_failures_are_500s_or_sse_error_events() {
         }
     }
     assert!(before > 0 && during > 0, "{before} before, {during} during");
-    let response = post(&handle, "/v1/completions", &json!({"prompt": "x", "max_tokens": 2})).await;
+    let response = post(
+        &handle,
+        "/v1/completions",
+        &json!({"prompt": "x", "max_tokens": 2}),
+    )
+    .await;
     assert_eq!(response.status(), 500, "non-streaming failures are 500s");
     let records = handle.records();
     assert_eq!(records.len(), 13);
@@ -146,7 +156,10 @@ async fn a_client_that_disconnects_mid_stream_is_recorded_as_cancelled() {
     }
     drop(body); // the client goes away
     let record = eventually("the cancelled record", || {
-        handle.records().into_iter().find(|r| r.outcome == Outcome::Cancelled)
+        handle
+            .records()
+            .into_iter()
+            .find(|r| r.outcome == Outcome::Cancelled)
     })
     .await;
     assert!(record.output_tokens >= 2 && record.output_tokens < 1_000);

@@ -64,7 +64,10 @@ async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         if let Some(value) = check() {
             return value;
         }
-        assert!(Instant::now() < deadline, "timed out after 10 s waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after 10 s waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -32,7 +32,12 @@ const CHAT_PROMPT_TOKENS: u64 = 15;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_stream_has_openais_shape_with_usage() {
     let handle = server(ServeArgs::default()).await;
-    let response = post(&handle, "/v1/chat/completions", &chat_body(true, true, Some(5))).await;
+    let response = post(
+        &handle,
+        "/v1/chat/completions",
+        &chat_body(true, true, Some(5)),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let headers = response.headers().clone();
     assert_eq!(headers["content-type"], "text/event-stream");
@@ -82,7 +87,12 @@ async fn chat_stream_has_openais_shape_with_usage() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_stream_without_usage_has_no_usage_field() {
     let handle = server(ServeArgs::default()).await;
-    let response = post(&handle, "/v1/chat/completions", &chat_body(true, false, Some(3))).await;
+    let response = post(
+        &handle,
+        "/v1/chat/completions",
+        &chat_body(true, false, Some(3)),
+    )
+    .await;
     let events = events(&response.text().await.expect("body"));
     // role, 3 tokens, finish, [DONE]
     assert_eq!(events.len(), 6, "{events:#?}");
@@ -109,14 +119,21 @@ async fn completion_stream_has_openais_shape() {
     for event in &events[..4] {
         let chunk = json(event);
         assert_eq!(chunk["object"], "text_completion");
-        assert!(chunk["choices"][0]["text"].as_str().is_some_and(|t| !t.is_empty()));
+        assert!(
+            chunk["choices"][0]["text"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty())
+        );
         assert_eq!(chunk["choices"][0]["finish_reason"], Value::Null);
     }
     let finish = json(&events[4]);
     assert_eq!(finish["choices"][0]["text"], "");
     assert_eq!(finish["choices"][0]["finish_reason"], "length");
     let usage = json(&events[5]);
-    assert_eq!(usage["usage"]["prompt_tokens"], estimate("Once upon a time"));
+    assert_eq!(
+        usage["usage"]["prompt_tokens"],
+        estimate("Once upon a time")
+    );
     assert_eq!(usage["usage"]["completion_tokens"], 4);
     assert_eq!(events[6], "[DONE]");
 }
@@ -129,7 +146,12 @@ async fn non_streaming_answers_carry_usage() {
     };
     let handle = server(args).await;
 
-    let response = post(&handle, "/v1/chat/completions", &chat_body(false, false, None)).await;
+    let response = post(
+        &handle,
+        "/v1/chat/completions",
+        &chat_body(false, false, None),
+    )
+    .await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/json");
     let body = json(&response.text().await.expect("body"));
@@ -162,7 +184,12 @@ async fn client_ttft_is_never_below_the_servers() {
     let handle = server(ServeArgs::default()).await;
     for _ in 0..5 {
         let sent = Instant::now();
-        let response = post(&handle, "/v1/chat/completions", &chat_body(true, true, Some(8))).await;
+        let response = post(
+            &handle,
+            "/v1/chat/completions",
+            &chat_body(true, true, Some(8)),
+        )
+        .await;
         let id = response.headers()["x-request-id"]
             .to_str()
             .expect("ascii")
@@ -194,7 +221,10 @@ async fn health_and_models_answer() {
     })
     .await;
     let (status, body) = super::get(&handle, "/health").await;
-    assert_eq!((status.as_u16(), json(&body)), (200, json!({"status": "ok"})));
+    assert_eq!(
+        (status.as_u16(), json(&body)),
+        (200, json!({"status": "ok"}))
+    );
     let (status, body) = super::get(&handle, "/v1/models").await;
     assert_eq!(status, 200);
     assert_eq!(json(&body)["data"][0]["id"], "my-model");
