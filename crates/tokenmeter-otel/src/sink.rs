@@ -126,19 +126,11 @@ impl fmt::Debug for OtelSink {
 /// # drop(sink);
 /// # Ok::<(), tokenmeter_otel::BucketError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct OtelSinkBuilder {
     buckets: Buckets,
-    bound: bool,
-}
-
-impl Default for OtelSinkBuilder {
-    fn default() -> Self {
-        Self {
-            buckets: Buckets::default(),
-            bound: cfg!(feature = "bound-instruments"),
-        }
-    }
+    /// `None`: on when the `bound-instruments` feature is enabled.
+    bound: Option<bool>,
 }
 
 impl OtelSinkBuilder {
@@ -153,7 +145,7 @@ impl OtelSinkBuilder {
     /// portable path, for comparison.
     #[cfg(feature = "bound-instruments")]
     pub fn bound_instruments(mut self, on: bool) -> Self {
-        self.bound = on;
+        self.bound = Some(on);
         self
     }
 
@@ -163,7 +155,7 @@ impl OtelSinkBuilder {
             inner: Arc::new(Shared {
                 instruments: Arc::new(Instruments::new(meter, &self.buckets)),
                 folded: [Role::Server, Role::Client].map(|role| [attrs::role(role)]),
-                bound: self.bound,
+                bound: self.bound.unwrap_or(cfg!(feature = "bound-instruments")),
             }),
         }
     }

@@ -60,6 +60,7 @@
 #![forbid(unsafe_code)]
 
 pub mod alert;
+pub mod batching;
 pub mod diagnosis;
 mod monitor;
 pub mod names;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::Clock;
 use crate::series::{DEFAULT_MAX_SERIES, Labels, Registry, Resolved, Series};
-use crate::sink::{FanOut, NoopSink, Sink};
+use crate::sink::{FanOut, NoopSink, Sink, StepRecorder};
 
 /// The entry point: resolves [`Series`] from [`Labels`], with a clock and the sinks every
 /// series reports to.
@@ -67,6 +67,12 @@ impl Meter {
                 series
             }
         }
+    }
+
+    /// A recorder for one engine's steps (batch size, tokens, duration), labelled by `labels`'
+    /// model and provider. Build it once per engine; recording a step allocates nothing.
+    pub fn steps(&self, labels: &Labels<'_>) -> StepRecorder {
+        StepRecorder::new(&*self.shared.sink, &labels.sanitized())
     }
 
     /// Series created (the `_OTHER` series not included).

@@ -4,7 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{FirstToken, Gauge, SeriesSink, Sink};
+use super::step::EngineFanOut;
+use super::{EngineSink, FirstToken, Gauge, SeriesSink, Sink};
 use crate::record::RequestRecord;
 use crate::series::{Labels, Role};
 
@@ -88,6 +89,15 @@ impl Sink for FanOut {
     fn series_folded(&self, role: Role) {
         for sink in &self.sinks {
             sink.series_folded(role);
+        }
+    }
+
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        let handles: Box<[Box<dyn EngineSink>]> =
+            self.sinks.iter().filter_map(|s| s.engine(labels)).collect();
+        match handles.len() {
+            0 => None,
+            _ => Some(Box::new(EngineFanOut(handles))),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | [`SeriesSink::end`] | exactly once per request, on every path | the complete [`RequestRecord`] |
 //! | [`SeriesSink::gauge`] | a request enters or leaves `waiting` or `running` | the change |
 //! | [`Sink::series_folded`] | a label set past the cap was folded into `_OTHER` | the role |
+//! | [`EngineSink::step`] | a batching engine finished a step ([`Meter::steps`](crate::Meter::steps)) | kind, batch size, tokens, duration |
 //!
 //! Sinks provided here: [`NoopSink`], [`FanOut`] (several sinks as one) and [`InMemorySink`]
 //! (exact values, for tests and reports).
@@ -19,10 +20,12 @@
 mod fanout;
 mod memory;
 mod noop;
+mod step;
 
 pub use fanout::FanOut;
 pub use memory::InMemorySink;
 pub use noop::NoopSink;
+pub use step::{EngineSink, Step, StepKind, StepRecorder};
 
 use std::time::Duration;
 
@@ -77,6 +80,13 @@ pub trait Sink: Send + Sync + 'static {
     fn series_folded(&self, role: Role) {
         let _ = role;
     }
+
+    /// Builds this sink's handle for an engine's steps (labelled by model and provider), or
+    /// `None` when the sink does not use steps (the default).
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        let _ = labels;
+        None
+    }
 }
 
 impl<S: Sink + ?Sized> Sink for std::sync::Arc<S> {
@@ -86,6 +96,10 @@ impl<S: Sink + ?Sized> Sink for std::sync::Arc<S> {
 
     fn series_folded(&self, role: Role) {
         (**self).series_folded(role);
+    }
+
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        (**self).engine(labels)
     }
 }
 
