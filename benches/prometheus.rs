@@ -45,6 +45,11 @@ fn per_token(c: &mut Criterion) {
         b.iter(|| request.tokens(black_box(1)));
         request.succeed();
     });
+    let h = metrics::histogram!("probe_seconds");
+    group.bench_function("record_only", |b| b.iter(|| h.record(black_box(0.001))));
+    group.bench_function("clock_only", |b| b.iter(|| black_box(Instant::now())));
+    let clock = tokenmeter::Clock::monotonic();
+    group.bench_function("tm_clock_only", |b| b.iter(|| black_box(clock.now())));
     group.finish();
     drop(handle);
     print_ratio(GROUP, "tokenmeter/naive", "tokenmeter", "naive");

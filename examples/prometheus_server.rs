@@ -46,7 +46,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (sink, metrics) = Builder::new(profile)
         .add_edges(Metric::Ttft, &[0.5])?
         .build_local()?;
-    let labels = Labels::server("chat").provider("example").request_model("tiny-echo");
+    let labels = Labels::server("chat")
+        .provider("example")
+        .request_model("tiny-echo");
     let engine = sink.engine(&labels);
     let meter = Meter::builder().sink(sink).build();
     let app = Arc::new(App {
@@ -86,7 +88,11 @@ async fn generate(State(app): State<Arc<App>>, uri: Uri) -> Response {
         if i == tokens {
             return None;
         }
-        let wait = if i == 0 { ttft * 2 / 3 } else { Duration::from_millis(20) };
+        let wait = if i == 0 {
+            ttft * 2 / 3
+        } else {
+            Duration::from_millis(20)
+        };
         tokio::time::sleep(wait).await;
         Some((Ok::<_, Infallible>(format!("word{i} ")), i + 1))
     });

@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use tokenmeter::sink::{Step, StepKind};
-use tokenmeter::{Clock, Labels, Meter};
+use tokenmeter::{Clock, Meter};
 use tokenmeter_sim::{CostModel, Engine, GenerateRequest, SimConfig};
 use tokenmeter_slo::batching::{BatchAnalysis, BatchTable};
 
@@ -17,19 +16,10 @@ async fn observe(cost: CostModel, batches: &[u32]) -> BatchTable {
         .clock(Clock::tokio())
         .sink(analysis.clone())
         .build();
-    let steps = meter.steps(&Labels::server("").request_model("sim"));
+    // The engine records its steps through the meter (`Meter::steps`) on its own.
     let engine = Engine::builder()
         .meter(meter)
         .config(SimConfig::default().max_batch(64).cost(cost).seed(3))
-        .on_step(move |s| {
-            let kind = match s.kind() {
-                tokenmeter_sim::StepKind::Decode => StepKind::Decode,
-                tokenmeter_sim::StepKind::Prefill => StepKind::Prefill,
-                _ => StepKind::Mixed,
-            };
-            let batch = u32::try_from(s.decode_requests).unwrap_or(u32::MAX);
-            steps.record(&Step::new(kind, batch, batch, s.duration));
-        })
         .build()
         .expect("engine");
     for &n in batches {

@@ -129,8 +129,7 @@ impl fmt::Debug for OtelSink {
 #[derive(Clone, Debug, Default)]
 pub struct OtelSinkBuilder {
     buckets: Buckets,
-    /// `None`: on when the `bound-instruments` feature is enabled.
-    bound: Option<bool>,
+    bound: bool,
 }
 
 impl OtelSinkBuilder {
@@ -140,12 +139,13 @@ impl OtelSinkBuilder {
         self
     }
 
-    /// Whether the per-token histogram records through an SDK bound instrument (the attribute
-    /// lookup done once per series). On by default when the feature is enabled; off gives the
-    /// portable path, for comparison.
+    /// Records the per-token histogram through an SDK bound instrument: the attribute lookup
+    /// is done once per series instead of once per item. Off by default (the portable path),
+    /// even with the feature enabled, so that enabling the feature elsewhere in a build changes
+    /// nothing until asked for.
     #[cfg(feature = "bound-instruments")]
     pub fn bound_instruments(mut self, on: bool) -> Self {
-        self.bound = Some(on);
+        self.bound = on;
         self
     }
 
@@ -155,7 +155,7 @@ impl OtelSinkBuilder {
             inner: Arc::new(Shared {
                 instruments: Arc::new(Instruments::new(meter, &self.buckets)),
                 folded: [Role::Server, Role::Client].map(|role| [attrs::role(role)]),
-                bound: self.bound.unwrap_or(cfg!(feature = "bound-instruments")),
+                bound: self.bound,
             }),
         }
     }

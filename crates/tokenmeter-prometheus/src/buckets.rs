@@ -104,20 +104,8 @@ const SEMCONV_DURATION: &[f64] = &[
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
 const SEMCONV_TOKENS: &[f64] = &[
-    1.0,
-    4.0,
-    16.0,
-    64.0,
-    256.0,
-    1024.0,
-    4096.0,
-    16384.0,
-    65536.0,
-    262144.0,
-    1048576.0,
-    4194304.0,
-    16777216.0,
-    67108864.0,
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0, 67108864.0,
 ];
 const VLLM_TTFT: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
@@ -128,8 +116,8 @@ const VLLM_ITL: &[f64] = &[
     40.0, 80.0,
 ];
 const VLLM_REQUEST: &[f64] = &[
-    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
-    240.0, 480.0, 960.0, 1920.0, 7680.0,
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
+    480.0, 960.0, 1920.0, 7680.0,
 ];
 
 impl Layout {
@@ -316,18 +304,26 @@ mod tests {
         let duration = b
             .edges(Profile::Semconv, "gen_ai_server_request_duration_seconds")
             .unwrap();
-        assert_eq!((duration[0], duration[13], duration.len()), (0.01, 81.92, 14));
+        assert_eq!(
+            (duration[0], duration[13], duration.len()),
+            (0.01, 81.92, 14)
+        );
         for (i, pair) in duration.windows(2).enumerate() {
             assert!((pair[1] / pair[0] - 2.0).abs() < 1e-12, "doubling at {i}");
         }
-        let tokens = b.edges(Profile::Semconv, "gen_ai_client_token_usage").unwrap();
+        let tokens = b
+            .edges(Profile::Semconv, "gen_ai_client_token_usage")
+            .unwrap();
         assert_eq!(tokens.len(), 14);
         assert!(tokens.windows(2).all(|p| p[1] == p[0] * 4.0));
         let vllm_e2e = b
             .edges(Profile::Vllm, "vllm:e2e_request_latency_seconds")
             .unwrap();
         assert_eq!((vllm_e2e.len(), vllm_e2e[20]), (21, 7680.0));
-        assert_eq!(b.edges(Profile::Semconv, "vllm:e2e_request_latency_seconds"), None);
+        assert_eq!(
+            b.edges(Profile::Semconv, "vllm:e2e_request_latency_seconds"),
+            None
+        );
     }
 
     #[test]
@@ -335,7 +331,9 @@ mod tests {
         let mut b = Buckets::new();
         b.add_edges(Metric::InputTokens, &[3000.0]).unwrap();
         b.add_edges(Metric::OutputTokens, &[400.0]).unwrap();
-        let usage = b.edges(Profile::Semconv, "gen_ai_client_token_usage").unwrap();
+        let usage = b
+            .edges(Profile::Semconv, "gen_ai_client_token_usage")
+            .unwrap();
         assert!(usage.contains(&3000.0) && usage.contains(&400.0) && usage.contains(&1.0));
 
         b.add_edges(Metric::Ttft, &[0.35]).unwrap();
@@ -353,7 +351,12 @@ mod tests {
         assert!(err.to_string().contains("finite"), "{err}");
         assert!(b.add_edges(Metric::Ttft, &[-1.0]).is_err());
         let err = b.set(Metric::E2e, &[]).unwrap_err();
-        assert!(matches!(err, Error::EmptyBuckets { metric: Metric::E2e }));
+        assert!(matches!(
+            err,
+            Error::EmptyBuckets {
+                metric: Metric::E2e
+            }
+        ));
         assert!(b.context_length(0).is_err());
         assert_eq!(b, Buckets::new(), "a refused change changes nothing");
     }

@@ -32,7 +32,9 @@ pub enum Error {
     #[error("the context length must be at least 1 token: pass the model's maximum context length")]
     ZeroContextLength,
     /// A profile name that is neither `semconv` nor `vllm`.
-    #[error("unknown metrics profile {0:?}: use \"semconv\" (OpenTelemetry GenAI names) or \"vllm\"")]
+    #[error(
+        "unknown metrics profile {0:?}: use \"semconv\" (OpenTelemetry GenAI names) or \"vllm\""
+    )]
     UnknownProfile(String),
     /// The HTTP listener could not bind its address.
     #[error(
@@ -50,6 +52,8 @@ pub enum Error {
     )]
     AlreadyInstalled,
     /// The background runtime for the HTTP listener could not start.
-    #[error("could not start the exporter's background runtime: {0}; check the process's thread and file limits")]
+    #[error(
+        "could not start the exporter's background runtime: {0}; check the process's thread and file limits"
+    )]
     Runtime(String),
 }

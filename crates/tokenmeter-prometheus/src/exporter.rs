@@ -8,8 +8,8 @@ use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusRecor
 
 use crate::buckets::{Buckets, Metric};
 use crate::error::Error;
-pub(crate) use crate::handle::Upkeep;
 use crate::handle::Handle;
+pub(crate) use crate::handle::Upkeep;
 use crate::profile::Profile;
 use crate::sink::{PrometheusSink, Target};
 
@@ -184,7 +184,10 @@ impl Builder {
 
 /// Builds the recorder and starts its listener and upkeep on the current runtime, or on a
 /// runtime of its own on a background thread.
-fn spawn_exporter(builder: PrometheusBuilder, addr: SocketAddr) -> Result<PrometheusRecorder, Error> {
+fn spawn_exporter(
+    builder: PrometheusBuilder,
+    addr: SocketAddr,
+) -> Result<PrometheusRecorder, Error> {
     let map = |e: BuildError| match e {
         BuildError::FailedToCreateHTTPListener(reason) => Error::Listen { addr, reason },
         other => Error::Runtime(other.to_string()),

@@ -202,7 +202,11 @@ mod tests {
         for profile in [Profile::Semconv, Profile::Vllm] {
             for metric in profile.metrics() {
                 let cell = format!("| `{}` |", metric.prometheus);
-                assert!(docs.contains(&cell), "{profile}: {} is not in the table", metric.prometheus);
+                assert!(
+                    docs.contains(&cell),
+                    "{profile}: {} is not in the table",
+                    metric.prometheus
+                );
             }
         }
     }

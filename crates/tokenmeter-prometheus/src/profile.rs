@@ -95,36 +95,108 @@ const fn h(name: &'static MetricName, concepts: &'static [Metric], default: Layo
 }
 
 const SEMCONV_HISTOGRAMS: &[Histogram] = &[
-    h(&semconv::SERVER_TIME_TO_FIRST_TOKEN, &[Metric::Ttft], Layout::SemconvTtft),
-    h(&semconv::SERVER_TIME_PER_OUTPUT_TOKEN, &[Metric::Tpot], Layout::SemconvTpot),
-    h(&semconv::SERVER_REQUEST_DURATION, &[Metric::E2e], Layout::SemconvDuration),
-    h(&semconv::CLIENT_OPERATION_DURATION, &[Metric::E2e], Layout::SemconvDuration),
-    h(&semconv::CLIENT_TIME_TO_FIRST_CHUNK, &[Metric::Ttft], Layout::SemconvDuration),
-    h(&semconv::CLIENT_TIME_PER_OUTPUT_CHUNK, &[Metric::Itl], Layout::SemconvDuration),
+    h(
+        &semconv::SERVER_TIME_TO_FIRST_TOKEN,
+        &[Metric::Ttft],
+        Layout::SemconvTtft,
+    ),
+    h(
+        &semconv::SERVER_TIME_PER_OUTPUT_TOKEN,
+        &[Metric::Tpot],
+        Layout::SemconvTpot,
+    ),
+    h(
+        &semconv::SERVER_REQUEST_DURATION,
+        &[Metric::E2e],
+        Layout::SemconvDuration,
+    ),
+    h(
+        &semconv::CLIENT_OPERATION_DURATION,
+        &[Metric::E2e],
+        Layout::SemconvDuration,
+    ),
+    h(
+        &semconv::CLIENT_TIME_TO_FIRST_CHUNK,
+        &[Metric::Ttft],
+        Layout::SemconvDuration,
+    ),
+    h(
+        &semconv::CLIENT_TIME_PER_OUTPUT_CHUNK,
+        &[Metric::Itl],
+        Layout::SemconvDuration,
+    ),
     h(
         &semconv::CLIENT_TOKEN_USAGE,
         &[Metric::InputTokens, Metric::OutputTokens],
         Layout::SemconvTokens,
     ),
-    h(&semconv::INTER_TOKEN_LATENCY, &[Metric::Itl], Layout::SemconvTpot),
-    h(&semconv::TIME_PER_OUTPUT_TOKEN, &[Metric::Tpot], Layout::SemconvTpot),
-    h(&semconv::QUEUE_TIME, &[Metric::Queue], Layout::SemconvDuration),
-    h(&semconv::PREFILL_TIME, &[Metric::Prefill], Layout::SemconvDuration),
-    h(&semconv::DECODE_TIME, &[Metric::Decode], Layout::SemconvDuration),
-    h(&semconv::INFERENCE_TIME, &[Metric::Inference], Layout::SemconvDuration),
+    h(
+        &semconv::INTER_TOKEN_LATENCY,
+        &[Metric::Itl],
+        Layout::SemconvTpot,
+    ),
+    h(
+        &semconv::TIME_PER_OUTPUT_TOKEN,
+        &[Metric::Tpot],
+        Layout::SemconvTpot,
+    ),
+    h(
+        &semconv::QUEUE_TIME,
+        &[Metric::Queue],
+        Layout::SemconvDuration,
+    ),
+    h(
+        &semconv::PREFILL_TIME,
+        &[Metric::Prefill],
+        Layout::SemconvDuration,
+    ),
+    h(
+        &semconv::DECODE_TIME,
+        &[Metric::Decode],
+        Layout::SemconvDuration,
+    ),
+    h(
+        &semconv::INFERENCE_TIME,
+        &[Metric::Inference],
+        Layout::SemconvDuration,
+    ),
 ];
 
 const VLLM_HISTOGRAMS: &[Histogram] = &[
-    h(&vllm::TIME_TO_FIRST_TOKEN, &[Metric::Ttft], Layout::VllmTtft),
+    h(
+        &vllm::TIME_TO_FIRST_TOKEN,
+        &[Metric::Ttft],
+        Layout::VllmTtft,
+    ),
     h(&vllm::INTER_TOKEN_LATENCY, &[Metric::Itl], Layout::VllmItl),
-    h(&vllm::TIME_PER_OUTPUT_TOKEN, &[Metric::Tpot], Layout::VllmItl),
-    h(&vllm::E2E_REQUEST_LATENCY, &[Metric::E2e], Layout::VllmRequest),
+    h(
+        &vllm::TIME_PER_OUTPUT_TOKEN,
+        &[Metric::Tpot],
+        Layout::VllmItl,
+    ),
+    h(
+        &vllm::E2E_REQUEST_LATENCY,
+        &[Metric::E2e],
+        Layout::VllmRequest,
+    ),
     h(&vllm::QUEUE_TIME, &[Metric::Queue], Layout::VllmRequest),
     h(&vllm::PREFILL_TIME, &[Metric::Prefill], Layout::VllmRequest),
     h(&vllm::DECODE_TIME, &[Metric::Decode], Layout::VllmRequest),
-    h(&vllm::INFERENCE_TIME, &[Metric::Inference], Layout::VllmRequest),
-    h(&vllm::REQUEST_PROMPT_TOKENS, &[Metric::InputTokens], Layout::VllmTokens),
-    h(&vllm::REQUEST_GENERATION_TOKENS, &[Metric::OutputTokens], Layout::VllmTokens),
+    h(
+        &vllm::INFERENCE_TIME,
+        &[Metric::Inference],
+        Layout::VllmRequest,
+    ),
+    h(
+        &vllm::REQUEST_PROMPT_TOKENS,
+        &[Metric::InputTokens],
+        Layout::VllmTokens,
+    ),
+    h(
+        &vllm::REQUEST_GENERATION_TOKENS,
+        &[Metric::OutputTokens],
+        Layout::VllmTokens,
+    ),
 ];
 
 /// Describes every metric of `profile` (help text and unit) on `recorder`.

@@ -23,7 +23,11 @@ const SCRAPE_WAIT: Duration = Duration::from_secs(15);
 fn complete(addr: SocketAddr, path: &str) {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").expect("send");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
     let mut sink = Vec::new();
     let _ = stream.read_to_end(&mut sink);
 }
@@ -32,7 +36,11 @@ fn complete(addr: SocketAddr, path: &str) {
 fn hang_up_after_first_token(addr: SocketAddr, path: &str) {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").expect("send");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
     let mut seen = Vec::new();
     let mut buf = [0u8; 256];
     while !String::from_utf8_lossy(&seen).contains("tok") {
@@ -60,8 +68,16 @@ fn prometheus_sees_every_request_and_the_exact_attainment_at_an_added_slo_edge()
     runtime.spawn(async move { axum::serve(listener, router).await });
 
     let prometheus = Prometheus::start(&[
-        Job { name: "semconv", target: addr, path: "/metrics" },
-        Job { name: "vllm", target: addr, path: "/vllm/metrics" },
+        Job {
+            name: "semconv",
+            target: addr,
+            path: "/metrics",
+        },
+        Job {
+            name: "vllm",
+            target: addr,
+            path: "/vllm/metrics",
+        },
     ]);
     // A first scrape at zero, so rate() over the window sees every request of the workload.
     let count = "sum(gen_ai_server_request_duration_seconds_count)";
@@ -102,7 +118,10 @@ fn prometheus_sees_every_request_and_the_exact_attainment_at_an_added_slo_edge()
     }
     let records = app.memory.records();
     assert_eq!(records.len(), run);
-    let cancelled = records.iter().filter(|r| r.outcome == Outcome::Cancelled).count();
+    let cancelled = records
+        .iter()
+        .filter(|r| r.outcome == Outcome::Cancelled)
+        .count();
     let errors = records
         .iter()
         .filter(|r| r.outcome == Outcome::Error(ErrorClass::ServerError))
@@ -116,7 +135,8 @@ fn prometheus_sees_every_request_and_the_exact_attainment_at_an_added_slo_edge()
     for job in ["semconv", "vllm"] {
         let total = format!(r#"sum(tokenmeter_requests_total{{job="{job}"}})"#);
         prometheus.wait_for_value(&total, run, SCRAPE_WAIT);
-        let cancels = format!(r#"sum(tokenmeter_requests_total{{job="{job}",outcome="cancelled"}})"#);
+        let cancels =
+            format!(r#"sum(tokenmeter_requests_total{{job="{job}",outcome="cancelled"}})"#);
         prometheus.wait_for_value(&cancels, cancelled as f64, SCRAPE_WAIT);
     }
     prometheus.wait_for_value(
@@ -141,7 +161,10 @@ fn prometheus_sees_every_request_and_the_exact_attainment_at_an_added_slo_edge()
         .collect();
     let good = ttfts.iter().filter(|&&t| t <= EDGE).count();
     let exact = good as f64 / ttfts.len() as f64;
-    assert!(good > 0 && good < ttfts.len(), "the edge splits the workload: {ttfts:?}");
+    assert!(
+        good > 0 && good < ttfts.len(),
+        "the edge splits the workload: {ttfts:?}"
+    );
     for histogram in [
         "gen_ai_server_time_to_first_token_seconds",
         "vllm:time_to_first_token_seconds",
@@ -150,7 +173,11 @@ fn prometheus_sees_every_request_and_the_exact_attainment_at_an_added_slo_edge()
         let total = format!("sum({histogram}_count)");
         prometheus.wait_for_value(&total, ttfts.len() as f64, SCRAPE_WAIT);
         let cumulative = prometheus.value(&format!("{bucket} / {total}"));
-        assert_eq!(cumulative, Some(exact), "{histogram}: cumulative attainment");
+        assert_eq!(
+            cumulative,
+            Some(exact),
+            "{histogram}: cumulative attainment"
+        );
         let rate = prometheus
             .value(&format!(
                 r#"sum(rate({histogram}_bucket{{le="{EDGE}"}}[1m])) / sum(rate({histogram}_count[1m]))"#

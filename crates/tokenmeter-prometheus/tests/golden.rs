@@ -21,8 +21,8 @@ fn check(profile: Profile) {
         std::fs::write(&path, &actual).expect("write golden file");
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     if actual != expected {
         let first = actual
             .lines()

@@ -22,10 +22,15 @@ fn install_serves_histograms_with_buckets_over_http_on_loopback() {
     let again = Builder::new(Profile::Vllm).install_recorder();
     let err = again.expect_err("a second global recorder is refused");
     assert!(matches!(err, Error::AlreadyInstalled), "{err}");
-    assert!(err.to_string().contains("build_local"), "the message says what to do: {err}");
+    assert!(
+        err.to_string().contains("build_local"),
+        "the message says what to do: {err}"
+    );
 
     let meter = Meter::builder().sink(sink).build();
-    let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
+    let mut request = meter
+        .series(&Labels::server("chat").request_model("m"))
+        .start();
     request.tokens(1);
     request.tokens(1);
     request.succeed();
@@ -52,7 +57,10 @@ fn install_serves_histograms_with_buckets_over_http_on_loopback() {
     ));
     assert!(body.contains("# HELP gen_ai_server_request_duration_seconds "));
     assert!(body.contains("# TYPE my_app_handler_seconds histogram"));
-    assert!(!body.contains("summary"), "no summary is ever rendered:\n{body}");
+    assert!(
+        !body.contains("summary"),
+        "no summary is ever rendered:\n{body}"
+    );
     assert!(handle.render().contains("tokenmeter_requests_total"));
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use cap::Cap;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokenmeter::{Clock, Labels, ManualClock, Meter, Request};
-use tokenmeter_prometheus::{Builder, PrometheusSink, Profile};
+use tokenmeter_prometheus::{Builder, Profile, PrometheusSink};
 
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
@@ -48,7 +48,10 @@ fn growth_without_upkeep() -> usize {
     let time = ManualClock::new();
     let recorder = PrometheusBuilder::new().build_recorder();
     let sink = PrometheusSink::with_recorder(Profile::Semconv, Arc::new(recorder));
-    let meter = Meter::builder().clock(Clock::manual(&time)).sink(sink).build();
+    let meter = Meter::builder()
+        .clock(Clock::manual(&time))
+        .sink(sink)
+        .build();
     let mut request = open_request(&meter, &time);
     let baseline = ALLOCATOR.allocated();
     for _ in 0..10 {
@@ -65,13 +68,19 @@ fn peak_growth_with_upkeep() -> usize {
         .upkeep_interval(Duration::from_millis(10))
         .build_local()
         .expect("a local exporter");
-    let meter = Meter::builder().clock(Clock::manual(&time)).sink(sink).build();
+    let meter = Meter::builder()
+        .clock(Clock::manual(&time))
+        .sink(sink)
+        .build();
     let mut request = open_request(&meter, &time);
     let wait_for_upkeep = |handle: &tokenmeter_prometheus::Handle| {
         let before = handle.upkeep_passes();
         let deadline = Instant::now() + Duration::from_secs(10);
         while handle.upkeep_passes() < before + 2 {
-            assert!(Instant::now() < deadline, "the upkeep thread did not run within 10 s");
+            assert!(
+                Instant::now() < deadline,
+                "the upkeep thread did not run within 10 s"
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
     };
@@ -102,5 +111,7 @@ fn memory_stays_bounded_without_scrapes_while_the_upkeep_runs() {
         "with the upkeep running, {} samples grew memory by {bounded} bytes (bound {BOUND})",
         BURST * BURSTS
     );
-    println!("growth without upkeep: {unbounded} B for 1 M samples; peak with upkeep: {bounded} B for 2 M samples");
+    println!(
+        "growth without upkeep: {unbounded} B for 1 M samples; peak with upkeep: {bounded} B for 2 M samples"
+    );
 }

@@ -11,7 +11,10 @@ fn semconv_exposition_passes_promtool_with_no_problem() {
     let output = support::promtool_check(&text);
     let report = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "promtool check metrics failed:\n{report}\n{text}");
+    assert!(
+        output.status.success(),
+        "promtool check metrics failed:\n{report}\n{text}"
+    );
     assert_eq!(report.trim(), "", "promtool reported problems");
 }
 
@@ -26,7 +29,8 @@ fn vllm_exposition_parses_and_promtool_only_objects_to_vllms_colons() {
     let problems: Vec<&str> = report.lines().filter(|l| !l.trim().is_empty()).collect();
     for problem in &problems {
         assert!(
-            problem.starts_with("vllm:") && problem.ends_with("metric names should not contain ':'"),
+            problem.starts_with("vllm:")
+                && problem.ends_with("metric names should not contain ':'"),
             "unexpected promtool problem: {problem}"
         );
     }

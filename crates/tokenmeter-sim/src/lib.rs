@@ -48,7 +48,9 @@
 //! decode. A request that cannot be admitted waits in the queue.
 //!
 //! Every random choice (which requests fail and where, which stall, the words) comes from
-//! [`SimConfig::seed`]: the same seed and the same arrivals give the same run.
+//! [`SimConfig::seed`]: the same seed and the same arrivals, in the same order, give the same run
+//! on the same platform (the generator is `rand`'s `SmallRng`, which is fast but not portable
+//! across pointer widths).
 //!
 //! # Measurement
 //!

@@ -32,13 +32,13 @@ impl TokenStream {
         Self { rx, id, arrival }
     }
 
-    /// The engine's id for this request (unique per engine, from 0).
+    /// The request's id, unique within the process: the same as its
+    /// [`RequestRecord::id`](tokenmeter::RequestRecord::id).
     pub fn id(&self) -> u64 {
         self.id
     }
 
-    /// The request's arrival on the meter's clock. Unique per engine, so it identifies this
-    /// request's [`RequestRecord`](tokenmeter::RequestRecord) (its `arrival` field).
+    /// The request's arrival on the meter's clock.
     pub fn arrival(&self) -> Duration {
         self.arrival
     }

@@ -162,5 +162,8 @@ async fn the_waiting_gauge_rises_before_ttft_does() {
         "waiting gauge rose at {queue_seen:?}, TTFT > {:?} first seen at {slow_seen:?}",
         baseline * 3
     );
+    eprintln!(
+        "queue seen at {queue_seen:?}, slow TTFT seen at {slow_seen:?} (baseline {baseline:?})"
+    );
     assert!(queue_seen >= ms(1_000));
 }

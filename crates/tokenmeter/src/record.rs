@@ -37,6 +37,8 @@ use crate::series::Series;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct RequestRecord {
+    /// The request's id, unique within the process ([`Request::id`](crate::Request::id)).
+    pub id: u64,
     /// The series the request ran on.
     pub series: Series,
     /// How it ended.

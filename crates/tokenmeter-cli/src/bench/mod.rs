@@ -50,7 +50,7 @@ use crate::bench::clock::BenchClock;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
 use crate::bench::runner::Load;
-use crate::bench::summary::{BenchSummary, summarize};
+use crate::bench::summary::summarize;
 use crate::bench::sweep::{Rates, SweepResult, SweepStep};
 use crate::bench::trace::Trace;
 use crate::bench::workload::Source;
@@ -65,27 +65,16 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
     match plan.url.clone() {
         Some(url) => {
             discover::reachable(&url).await?;
-            bench(&args, &plan, url, key, None).await.map(drop)
+            bench(&args, &plan, url, key, None).await
         }
         None => {
             let server = embedded::start().await?;
             let url = reqwest::Url::parse(&server.url())?;
             let result = bench(&args, &plan, url, key, Some(embedded::MODEL)).await;
             server.shutdown().await?;
-            result.map(drop)
+            result
         }
     }
-}
-
-/// What a finished bench produced (for tests).
-#[derive(Debug)]
-pub(crate) struct Finished {
-    /// Every request's trace.
-    pub(crate) traces: Vec<Trace>,
-    /// The summary of a single run.
-    pub(crate) summary: Option<BenchSummary>,
-    /// The core's records, for cross-checks.
-    pub(crate) core: InMemorySink,
 }
 
 /// Runs against `base` and writes every output.
@@ -95,7 +84,7 @@ pub(crate) async fn bench(
     base: reqwest::Url,
     key: Option<ApiKey>,
     default_model: Option<&str>,
-) -> anyhow::Result<Finished> {
+) -> anyhow::Result<()> {
     let (url, api) = endpoint_url(&base, &plan.endpoint);
     let model = match (&args.model, default_model) {
         (Some(model), _) => model.clone(),
@@ -124,7 +113,7 @@ pub(crate) async fn bench(
         seed: args.seed,
     };
     let mut rng = StdRng::seed_from_u64(args.seed);
-    let (traces, summary) = match &plan.sweep {
+    let traces = match &plan.sweep {
         None => {
             let specs = workload::specs(&plan.source, args.requests, &mut rng);
             let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
@@ -138,7 +127,7 @@ pub(crate) async fn bench(
             if let Some(path) = &args.html {
                 output::write_html(path, html::render(&info, &summary, &traces))?;
             }
-            (traces, Some(summary))
+            traces
         }
         Some(rates) => {
             let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng).await;
@@ -150,12 +139,13 @@ pub(crate) async fn bench(
             if let Some(path) = &args.html {
                 output::write_html(path, html::render_sweep(&info, &sweep, &traces))?;
             }
-            (traces, None)
+            traces
         }
     };
     if let Some(path) = &args.trace {
         trace::write_jsonl(path, &traces)?;
     }
+    check_core(&core, &traces);
     if !traces.iter().any(Trace::succeeded) {
         let first = traces
             .iter()
@@ -166,11 +156,7 @@ pub(crate) async fn bench(
              and the API key variable (--api-key-env)"
         );
     }
-    Ok(Finished {
-        traces,
-        summary,
-        core,
-    })
+    Ok(())
 }
 
 async fn run_sweep(
@@ -229,6 +215,26 @@ async fn run_sweep(
         capacity,
     };
     (result, all)
+}
+
+/// The core meter saw every request the traces hold, with the same outcomes; a mismatch is a
+/// bug worth reporting, not a reason to fail the run.
+fn check_core(core: &InMemorySink, traces: &[Trace]) {
+    let report = core.report();
+    let ours = summary::Outcomes::of(traces);
+    if report.requests != traces.len() as u64
+        || report.outcomes.success != ours.success
+        || report.outcomes.errors_total() != ours.errors_total()
+    {
+        eprintln!(
+            "warning: tokenmeter's client-side records ({} requests, {} successes) disagree with \
+             the traces ({} requests, {} successes); please report this",
+            report.requests,
+            report.outcomes.success,
+            traces.len(),
+            ours.success
+        );
+    }
 }
 
 fn describe_workload(source: &Source) -> String {

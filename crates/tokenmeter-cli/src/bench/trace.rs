@@ -74,6 +74,7 @@ impl Trace {
     }
 
     /// The outcome, parsed back.
+    #[cfg(test)]
     pub(crate) fn outcome(&self) -> Outcome {
         match self.outcome.as_str() {
             "success" => Outcome::Success,

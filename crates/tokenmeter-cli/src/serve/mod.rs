@@ -33,9 +33,8 @@ mod tests;
 pub(crate) use args::MetricsProfile;
 pub(crate) use args::ServeArgs;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -47,7 +46,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use metrics::Metrics;
-use routes::{AppState, lock};
+use routes::AppState;
 
 /// How long [`ServeHandle::shutdown`] waits for in-flight responses.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -89,8 +88,7 @@ impl ServeHandle {
     /// has ended.
     pub(crate) fn record_for(&self, id: &str) -> Option<RequestRecord> {
         let number: u64 = id.rsplit('-').next()?.parse().ok()?;
-        let arrival = *lock(self.state.arrivals.as_ref()?).get(&number)?;
-        self.records().into_iter().find(|r| r.arrival == arrival)
+        self.records().into_iter().find(|r| r.id == number)
     }
 
     /// The `/metrics` text, as a scrape would see it now.
@@ -180,7 +178,6 @@ fn start(
         model: Arc::from(args.model.as_str()),
         default_max_tokens: args.default_max_tokens,
         metrics: Arc::new(metrics),
-        arrivals: keep_records.then(|| Arc::new(Mutex::new(HashMap::new()))),
     };
     let (signal, stop) = oneshot::channel::<()>();
     let app = routes::router(state.clone());

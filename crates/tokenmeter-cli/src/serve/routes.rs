@@ -1,8 +1,7 @@
 //! The HTTP API: OpenAI's completion endpoints over the engine, `/metrics`, `/health`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -27,8 +26,6 @@ pub(crate) struct AppState {
     pub(crate) model: Arc<str>,
     pub(crate) default_max_tokens: u32,
     pub(crate) metrics: Arc<Metrics>,
-    /// Engine request id → arrival, to find a request's record (embedded servers only).
-    pub(crate) arrivals: Option<Arc<Mutex<HashMap<u64, Duration>>>>,
 }
 
 /// The routes.
@@ -92,9 +89,6 @@ async fn generate(state: AppState, operation: Operation, body: &[u8]) -> Respons
         Ok(tokens) => tokens,
         Err(error) => return refused(&error),
     };
-    if let Some(arrivals) = &state.arrivals {
-        lock(arrivals).insert(tokens.id(), tokens.arrival());
-    }
     let prefix = match operation {
         Operation::TextCompletion => "cmpl",
         _ => "chatcmpl",

@@ -62,6 +62,7 @@ pub(crate) fn interval() -> Duration {
 
 /// An HTTP endpoint given in code as a base URL (`http://host:4318`) gets the metrics path
 /// appended, like `OTEL_EXPORTER_OTLP_ENDPOINT`; a URL with a path is kept as it is.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn http_metrics_url(endpoint: &str) -> String {
     let trimmed = endpoint.trim();
     let after_scheme = trimmed.find("://").map_or(0, |i| i + 3);

@@ -21,8 +21,7 @@ pub const OPERATION: LabelName = LabelName::new("gen_ai.operation.name", "gen_ai
 /// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0).
 pub const PROVIDER: LabelName = LabelName::new("gen_ai.provider.name", "gen_ai_provider_name");
 /// `gen_ai.request.model`.
-pub const REQUEST_MODEL: LabelName =
-    LabelName::new("gen_ai.request.model", "gen_ai_request_model");
+pub const REQUEST_MODEL: LabelName = LabelName::new("gen_ai.request.model", "gen_ai_request_model");
 /// `gen_ai.response.model`.
 pub const RESPONSE_MODEL: LabelName =
     LabelName::new("gen_ai.response.model", "gen_ai_response_model");

@@ -7,7 +7,12 @@
 
 use super::{Kind, MetricName};
 
-const fn vllm(name: &'static str, unit: &'static str, kind: Kind, help: &'static str) -> MetricName {
+const fn vllm(
+    name: &'static str,
+    unit: &'static str,
+    kind: Kind,
+    help: &'static str,
+) -> MetricName {
     MetricName::new(name, name, unit, kind, help)
 }
 

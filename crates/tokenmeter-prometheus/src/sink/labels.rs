@@ -27,8 +27,14 @@ pub(crate) fn semconv(labels: &Labels<'_>, operation: bool) -> Vec<Label> {
     }
     push(label::PROVIDER.prometheus, labels.provider_name());
     push(label::REQUEST_MODEL.prometheus, labels.request_model_name());
-    push(label::RESPONSE_MODEL.prometheus, labels.response_model_name());
-    push(label::SERVER_ADDRESS.prometheus, labels.server_address_value());
+    push(
+        label::RESPONSE_MODEL.prometheus,
+        labels.response_model_name(),
+    );
+    push(
+        label::SERVER_ADDRESS.prometheus,
+        labels.server_address_value(),
+    );
     if let Some(port) = labels.server_port_value() {
         out.push(Label::new(label::SERVER_PORT.prometheus, port.to_string()));
     }

@@ -82,10 +82,17 @@ impl PrometheusSink {
         Self::from_target(profile, Target::Local(recorder), None)
     }
 
-    pub(crate) fn from_target(profile: Profile, target: Target, upkeep: Option<Arc<Upkeep>>) -> Self {
+    pub(crate) fn from_target(
+        profile: Profile,
+        target: Target,
+        upkeep: Option<Arc<Upkeep>>,
+    ) -> Self {
         target.with(|recorder| profile::describe(profile, recorder));
         let folded = [Role::Server, Role::Client].map(|role| {
-            let labels = vec![Label::from_static_parts(label::ROLE.prometheus, role.as_str())];
+            let labels = vec![Label::from_static_parts(
+                label::ROLE.prometheus,
+                role.as_str(),
+            )];
             target.counter(semconv::SERIES_FOLDED.prometheus, labels)
         });
         Self {
@@ -129,7 +136,11 @@ impl PrometheusSink {
 
 impl Sink for PrometheusSink {
     fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink> {
-        Box::new(SeriesHandles::new(self.inner.profile, &self.inner.target, labels))
+        Box::new(SeriesHandles::new(
+            self.inner.profile,
+            &self.inner.target,
+            labels,
+        ))
     }
 
     fn series_folded(&self, role: Role) {

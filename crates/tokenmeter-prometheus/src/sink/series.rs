@@ -44,7 +44,10 @@ type ErrorVariants = [Histogram; ErrorClass::ALL.len()];
 
 fn error_variants(target: &Target, name: &'static str, base: &[Label]) -> ErrorVariants {
     ErrorClass::ALL.map(|class| {
-        target.histogram(name, with(base, label_names::ERROR_TYPE.prometheus, class.as_str()))
+        target.histogram(
+            name,
+            with(base, label_names::ERROR_TYPE.prometheus, class.as_str()),
+        )
     })
 }
 
@@ -252,7 +255,9 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         seen.insert(outcome_index(Outcome::Success));
         seen.insert(outcome_index(Outcome::Cancelled));
-        seen.insert(outcome_index(Outcome::Degraded(tokenmeter::Degradation::Cached)));
+        seen.insert(outcome_index(Outcome::Degraded(
+            tokenmeter::Degradation::Cached,
+        )));
         for class in ErrorClass::ALL {
             seen.insert(outcome_index(Outcome::Error(class)));
         }

@@ -5,11 +5,8 @@ use std::sync::Arc;
 
 use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder};
 
-static METADATA: Metadata<'static> = Metadata::new(
-    "tokenmeter_prometheus",
-    Level::INFO,
-    Some(module_path!()),
-);
+static METADATA: Metadata<'static> =
+    Metadata::new("tokenmeter_prometheus", Level::INFO, Some(module_path!()));
 
 /// The recorder a sink registers its handles with.
 #[derive(Clone)]

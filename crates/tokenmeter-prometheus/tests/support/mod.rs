@@ -102,10 +102,8 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
-        let path = std::env::temp_dir().join(format!(
-            "tokenmeter-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("tokenmeter-{tag}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&path).expect("create temp dir");
         Self(path)
     }

@@ -41,7 +41,10 @@ impl Prometheus {
         let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config_path.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.0.join("data").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.0.join("data").display()
+            ))
             .arg(format!("--web.listen-address={addr}"))
             .arg("--log.level=warn")
             .stdin(Stdio::null())
@@ -62,7 +65,10 @@ impl Prometheus {
         let deadline = Instant::now() + limit;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("prometheus exited ({status}) before it was ready:\n{}", self.log());
+                panic!(
+                    "prometheus exited ({status}) before it was ready:\n{}",
+                    self.log()
+                );
             }
             if http::get(self.addr, "/-/ready").is_ok_and(|r| r.status == 200) {
                 return;
@@ -115,7 +121,9 @@ impl Prometheus {
             assert!(
                 Instant::now() < deadline,
                 "`{promql}` was {value:?}, not {expected}, after {limit:?}; targets: {}\nlog:\n{}",
-                http::get(self.addr, "/api/v1/targets").map(|r| r.body).unwrap_or_default(),
+                http::get(self.addr, "/api/v1/targets")
+                    .map(|r| r.body)
+                    .unwrap_or_default(),
                 self.log()
             );
             std::thread::sleep(Duration::from_millis(100));

@@ -45,7 +45,11 @@ impl App {
             .sink(semconv_sink)
             .sink(vllm_sink)
             .build();
-        let series = meter.series(&Labels::server("chat").provider("sim").request_model("sim-1"));
+        let series = meter.series(
+            &Labels::server("chat")
+                .provider("sim")
+                .request_model("sim-1"),
+        );
         Arc::new(Self {
             series,
             memory,

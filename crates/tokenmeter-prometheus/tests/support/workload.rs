@@ -2,9 +2,7 @@
 
 use std::time::Duration;
 
-use tokenmeter::{
-    Clock, Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter,
-};
+use tokenmeter::{Clock, Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter};
 use tokenmeter_prometheus::{Builder, Metric, Profile};
 
 fn ms(n: u64) -> Duration {
@@ -21,7 +19,11 @@ pub(crate) fn render(profile: Profile) -> String {
         .and_then(|b| b.add_edges(Metric::InputTokens, &[12.0]))
         .and_then(Builder::build_local)
         .expect("a local exporter");
-    let engine = sink.engine(&Labels::server("chat").provider("vllm").request_model("llama-3-8b"));
+    let engine = sink.engine(
+        &Labels::server("chat")
+            .provider("vllm")
+            .request_model("llama-3-8b"),
+    );
     let meter = Meter::builder()
         .clock(Clock::manual(&time))
         .sink(sink)

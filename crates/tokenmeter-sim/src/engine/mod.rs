@@ -4,9 +4,8 @@ mod active;
 mod scheduler;
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use tokenmeter::{Labels, Meter, Series};
 use tokio::sync::mpsc;
@@ -72,9 +71,6 @@ struct Shared {
     kv_capacity: u64,
     /// Submitted and not yet admitted (nor cancelled while waiting).
     queued: AtomicUsize,
-    next_id: AtomicU64,
-    /// The earliest arrival (in nanoseconds) the next request may get.
-    next_free_nanos: AtomicU64,
     snapshot: Mutex<Snapshot>,
 }
 
@@ -92,8 +88,8 @@ impl Engine {
     pub fn submit(&self, request: GenerateRequest) -> Result<TokenStream, SubmitError> {
         let shared = &*self.shared;
         let series = shared.series(request.operation);
-        let arrival = shared.unique_arrival(series.clock().now());
-        let mut metered = series.start_at(arrival);
+        let mut metered = series.start();
+        let (id, arrival) = (metered.id(), metered.arrival());
         metered.set_input_tokens(u64::from(request.prompt_tokens));
         if request.kv_tokens() > shared.kv_capacity {
             let error = SubmitError::TooLarge {
@@ -108,7 +104,6 @@ impl Engine {
             return Err(error);
         }
         let (tx, rx) = mpsc::unbounded_channel();
-        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let job = Job {
             params: request,
             request: metered,
@@ -168,18 +163,6 @@ impl Shared {
             Operation::Chat => &self.series[0],
             Operation::TextCompletion => &self.series[1],
         }
-    }
-
-    /// `now`, or one nanosecond past the previous arrival: arrivals are unique per engine.
-    fn unique_arrival(&self, now: Duration) -> Duration {
-        let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-        let free = self
-            .next_free_nanos
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |free| {
-                Some(now.max(free).saturating_add(1))
-            })
-            .unwrap_or(now);
-        Duration::from_nanos(now.max(free))
     }
 
     /// Takes a place in the queue, or refuses when it is at its limit.
@@ -254,15 +237,14 @@ impl EngineBuilder {
             queue_limit: self.config.faults.queue_limit,
             kv_capacity: self.config.kv_capacity_tokens,
             queued: AtomicUsize::new(0),
-            next_id: AtomicU64::new(0),
-            next_free_nanos: AtomicU64::new(0),
             snapshot: Mutex::new(Snapshot {
                 kv_capacity_tokens: self.config.kv_capacity_tokens,
                 ..Snapshot::default()
             }),
         });
+        let steps = meter.steps(&Labels::server("").provider(PROVIDER).request_model(model));
         let (tx, rx) = mpsc::unbounded_channel();
-        let scheduler = Scheduler::new(self.config, shared.clone(), rx, self.on_step);
+        let scheduler = Scheduler::new(self.config, shared.clone(), rx, self.on_step, steps);
         runtime.spawn(scheduler.run());
         Ok(Engine { tx, shared })
     }

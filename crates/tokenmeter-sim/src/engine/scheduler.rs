@@ -24,6 +24,7 @@ use super::active::{Active, Emitted, Job};
 use super::{Shared, StepHook};
 use crate::config::SimConfig;
 use crate::snapshot::StepStats;
+use tokenmeter::sink::{Step, StepKind, StepRecorder};
 
 /// How late a wake-up may be for the next step to still start at the previous step's planned
 /// end (so timer rounding does not accumulate); later than this, the engine was idle or
@@ -42,6 +43,8 @@ pub(super) struct Scheduler {
     steps: u64,
     origin: Instant,
     on_step: Option<StepHook>,
+    /// The meter's sinks that want engine steps (the batch-size analysis, exporters).
+    step_sinks: StepRecorder,
 }
 
 /// What the loop does next.
@@ -61,6 +64,7 @@ impl Scheduler {
         shared: Arc<Shared>,
         rx: UnboundedReceiver<Job>,
         on_step: Option<StepHook>,
+        steps: StepRecorder,
     ) -> Self {
         let rng = SmallRng::seed_from_u64(config.seed);
         Self {
@@ -75,6 +79,7 @@ impl Scheduler {
             steps: 0,
             origin: Instant::now(),
             on_step,
+            step_sinks: steps,
         }
     }
 
@@ -217,11 +222,29 @@ impl Scheduler {
             waiting: self.waiting.len(),
         };
         self.steps += 1;
+        self.steps_sink(&stats);
         if let Some(hook) = &self.on_step {
             hook(&stats);
         }
         self.publish(Some(stats));
         end
+    }
+
+    /// Tells the meter's sinks what the step did.
+    fn steps_sink(&self, stats: &StepStats) {
+        let kind = match stats.kind() {
+            crate::StepKind::Prefill => StepKind::Prefill,
+            crate::StepKind::Decode => StepKind::Decode,
+            crate::StepKind::Mixed => StepKind::Mixed,
+        };
+        let batch = stats.decode_requests + stats.prefill_requests;
+        let tokens = stats.prefill_tokens + stats.decode_requests as u64;
+        self.step_sinks.record(&Step::new(
+            kind,
+            u32::try_from(batch).unwrap_or(u32::MAX),
+            u32::try_from(tokens).unwrap_or(u32::MAX),
+            stats.duration,
+        ));
     }
 
     /// Admits waiting requests while the batch and the KV cache allow; returns how many. They

@@ -18,6 +18,7 @@ mod observation;
 pub use observation::Observation;
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::outcome::{Degradation, ErrorClass, FinishReason, Outcome};
@@ -60,6 +61,7 @@ enum State {
 /// ```
 #[must_use = "a request dropped without an outcome is recorded as cancelled"]
 pub struct Request {
+    id: u64,
     series: Series,
     arrival: Duration,
     scheduled: Option<Duration>,
@@ -75,10 +77,14 @@ pub struct Request {
     state: State,
 }
 
+/// The next request id: unique within the process.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
 impl Request {
     pub(crate) fn new(series: Series, arrival: Duration) -> Self {
         series.gauge(Gauge::Waiting, 1);
         Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             series,
             arrival,
             scheduled: None,
@@ -93,6 +99,12 @@ impl Request {
             degraded: None,
             state: State::Waiting,
         }
+    }
+
+    /// An id unique within the process, also in the request's
+    /// [`RequestRecord::id`](crate::RequestRecord::id): tie a record to your own request id.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The series this request runs on.
@@ -256,6 +268,7 @@ impl Request {
         };
         let since = |from: Option<Duration>, to: Option<Duration>| Some(to?.saturating_sub(from?));
         let record = RequestRecord {
+            id: self.id,
             series: self.series.clone(),
             outcome,
             finish_reason: self.finish_reason,
@@ -293,6 +306,7 @@ impl Drop for Request {
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")
+            .field("id", &self.id)
             .field("series", self.series.labels())
             .field("state", &self.state)
             .field("arrival", &self.arrival)

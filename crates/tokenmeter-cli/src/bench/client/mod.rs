@@ -238,6 +238,11 @@ impl Client {
         };
         let status = response.status();
         trace.status = Some(status.as_u16());
+        trace.response_id = response
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| chunk::excerpt(v));
         if !status.is_success() {
             let class = ErrorClass::from_http_status(status.as_u16()).unwrap_or(ErrorClass::Other);
             request.fail(class);
@@ -251,8 +256,17 @@ impl Client {
         let chunks = SseChunks::new(response.bytes_stream().eventsource(), self.clock.clone());
         let mut metered = chunks.meter_with(request, events::observe);
         let mut outcome = Outcome::Success;
+        // One timer for the whole stream: a timeout per item would insert and remove a timer
+        // entry for every token.
+        let expired = tokio::time::sleep_until(deadline);
+        tokio::pin!(expired);
         loop {
-            match tokio::time::timeout_at(deadline, metered.next()).await {
+            let next = tokio::select! {
+                biased;
+                item = metered.next() => Ok(item),
+                () = &mut expired => Err(()),
+            };
+            match next {
                 Ok(None) => break,
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {

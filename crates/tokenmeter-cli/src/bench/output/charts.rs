@@ -185,6 +185,7 @@ fn lines(
     y_desc: &str,
     x_desc: &str,
     series: Vec<(&str, RGBColor, Vec<(f64, f64)>)>,
+    markers: bool,
 ) -> Result<String> {
     let x_max = upper(
         series
@@ -217,6 +218,11 @@ fn lines(
             .map_err(err)?;
         let empty = series.iter().all(|s| s.2.is_empty());
         for (label, colour, points) in series {
+            if markers {
+                chart
+                    .draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+                    .map_err(err)?;
+            }
             chart
                 .draw_series(LineSeries::new(points, style(colour)))
                 .map_err(err)?
@@ -230,7 +236,7 @@ fn lines(
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.8))
                 .border_style(BLACK.mix(0.3))
-                .position(SeriesLabelPosition::UpperRight)
+                .position(SeriesLabelPosition::LowerRight)
                 .draw()
                 .map_err(err)?;
         }
@@ -261,6 +267,7 @@ pub(crate) fn in_flight(traces: &[Trace]) -> Result<String> {
         "requests",
         "seconds",
         vec![("in flight", colour::IN_FLIGHT, thin(points))],
+        false,
     )
 }
 
@@ -307,9 +314,10 @@ pub(crate) fn goodput(traces: &[Trace], slo: &Slo) -> Result<String> {
         "requests / s",
         "seconds",
         vec![
-            ("good (met the SLO)", colour::GOODPUT, rate(&good)),
             ("succeeded", colour::THROUGHPUT, rate(&ok)),
+            ("good (met the SLO)", colour::GOODPUT, rate(&good)),
         ],
+        false,
     )
 }
 
@@ -329,6 +337,7 @@ pub(crate) fn sweep(steps: &[SweepStep], target: f64) -> Result<(String, String)
             ("attainment", colour::ATTAINMENT, attainment),
             ("target", RGBColor(0, 0, 0), target_line),
         ],
+        true,
     )?;
     let goodput: Vec<(f64, f64)> = steps.iter().map(|s| (s.rate, s.summary.goodput)).collect();
     let second = lines(
@@ -336,6 +345,7 @@ pub(crate) fn sweep(steps: &[SweepStep], target: f64) -> Result<(String, String)
         "good requests / s",
         "offered rate (req/s)",
         vec![("goodput", colour::SWEEP_GOODPUT, goodput)],
+        true,
     )?;
     Ok((first, second))
 }

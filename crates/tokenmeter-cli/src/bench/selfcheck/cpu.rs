@@ -16,15 +16,23 @@ pub(crate) fn thread_cpu_time() -> Option<Duration> {
             return Some(Duration::from_nanos(ns));
         }
     }
+    let (user, system) = thread_cpu_split()?;
+    Some(user + system)
+}
+
+/// User and system CPU time of the calling thread, from `/proc/thread-self/stat`, in clock
+/// ticks of 10 ms (USER_HZ is 100 on every Linux architecture we build for).
+pub(crate) fn thread_cpu_split() -> Option<(Duration, Duration)> {
     let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
     // Fields after the command name (which may hold spaces) start at state (field 3).
-    let rest = &stat[stat.rfind(')')? + 2..];
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
     // utime and stime are fields 14 and 15, i.e. 11 and 12 after the state.
-    let total = ticks(11)? + ticks(12)?;
-    // USER_HZ is 100 on every Linux architecture we build for.
-    Some(Duration::from_millis(total * 10))
+    Some((
+        Duration::from_millis(ticks(11)? * 10),
+        Duration::from_millis(ticks(12)? * 10),
+    ))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! token, on the same clock origin as the client: the truth the client is compared with.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -28,15 +29,33 @@ pub(crate) struct Pace {
     pub(crate) gap: Duration,
 }
 
-/// Truth per request id (the `x-tokenmeter-request` header).
-pub(crate) type Truth = Arc<Mutex<HashMap<u64, Sent>>>;
+/// What the server saw: truth per request id (the `x-tokenmeter-request` header) and the
+/// connections it accepted.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// When the server wrote what, per request id.
+    pub(crate) sent: Mutex<HashMap<u64, Sent>>,
+    /// Connections accepted.
+    pub(crate) accepted: AtomicU64,
+}
+
+impl Shared {
+    /// Takes what was recorded so far and starts afresh.
+    pub(crate) fn take(&self) -> (HashMap<u64, Sent>, u64) {
+        let sent = std::mem::take(&mut *self.sent.lock().unwrap_or_else(PoisonError::into_inner));
+        (sent, self.accepted.swap(0, Ordering::Relaxed))
+    }
+}
+
+type Truth = Arc<Shared>;
 
 /// Serves on `listener` until the task is dropped.
-pub(crate) async fn serve(listener: TcpListener, origin: Instant, pace: Pace, truth: Truth) {
+pub(crate) async fn serve(listener: TcpListener, origin: Instant, pace: Pace, truth: Arc<Shared>) {
     loop {
         let Ok((socket, _)) = listener.accept().await else {
             continue;
         };
+        truth.accepted.fetch_add(1, Ordering::Relaxed);
         let truth = truth.clone();
         tokio::spawn(async move {
             let _ = connection(socket, origin, pace, truth).await;
@@ -118,6 +137,7 @@ async fn connection(
             .write_all(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
             .await?;
         truth
+            .sent
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, sent);

@@ -1,5 +1,6 @@
 //! Tests of the bench client and runner against scripted servers on loopback (real HTTP).
 
+mod embedded;
 mod faults;
 mod server;
 

@@ -1,0 +1,145 @@
+//! [`SelfCheck`]: what the client self-check measured, its goals and its text form.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::bench::summary::Stat;
+
+/// Goal: client CPU-seconds per million streamed tokens, at most.
+pub(crate) const MAX_CPU_PER_MILLION: f64 = 4.0;
+/// Goal: TTFT and ITL p50 within this of the truth (seconds).
+pub(crate) const MAX_P50_ERROR_S: f64 = 1e-3;
+
+/// CPU time of one client over the same load.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub(crate) struct Cpu {
+    /// Token events read.
+    pub(crate) tokens: u64,
+    /// Thread CPU time (s).
+    pub(crate) total_s: f64,
+    /// Of which in user space (s), from 10 ms clock ticks.
+    pub(crate) user_s: f64,
+    /// Of which in the kernel (s): receiving, and on loopback also delivering this thread's ACKs
+    /// to the server's socket.
+    pub(crate) kernel_s: f64,
+    /// CPU-seconds per million tokens.
+    pub(crate) per_million_tokens: f64,
+}
+
+/// What the check measured.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct SelfCheck {
+    /// Concurrent streams.
+    pub(crate) streams: usize,
+    /// Requests the bench client completed.
+    pub(crate) requests: usize,
+    /// Requests that did not succeed.
+    pub(crate) failed: usize,
+    /// TCP connections the bench client opened.
+    pub(crate) connections: u64,
+    /// Wall time of the bench client's load (s).
+    pub(crate) wall_s: f64,
+    /// Tokens per second per stream, as the server wrote them.
+    pub(crate) tokens_per_s_per_stream: f64,
+    /// The bench client.
+    pub(crate) client_cpu: Cpu,
+    /// Raw sockets, same load: the floor of this machine.
+    pub(crate) baseline_cpu: Cpu,
+    /// TTFT the client measured: first token parsed − send (s).
+    pub(crate) client_ttft: Stat,
+    /// TTFT as sent: the server's write of the first token − the client's send (s).
+    pub(crate) true_ttft: Stat,
+    /// The server's own TTFT: its first write − its read of the request (s).
+    pub(crate) server_ttft: Stat,
+    /// ITL the client measured (s).
+    pub(crate) client_itl: Stat,
+    /// ITL as sent: gaps between the server's writes (s).
+    pub(crate) true_itl: Stat,
+    /// Client parse time − server write time, per token (s).
+    pub(crate) delivery_lag: Stat,
+}
+
+impl SelfCheck {
+    /// Goals missed, in words; empty when all are met.
+    pub(crate) fn misses(&self) -> Vec<String> {
+        let mut misses = Vec::new();
+        if self.client_cpu.per_million_tokens > MAX_CPU_PER_MILLION {
+            misses.push(format!(
+                "{:.2} CPU-s per 1M tokens (goal ≤ {MAX_CPU_PER_MILLION})",
+                self.client_cpu.per_million_tokens
+            ));
+        }
+        let ttft_error = (self.client_ttft.p50 - self.true_ttft.p50).abs();
+        if ttft_error > MAX_P50_ERROR_S {
+            misses.push(format!("TTFT p50 off by {:.3} ms (goal ≤ 1 ms)", ttft_error * 1e3));
+        }
+        let itl_error = (self.client_itl.p50 - self.true_itl.p50).abs();
+        if itl_error > MAX_P50_ERROR_S {
+            misses.push(format!("ITL p50 off by {:.3} ms (goal ≤ 1 ms)", itl_error * 1e3));
+        }
+        if self.failed > 0 {
+            misses.push(format!("{} requests failed", self.failed));
+        }
+        misses
+    }
+
+    /// The report as text.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "client self-check: {} streams, {} requests, {} tokens in {:.2} s ({:.0} tok/s per stream, {} connections)",
+            self.streams,
+            self.requests,
+            self.client_cpu.tokens,
+            self.wall_s,
+            self.tokens_per_s_per_stream,
+            self.connections
+        );
+        let cpu = |out: &mut String, name: &str, c: &Cpu| {
+            let _ = writeln!(
+                out,
+                "  {name:<16}{:>6.2} CPU-s per 1M tokens ({:.3} s: user {:.2} s, kernel {:.2} s)",
+                c.per_million_tokens, c.total_s, c.user_s, c.kernel_s
+            );
+        };
+        cpu(&mut out, "bench client", &self.client_cpu);
+        cpu(&mut out, "raw sockets", &self.baseline_cpu);
+        if self.baseline_cpu.per_million_tokens > 0.0 {
+            let _ = writeln!(
+                out,
+                "  {:<16}{:>6.2} × the raw-socket floor (goal ≤ {MAX_CPU_PER_MILLION} CPU-s per 1M tokens)",
+                "ratio",
+                self.client_cpu.per_million_tokens / self.baseline_cpu.per_million_tokens
+            );
+        }
+        let row = |out: &mut String, name: &str, client: &Stat, truth: &Stat| {
+            let _ = writeln!(
+                out,
+                "  {name:<5} client p50 {:>8.3} ms  p99 {:>8.3} ms   truth p50 {:>8.3} ms  p99 {:>8.3} ms   p50 error {:+.3} ms",
+                client.p50 * 1e3,
+                client.p99 * 1e3,
+                truth.p50 * 1e3,
+                truth.p99 * 1e3,
+                (client.p50 - truth.p50) * 1e3
+            );
+        };
+        row(&mut out, "TTFT", &self.client_ttft, &self.true_ttft);
+        row(&mut out, "ITL", &self.client_itl, &self.true_itl);
+        let _ = writeln!(
+            out,
+            "  server-side TTFT p50 {:.3} ms (its first write − its read); delivery lag p50 {:.3} ms, p99 {:.3} ms",
+            self.server_ttft.p50 * 1e3,
+            self.delivery_lag.p50 * 1e3,
+            self.delivery_lag.p99 * 1e3
+        );
+        let misses = self.misses();
+        if misses.is_empty() {
+            let _ = writeln!(out, "  goals met: ≤ 4 CPU-s per 1M tokens, TTFT and ITL p50 within 1 ms");
+        } else {
+            let _ = writeln!(out, "  goals missed: {}", misses.join("; "));
+        }
+        out
+    }
+}

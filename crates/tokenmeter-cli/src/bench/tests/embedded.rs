@@ -1,0 +1,104 @@
+//! The bench client against the embedded `tokenmeter serve`, over real HTTP: the two sides see
+//! the same requests, the client's TTFT is never below the server's, and the server's
+//! `/metrics` counts equal the client's counts by outcome.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rand::SeedableRng as _;
+
+use super::client;
+use crate::bench::progress::Progress;
+use crate::bench::runner::{self, Load};
+use crate::bench::summary::Outcomes;
+use crate::bench::workload::{ArrivalKind, LengthDist, Source, specs};
+use crate::serve::{ServeArgs, spawn};
+
+/// `tokenmeter_requests_total` by `outcome` (errors by `error_type`), summed over series.
+fn server_counts(metrics: &str) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for line in metrics.lines().filter(|l| l.starts_with("tokenmeter_requests_total{")) {
+        let label = |name: &str| {
+            let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+            let end = start + line[start..].find('"')?;
+            Some(line[start..end].to_owned())
+        };
+        let value: f64 = line.rsplit(' ').next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        let key = match label("outcome").as_deref() {
+            Some("error") => label("error_type").unwrap_or_else(|| "_OTHER".into()),
+            Some(other) => other.to_owned(),
+            None => continue,
+        };
+        *counts.entry(key).or_default() += value as u64;
+    }
+    counts.retain(|_, n| *n > 0);
+    counts
+}
+
+fn client_counts(outcomes: &Outcomes) -> BTreeMap<String, u64> {
+    let mut counts = outcomes.errors.clone();
+    for (name, n) in [
+        ("success", outcomes.success),
+        ("degraded", outcomes.degraded),
+        ("cancelled", outcomes.cancelled),
+    ] {
+        if n > 0 {
+            counts.insert(name.to_owned(), n);
+        }
+    }
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_and_server_agree_request_by_request() {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let args = ServeArgs {
+        error_rate: 0.15,
+        queue_limit: Some(3),
+        max_batch: 4,
+        ..ServeArgs::default()
+    };
+    let server = spawn(args, listener).await.expect("the embedded server starts");
+    let (client, core) = client(server.addr(), Duration::from_secs(20), None);
+    let source = Source::Synthetic {
+        input: LengthDist::Uniform(16, 128),
+        output: LengthDist::Uniform(4, 32),
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let specs = specs(&source, 60, &mut rng);
+    let mut progress = Progress::new(60, "test", false);
+    let load = Load::Rate {
+        rate: 80.0,
+        kind: ArrivalKind::Poisson,
+        max_concurrency: None,
+    };
+    let traces = runner::run(client, specs, load, &mut rng, &mut progress).await;
+    let outcomes = Outcomes::of(&traces);
+    assert!(outcomes.success > 0, "{outcomes:?}");
+    assert!(outcomes.errors_total() > 0, "the faults produced errors: {outcomes:?}");
+
+    let mut matched = 0;
+    for trace in traces.iter().filter(|t| t.succeeded()) {
+        let id = trace.response_id.as_deref().expect("the server names its responses");
+        let record = server.record_for(id).expect("the server recorded the request");
+        let server_ttft = record.ttft.expect("a server-side TTFT");
+        let client_ttft = trace.ttft().expect("a client-side TTFT");
+        assert!(
+            client_ttft >= server_ttft,
+            "request {id}: client TTFT {client_ttft:?} < server TTFT {server_ttft:?}"
+        );
+        let client_e2e = Duration::from_nanos(trace.end_ns - trace.send_ns);
+        assert!(client_e2e >= record.e2e, "request {id}: client E2E below the server's");
+        assert_eq!(trace.output_tokens, record.output_tokens, "request {id}");
+        matched += 1;
+    }
+    assert_eq!(matched, outcomes.success);
+
+    let client = client_counts(&outcomes);
+    assert_eq!(server_counts(&server.metrics_text()), client, "server /metrics vs client");
+    // The client's own tokenmeter records agree with its traces.
+    let report = core.report();
+    assert_eq!(report.outcomes.success, outcomes.success);
+    assert_eq!(report.outcomes.errors_total(), outcomes.errors_total());
+    server.shutdown().await.expect("the server stops");
+}
