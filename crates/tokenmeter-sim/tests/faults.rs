@@ -45,7 +45,7 @@ async fn every_request_fails_at_error_rate_one() {
     let (engine, memory) = engine(SimConfig::default().faults(faults));
     let outputs = run(&engine, 20, 10).await;
     let mut records = memory.records();
-    records.sort_by_key(|r| r.arrival); // in submission order, like the outputs
+    records.sort_by_key(|r| r.id); // in submission order, like the outputs
     for (tokens, record) in outputs.iter().zip(records) {
         let last = tokens.last().expect("an item");
         let Err(StreamError::Injected { after_tokens }) = last else {
@@ -94,7 +94,7 @@ async fn the_same_seed_gives_the_same_run() {
             .map(|items| items.iter().flatten().map(|t| t.text).collect())
             .collect();
         let mut records = memory.records();
-        records.sort_by_key(|r| r.arrival);
+        records.sort_by_key(|r| r.id);
         (texts, records.iter().map(|r| r.outcome).collect())
     }
     let a = texts(11).await;
