@@ -18,7 +18,7 @@ const GROUP: &str = "prometheus_per_token";
 
 fn per_token(c: &mut Criterion) {
     let (sink, handle) = Builder::new(Profile::Semconv)
-        .upkeep_interval(Duration::from_millis(100))
+        .upkeep_interval(Duration::from_secs(5))
         .install_recorder()
         .expect("install the recorder once in this process");
     let meter = Meter::builder().sink(sink).build();

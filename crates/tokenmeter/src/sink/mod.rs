@@ -83,7 +83,7 @@ pub trait Sink: Send + Sync + 'static {
 
     /// Builds this sink's handle for an engine's steps (labelled by model and provider), or
     /// `None` when the sink does not use steps (the default).
-    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
         let _ = labels;
         None
     }
@@ -98,8 +98,8 @@ impl<S: Sink + ?Sized> Sink for std::sync::Arc<S> {
         (**self).series_folded(role);
     }
 
-    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
-        (**self).engine(labels)
+    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        (**self).steps(labels)
     }
 }
 

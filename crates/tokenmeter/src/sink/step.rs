@@ -97,7 +97,7 @@ pub struct StepRecorder {
 impl StepRecorder {
     pub(crate) fn new(sink: &dyn Sink, labels: &Labels<'_>) -> Self {
         Self {
-            handles: sink.engine(labels).into_iter().collect(),
+            handles: sink.steps(labels).into_iter().collect(),
         }
     }
 
