@@ -10,7 +10,10 @@ fn fails_with(args: &[&str], fragments: &[&str]) {
     let (stdout, stderr) = text(&output);
     assert!(!output.status.success(), "{args:?} succeeded: {stdout}");
     for fragment in fragments {
-        assert!(stderr.contains(fragment), "{args:?}: stderr lacks `{fragment}`:\n{stderr}");
+        assert!(
+            stderr.contains(fragment),
+            "{args:?}: stderr lacks `{fragment}`:\n{stderr}"
+        );
     }
     assert!(!stderr.contains("panicked"), "{args:?} panicked:\n{stderr}");
 }
@@ -25,8 +28,14 @@ fn bad_flags_name_the_fix() {
     fails_with(&["--timeout", "0s"], &["above 0"]);
     fails_with(&["--requests", "0"], &["at least 1"]);
     fails_with(&["--endpoint", "/v1/embeddings"], &["/v1/chat/completions"]);
-    fails_with(&["--dataset", "/nonexistent/prompts.jsonl"], &["--dataset", "/nonexistent/prompts.jsonl"]);
-    fails_with(&["--concurrency", "4", "--sweep"], &["--sweep", "--concurrency"]);
+    fails_with(
+        &["--dataset", "/nonexistent/prompts.jsonl"],
+        &["--dataset", "/nonexistent/prompts.jsonl"],
+    );
+    fails_with(
+        &["--concurrency", "4", "--sweep"],
+        &["--sweep", "--concurrency"],
+    );
     fails_with(&["--no-such-flag"], &["--no-such-flag"]);
 }
 
@@ -35,20 +44,47 @@ fn bad_urls_name_the_fix() {
     fails_with(&["--url", "localhost:8000"], &["--url", "http://"]);
     fails_with(&["--url", "not a url"], &["http://127.0.0.1:8000"]);
     fails_with(&["--url", "ftp://127.0.0.1/"], &["unsupported scheme"]);
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let url = format!("http://{closed}");
-    fails_with(&["--url", &url, "--model", "m"], &["cannot connect", "is the server running", "--url"]);
+    fails_with(
+        &["--url", &url, "--model", "m"],
+        &["cannot connect", "is the server running", "--url"],
+    );
 }
 
 #[test]
 fn a_server_that_never_succeeds_is_an_error_with_the_first_cause() {
-    let addr = serve(|seen| Reply::json(404, format!("{{\"error\":{{\"message\":\"no route {}\"}}}}", seen.path)));
+    let addr = serve(|seen| {
+        Reply::json(
+            404,
+            format!("{{\"error\":{{\"message\":\"no route {}\"}}}}", seen.path),
+        )
+    });
     let url = format!("http://{addr}/wrong");
-    let output = bench(&["--url", &url, "--model", "m", "-n", "3", "--rate", "inf", "--no-progress"]);
+    let output = bench(&[
+        "--url",
+        &url,
+        "--model",
+        "m",
+        "-n",
+        "3",
+        "--rate",
+        "inf",
+        "--no-progress",
+    ]);
     let (stdout, stderr) = text(&output);
     assert!(!output.status.success());
-    assert!(stdout.contains("client_error 3"), "the table still shows the outcomes:\n{stdout}");
-    assert!(stderr.contains("no request succeeded") && stderr.contains("HTTP 404"), "{stderr}");
+    assert!(
+        stdout.contains("client_error 3"),
+        "the table still shows the outcomes:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("no request succeeded") && stderr.contains("HTTP 404"),
+        "{stderr}"
+    );
     assert!(stderr.contains("/wrong/v1/chat/completions"), "{stderr}");
 }
 
@@ -66,5 +102,8 @@ fn without_model_the_first_listed_model_is_used_or_the_fix_is_named() {
 
     let addr = serve(|_| Reply::json(404, "{}"));
     let url = format!("http://{addr}");
-    fails_with(&["--url", &url, "-n", "1"], &["cannot list models", "--model NAME"]);
+    fails_with(
+        &["--url", &url, "-n", "1"],
+        &["cannot list models", "--model NAME"],
+    );
 }

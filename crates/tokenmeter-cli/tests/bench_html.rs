@@ -22,7 +22,11 @@ const ATTAINMENT: [u8; 3] = [227, 119, 194];
 const SWEEP_GOODPUT: [u8; 3] = [188, 189, 34];
 
 fn chromium() -> PathBuf {
-    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"] {
+    for candidate in [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ] {
         if Path::new(candidate).exists() {
             return PathBuf::from(candidate);
         }
@@ -39,8 +43,14 @@ fn screenshot(html: &Path, dir: &Path) -> (usize, usize, Vec<u8>) {
     let profile = dir.join("chromium-profile");
     let output = Command::new(chromium())
         .args([
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
             "--hide-scrollbars",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -49,13 +59,21 @@ fn screenshot(html: &Path, dir: &Path) -> (usize, usize, Vec<u8>) {
         .arg(format!("file://{}", html.display()))
         .output()
         .expect("chromium runs");
-    assert!(png.exists(), "chromium wrote no screenshot: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        png.exists(),
+        "chromium wrote no screenshot: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
     let mut reader = decoder.read_info().expect("a PNG");
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).expect("a frame");
     let channels = info.color_type.samples();
-    assert!(channels >= 3, "unexpected PNG colour type {:?}", info.color_type);
+    assert!(
+        channels >= 3,
+        "unexpected PNG colour type {:?}",
+        info.color_type
+    );
     let (w, h) = (info.width as usize, info.height as usize);
     let mut rgb = Vec::with_capacity(w * h * 3);
     for px in buf[..w * h * channels].chunks(channels) {
@@ -80,14 +98,23 @@ fn find(rgb: &[u8], width: usize, colour: [u8; 3]) -> (usize, usize, usize) {
 
 fn assert_drawn(rgb: &[u8], width: usize, colour: [u8; 3], name: &str) {
     let (n, top, bottom) = find(rgb, width, colour);
-    assert!(n >= 150, "the {name} chart is not drawn: {n} pixels of its colour");
-    assert!(bottom > top + 20, "the {name} series is flat or a dot ({top}..{bottom})");
+    assert!(
+        n >= 150,
+        "the {name} chart is not drawn: {n} pixels of its colour"
+    );
+    assert!(
+        bottom > top + 20,
+        "the {name} series is flat or a dot ({top}..{bottom})"
+    );
 }
 
 /// A series that may be a horizontal line (an attainment of 100% at every rate).
 fn assert_line(rgb: &[u8], width: usize, colour: [u8; 3], name: &str) {
     let (n, _, _) = find(rgb, width, colour);
-    assert!(n >= 150, "the {name} chart is not drawn: {n} pixels of its colour");
+    assert!(
+        n >= 150,
+        "the {name} chart is not drawn: {n} pixels of its colour"
+    );
 }
 
 #[test]
@@ -95,14 +122,24 @@ fn the_report_shows_every_chart() {
     let dir = temp_dir("html");
     let html = dir.join("report.html");
     let output = bench(&[
-        "-n", "40", "--rate", "30", "--output-tokens", "16..64", "--html", html.to_str().unwrap(),
+        "-n",
+        "40",
+        "--rate",
+        "30",
+        "--output-tokens",
+        "16..64",
+        "--html",
+        html.to_str().unwrap(),
         "--no-progress",
     ]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.matches("<svg").count() >= 6, "six inline charts");
-    assert!(!page.contains("<script") && !page.contains("src=\"http"), "self-contained");
+    assert!(
+        !page.contains("<script") && !page.contains("src=\"http"),
+        "self-contained"
+    );
     let (w, h, rgb) = screenshot(&html, &dir);
     assert_eq!((w, h), (1200, 2000));
     for (colour, name) in [
@@ -122,8 +159,15 @@ fn the_sweep_report_shows_the_attainment_curve() {
     let dir = temp_dir("html-sweep");
     let html = dir.join("sweep.html");
     let output = bench(&[
-        "-n", "16", "--sweep-rates", "4,16", "--output-tokens", "16", "--html",
-        html.to_str().unwrap(), "--no-progress",
+        "-n",
+        "16",
+        "--sweep-rates",
+        "4,16",
+        "--output-tokens",
+        "16",
+        "--html",
+        html.to_str().unwrap(),
+        "--no-progress",
     ]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");

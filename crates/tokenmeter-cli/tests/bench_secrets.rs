@@ -18,15 +18,24 @@ fn the_key_is_sent_but_never_printed() {
         if seen.path == "/v1/models" {
             return Reply::json(200, r#"{"data":[{"id":"m"}]}"#);
         }
-        assert_eq!(auth, format!("Bearer {KEY}"), "the key is sent as a bearer token");
+        assert_eq!(
+            auth,
+            format!("Bearer {KEY}"),
+            "the key is sent as a bearer token"
+        );
         // Servers that echo the credentials in their errors, in bodies and in stream events.
         match count.fetch_add(1, Ordering::Relaxed) % 3 {
             0 => Reply::stream(4),
-            1 => Reply::json(401, format!(r#"{{"error":{{"message":"bad key {auth}"}}}}"#)),
+            1 => Reply::json(
+                401,
+                format!(r#"{{"error":{{"message":"bad key {auth}"}}}}"#),
+            ),
             _ => Reply {
                 status: 200,
                 content_type: "text/event-stream",
-                body: format!("data: {{\"error\":{{\"message\":\"denied {auth}\",\"code\":403}}}}\n\n"),
+                body: format!(
+                    "data: {{\"error\":{{\"message\":\"denied {auth}\",\"code\":403}}}}\n\n"
+                ),
             },
         }
     });
@@ -35,28 +44,56 @@ fn the_key_is_sent_but_never_printed() {
     let url = format!("http://{addr}");
     let output = tokenmeter()
         .env("TM_PLANTED_KEY", KEY)
-        .args(["bench", "--url", &url, "--api-key-env", "TM_PLANTED_KEY", "-n", "9", "--rate", "inf"])
-        .args(["--json", files[0].to_str().unwrap(), "--trace", files[1].to_str().unwrap()])
+        .args([
+            "bench",
+            "--url",
+            &url,
+            "--api-key-env",
+            "TM_PLANTED_KEY",
+            "-n",
+            "9",
+            "--rate",
+            "inf",
+        ])
+        .args([
+            "--json",
+            files[0].to_str().unwrap(),
+            "--trace",
+            files[1].to_str().unwrap(),
+        ])
         .args(["--html", files[2].to_str().unwrap()])
         .output()
         .unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("client_error 6"), "the echoing errors were counted:\n{stdout}");
+    assert!(
+        stdout.contains("client_error 6"),
+        "the echoing errors were counted:\n{stdout}"
+    );
     let trace = std::fs::read_to_string(&files[1]).unwrap();
-    assert!(trace.contains("[redacted]"), "the echoed key was redacted, not dropped:\n{trace}");
-    for (name, content) in [("stdout", stdout), ("stderr", stderr)]
-        .into_iter()
-        .chain(files.iter().map(|f| (f.to_str().unwrap(), std::fs::read_to_string(f).unwrap())))
-    {
+    assert!(
+        trace.contains("[redacted]"),
+        "the echoed key was redacted, not dropped:\n{trace}"
+    );
+    for (name, content) in [("stdout", stdout), ("stderr", stderr)].into_iter().chain(
+        files
+            .iter()
+            .map(|f| (f.to_str().unwrap(), std::fs::read_to_string(f).unwrap())),
+    ) {
         assert!(!content.contains(KEY), "the API key leaked into {name}");
-        assert!(!content.contains("sk-planted"), "part of the API key leaked into {name}");
+        assert!(
+            !content.contains("sk-planted"),
+            "part of the API key leaked into {name}"
+        );
     }
 }
 
 #[test]
 fn an_unreachable_server_does_not_print_the_key_either() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let url = format!("http://user:{KEY}@{closed}/v1?api-key={KEY}");
     let output = tokenmeter()
         .env("OPENAI_API_KEY", KEY)
@@ -66,5 +103,8 @@ fn an_unreachable_server_does_not_print_the_key_either() {
     let (stdout, stderr) = text(&output);
     assert!(!output.status.success());
     assert!(stderr.contains("cannot connect"), "{stderr}");
-    assert!(!stdout.contains(KEY) && !stderr.contains(KEY), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains(KEY) && !stderr.contains(KEY),
+        "{stdout}\n{stderr}"
+    );
 }

@@ -58,6 +58,7 @@ impl Seen {
 }
 
 /// An answer: status and body; `text/event-stream` bodies are sent chunked.
+#[derive(Debug)]
 pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
@@ -66,7 +67,11 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(status: u16, body: impl Into<String>) -> Self {
-        Self { status, content_type: "application/json", body: body.into() }
+        Self {
+            status,
+            content_type: "application/json",
+            body: body.into(),
+        }
     }
 
     /// A streamed chat completion of `tokens` tokens.
@@ -83,7 +88,11 @@ impl Reply {
         body.push_str(&format!(
             "data: {{\"id\":\"t\",\"choices\":[],\"usage\":{{\"prompt_tokens\":3,\"completion_tokens\":{tokens}}}}}\n\ndata: [DONE]\n\n"
         ));
-        Self { status: 200, content_type: "text/event-stream", body }
+        Self {
+            status: 200,
+            content_type: "text/event-stream",
+            body,
+        }
     }
 }
 
@@ -127,7 +136,8 @@ fn connection(socket: TcpStream, handler: &Handler) -> std::io::Result<()> {
                 if name.eq_ignore_ascii_case("content-length") {
                     length = value.trim().parse().unwrap_or(0);
                 }
-                seen.headers.push((name.trim().to_owned(), value.trim().to_owned()));
+                seen.headers
+                    .push((name.trim().to_owned(), value.trim().to_owned()));
             }
         }
         let mut body = vec![0; length];

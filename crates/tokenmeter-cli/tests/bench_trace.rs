@@ -21,21 +21,40 @@ fn percentile(values: &[f64], p: f64) -> f64 {
 
 fn close(a: f64, b: f64, what: &str) {
     let tolerance = 1e-9 * a.abs().max(b.abs()).max(1.0);
-    assert!((a - b).abs() <= tolerance, "{what}: recomputed {a}, summary {b}");
+    assert!(
+        (a - b).abs() <= tolerance,
+        "{what}: recomputed {a}, summary {b}"
+    );
 }
 
 fn check_stat(values: &[f64], stat: &Value, what: &str) {
-    assert_eq!(stat["count"].as_u64(), Some(values.len() as u64), "{what} count");
+    assert_eq!(
+        stat["count"].as_u64(),
+        Some(values.len() as u64),
+        "{what} count"
+    );
     if values.is_empty() {
         return;
     }
     let mean = values.iter().sum::<f64>() / values.len() as f64;
-    close(mean, stat["mean"].as_f64().unwrap(), &format!("{what} mean"));
+    close(
+        mean,
+        stat["mean"].as_f64().unwrap(),
+        &format!("{what} mean"),
+    );
     for p in [50.0, 90.0, 95.0, 99.0] {
         let key = format!("p{p}");
-        close(percentile(values, p), stat[key.as_str()].as_f64().unwrap(), &format!("{what} {key}"));
+        close(
+            percentile(values, p),
+            stat[key.as_str()].as_f64().unwrap(),
+            &format!("{what} {key}"),
+        );
     }
-    close(percentile(values, 100.0), stat["max"].as_f64().unwrap(), &format!("{what} max"));
+    close(
+        percentile(values, 100.0),
+        stat["max"].as_f64().unwrap(),
+        &format!("{what} max"),
+    );
 }
 
 struct Recomputed {
@@ -52,11 +71,25 @@ fn recompute_and_compare(trace_lines: &str, summary: &Value, slo: (f64, f64, f64
         .map(|l| serde_json::from_str(l).expect("each trace line is JSON"))
         .collect();
     let s = |ns: &Value| ns.as_u64().expect("offsets are integer ns") as f64 * 1e-9;
-    let mut r = Recomputed { ttft: vec![], tpot: vec![], itl: vec![], e2e: vec![] };
-    let (mut good, mut good_tokens, mut ok, mut out_tokens, mut in_tokens) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut r = Recomputed {
+        ttft: vec![],
+        tpot: vec![],
+        itl: vec![],
+        e2e: vec![],
+    };
+    let (mut good, mut good_tokens, mut ok, mut out_tokens, mut in_tokens) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut outcomes = std::collections::BTreeMap::<String, u64>::new();
-    let start = traces.iter().map(|t| t["send_ns"].as_u64().unwrap()).min().unwrap();
-    let end = traces.iter().map(|t| t["end_ns"].as_u64().unwrap()).max().unwrap();
+    let start = traces
+        .iter()
+        .map(|t| t["send_ns"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    let end = traces
+        .iter()
+        .map(|t| t["end_ns"].as_u64().unwrap())
+        .max()
+        .unwrap();
     let duration = (end - start) as f64 * 1e-9;
     for t in &traces {
         let outcome = t["outcome"].as_str().unwrap();
@@ -79,7 +112,10 @@ fn recompute_and_compare(trace_lines: &str, summary: &Value, slo: (f64, f64, f64
         let last_event = chunks.last().map_or(s(&t["end_ns"]), |c| s(&c[0]));
         let e2e = last_event - send;
         let ttft = token_times.first().map(|first| first - send);
-        assert_eq!(t["first_token_ns"].as_u64().map(|n| n as f64 * 1e-9), token_times.first().copied());
+        assert_eq!(
+            t["first_token_ns"].as_u64().map(|n| n as f64 * 1e-9),
+            token_times.first().copied()
+        );
         let output = t["usage"]["completion_tokens"]
             .as_u64()
             .unwrap_or_else(|| chunks.iter().map(|c| c[1].as_u64().unwrap()).sum());
@@ -93,8 +129,12 @@ fn recompute_and_compare(trace_lines: &str, summary: &Value, slo: (f64, f64, f64
         r.tpot.extend(tpot);
         r.e2e.push(e2e);
         out_tokens += output;
-        in_tokens += t["usage"]["prompt_tokens"].as_u64().unwrap_or_else(|| t["input_tokens"].as_u64().unwrap());
-        let met = ttft.is_some_and(|x| x <= slo.0 + 1e-12) && tpot.is_none_or(|x| x <= slo.1 + 1e-12) && e2e <= slo.2 + 1e-12;
+        in_tokens += t["usage"]["prompt_tokens"]
+            .as_u64()
+            .unwrap_or_else(|| t["input_tokens"].as_u64().unwrap());
+        let met = ttft.is_some_and(|x| x <= slo.0 + 1e-12)
+            && tpot.is_none_or(|x| x <= slo.1 + 1e-12)
+            && e2e <= slo.2 + 1e-12;
         if met {
             good += 1;
             good_tokens += output;
@@ -106,20 +146,51 @@ fn recompute_and_compare(trace_lines: &str, summary: &Value, slo: (f64, f64, f64
     assert_eq!(summary["good_requests"].as_u64(), Some(good));
     assert_eq!(summary["total_output_tokens"].as_u64(), Some(out_tokens));
     assert_eq!(summary["total_input_tokens"].as_u64(), Some(in_tokens));
-    close(duration, summary["duration_s"].as_f64().unwrap(), "duration");
-    close(ok as f64 / duration, summary["request_throughput"].as_f64().unwrap(), "throughput");
-    close(out_tokens as f64 / duration, summary["output_throughput"].as_f64().unwrap(), "output tok/s");
-    close(good as f64 / duration, summary["goodput"].as_f64().unwrap(), "goodput");
-    close(good_tokens as f64 / duration, summary["goodput_output_tokens"].as_f64().unwrap(), "goodput tok/s");
-    close(good as f64 / n, summary["attainment"].as_f64().unwrap(), "attainment");
+    close(
+        duration,
+        summary["duration_s"].as_f64().unwrap(),
+        "duration",
+    );
+    close(
+        ok as f64 / duration,
+        summary["request_throughput"].as_f64().unwrap(),
+        "throughput",
+    );
+    close(
+        out_tokens as f64 / duration,
+        summary["output_throughput"].as_f64().unwrap(),
+        "output tok/s",
+    );
+    close(
+        good as f64 / duration,
+        summary["goodput"].as_f64().unwrap(),
+        "goodput",
+    );
+    close(
+        good_tokens as f64 / duration,
+        summary["goodput_output_tokens"].as_f64().unwrap(),
+        "goodput tok/s",
+    );
+    close(
+        good as f64 / n,
+        summary["attainment"].as_f64().unwrap(),
+        "attainment",
+    );
     check_stat(&r.ttft, &summary["ttft"], "ttft");
     check_stat(&r.tpot, &summary["tpot"], "tpot");
     check_stat(&r.itl, &summary["itl"], "itl");
     check_stat(&r.e2e, &summary["e2e"], "e2e");
     let o = &summary["outcomes"];
-    assert_eq!(o["success"].as_u64(), Some(outcomes.get("success").copied().unwrap_or(0)));
+    assert_eq!(
+        o["success"].as_u64(),
+        Some(outcomes.get("success").copied().unwrap_or(0))
+    );
     for (class, count) in o["errors"].as_object().unwrap() {
-        assert_eq!(count.as_u64(), outcomes.get(class).copied(), "errors {class}");
+        assert_eq!(
+            count.as_u64(),
+            outcomes.get(class).copied(),
+            "errors {class}"
+        );
     }
 }
 
@@ -127,8 +198,13 @@ fn run_and_check(url: Option<&str>, extra: &[&str], name: &str) -> Value {
     let dir = temp_dir(name);
     let (json, trace) = (dir.join("summary.json"), dir.join("trace.jsonl"));
     let mut args = vec![
-        "--slo", "ttft=60ms,tpot=15ms,e2e=2s", "--json", json.to_str().unwrap(), "--trace",
-        trace.to_str().unwrap(), "--no-progress",
+        "--slo",
+        "ttft=60ms,tpot=15ms,e2e=2s",
+        "--json",
+        json.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--no-progress",
     ];
     if let Some(url) = url {
         args.extend(["--url", url, "--model", "m"]);
@@ -147,7 +223,18 @@ fn run_and_check(url: Option<&str>, extra: &[&str], name: &str) -> Value {
 fn the_summary_is_recomputed_from_the_trace_of_the_embedded_simulator() {
     let summary = run_and_check(
         None,
-        &["-n", "40", "--rate", "40", "--input-tokens", "16..256", "--output-tokens", "8..64", "--seed", "7"],
+        &[
+            "-n",
+            "40",
+            "--rate",
+            "40",
+            "--input-tokens",
+            "16..256",
+            "--output-tokens",
+            "8..64",
+            "--seed",
+            "7",
+        ],
         "trace-sim",
     );
     let s = &summary["summary"];
@@ -159,12 +246,21 @@ fn the_summary_is_recomputed_from_the_trace_of_the_embedded_simulator() {
 #[test]
 fn the_summary_is_recomputed_from_a_trace_with_failures() {
     let count = std::sync::atomic::AtomicU64::new(0);
-    let addr = serve(move |_| match count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 {
-        0 => Reply::stream(5),
-        1 => Reply::stream(1),
-        _ => Reply::json(429, r#"{"error":{"message":"slow down"}}"#),
-    });
+    let addr = serve(
+        move |_| match count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 {
+            0 => Reply::stream(5),
+            1 => Reply::stream(1),
+            _ => Reply::json(429, r#"{"error":{"message":"slow down"}}"#),
+        },
+    );
     let url = format!("http://{addr}");
-    let summary = run_and_check(Some(&url), &["-n", "30", "--rate", "inf", "--concurrency", "3"], "trace-faults");
-    assert_eq!(summary["summary"]["outcomes"]["errors"]["rate_limited"].as_u64(), Some(10));
+    let summary = run_and_check(
+        Some(&url),
+        &["-n", "30", "--rate", "inf", "--concurrency", "3"],
+        "trace-faults",
+    );
+    assert_eq!(
+        summary["summary"]["outcomes"]["errors"]["rate_limited"].as_u64(),
+        Some(10)
+    );
 }

@@ -68,8 +68,10 @@
 //!
 //! Per token-bearing item: one histogram record with an attribute slice prepared when the series
 //! was resolved — no allocation. The SDK still hashes that slice to find the data point; with
-//! the `bound-instruments` feature the lookup is done once per series instead (see the
-//! `otel` benchmark for measured numbers).
+//! the `bound-instruments` feature and `OtelSinkBuilder::bound_instruments(true)` the lookup is
+//! done once per series instead. Measured by the `otel` benchmark against the naive way (four
+//! `KeyValue`s built per token): about 0.8× its cost on the portable path, about 0.24× with
+//! bound instruments.
 //!
 //! # Failure behaviour
 //!
@@ -93,6 +95,7 @@ mod buckets;
 mod instruments;
 pub mod names;
 #[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
 mod otlp;
 mod series;
 mod sink;
@@ -102,6 +105,7 @@ pub use buckets::{
     BucketError, Buckets, DURATION_EDGES, Metric, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
 };
 #[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "http"))))]
 pub use otlp::{DEFAULT_SHUTDOWN_WAIT, ExportStats, OtlpConfig, OtlpError, OtlpPipeline, Protocol};
 pub use sink::{EngineGauges, OtelSink, OtelSinkBuilder};
 pub use view::{DEFAULT_CARDINALITY_LIMIT, HistogramAggregation, views};

@@ -144,6 +144,7 @@ impl OtelSinkBuilder {
     /// even with the feature enabled, so that enabling the feature elsewhere in a build changes
     /// nothing until asked for.
     #[cfg(feature = "bound-instruments")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "bound-instruments")))]
     pub fn bound_instruments(mut self, on: bool) -> Self {
         self.bound = on;
         self

@@ -192,15 +192,16 @@ fn collector_down(protocol: Protocol, silent: bool) {
         .block_on(tokio::net::TcpListener::bind(down))
         .unwrap();
     let recovered = receiver(protocol, listener);
-    let first = runtime.block_on(async {
+    runtime.block_on(async {
         recovered
             .wait_for(
-                "the first export after the receiver came up",
+                "an export after the receiver came up",
                 Duration::from_secs(10),
                 |_| true,
             )
             .await
     });
+    let first = recovered.received().remove(0);
     let s = &first.snapshot;
     let requests = names::REQUESTS.name;
     assert_eq!(

@@ -3,14 +3,14 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
-use tokenmeter_otel::{OtlpConfig, Protocol};
+use tokenmeter_otel::{OtlpConfig, OtlpError, Protocol};
 
 use common::checks;
-use common::receiver::{Receiver, bind};
+use common::receiver::{BlackHole, Receiver, bind};
 use common::snapshot::Snapshot;
 use common::workload::Script;
 
@@ -97,8 +97,17 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
             Some("application/x-protobuf")
         );
     }
+    // The receiver stores a request before it answers: the exporter counts it a moment later.
+    let asked = Instant::now();
+    while otlp.stats().succeeded == 0 {
+        assert!(
+            asked.elapsed() < WAIT,
+            "no export counted as sent: {:?}",
+            otlp.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(otlp.stats().failed, 0, "{:?}", otlp.stats());
-    assert!(otlp.stats().succeeded >= 1);
 
     // Requests after that, then shutdown: the final export carries the new totals.
     let more = Script {
@@ -172,6 +181,43 @@ async fn exponential_histograms_reach_the_receiver() {
         e.later_items
     );
     receiver.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_and_shutdown_wait_at_most_their_bound_when_the_receiver_never_answers() {
+    let hole = BlackHole::start(bind().await);
+    let otlp = OtlpConfig::new()
+        .protocol(Protocol::Grpc)
+        .endpoint(format!("http://{}", hole.addr))
+        .timeout(Duration::from_secs(30))
+        .install()
+        .expect("install");
+    let meter = Meter::builder().sink(otlp.sink()).build();
+    let mut request = meter.series(&server()).start();
+    request.tokens(1);
+    request.succeed();
+
+    let (flush, shutdown, took) = tokio::task::spawn_blocking(move || {
+        let start = Instant::now();
+        let flush = otlp.flush(Duration::from_millis(300));
+        let shutdown = otlp.shutdown(Duration::from_millis(500));
+        (flush, shutdown, start.elapsed())
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(flush, Err(OtlpError::FlushTimedOut(_))),
+        "{flush:?}"
+    );
+    assert!(
+        matches!(shutdown, Err(OtlpError::ShutdownTimedOut(_))),
+        "{shutdown:?}"
+    );
+    assert!(
+        took < Duration::from_secs(3),
+        "flush + shutdown took {took:?}"
+    );
+    hole.stop().await;
 }
 
 #[test]

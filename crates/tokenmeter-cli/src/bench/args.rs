@@ -14,10 +14,10 @@ use crate::bench::workload::{ArrivalKind, LengthDist, Source, load_dataset};
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct BenchArgs {
     /// Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (or the endpoint's
-    /// full URL). Without it, an embedded simulator is started on 127.0.0.1 (ephemeral port) and
-    /// benchmarked over real HTTP.
-    #[arg(long, value_parser = parse_url)]
-    pub(crate) url: Option<reqwest::Url>,
+    /// full URL; https:// needs a build with `--features tls`). Without it, an embedded
+    /// simulator is started on 127.0.0.1 (ephemeral port) and benchmarked over real HTTP.
+    #[arg(long, value_parser = parse_boxed_url)]
+    pub(crate) url: Option<Box<reqwest::Url>>,
 
     /// The API path under --url: /v1/chat/completions or /v1/completions.
     #[arg(long, default_value = "/v1/chat/completions")]
@@ -31,9 +31,10 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
     pub(crate) api_key_env: String,
 
-    /// Requests to send (per rate when sweeping).
-    #[arg(long, short = 'n', default_value_t = 200)]
-    pub(crate) requests: usize,
+    /// Requests to send [default: 200]. When sweeping, per rate [default: 10 s of arrivals,
+    /// from 30 to 200 requests].
+    #[arg(long, short = 'n')]
+    pub(crate) requests: Option<usize>,
 
     /// Open-loop request rate in requests per second (`inf` sends all at once). Default 10 when
     /// --concurrency is not given.
@@ -95,7 +96,7 @@ pub(crate) struct BenchArgs {
     pub(crate) sweep: bool,
 
     /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep). Default: doubling from --rate (or
-    /// 1) until attainment falls below the target, at most 8 steps.
+    /// 2) until attainment falls below the target, at most 8 steps.
     #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
     pub(crate) sweep_rates: Vec<f64>,
 
@@ -119,10 +120,11 @@ pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
         .map_err(|e| format!("`{text}` is not a URL ({e}); write it like http://127.0.0.1:8000"))?;
     match url.scheme() {
         "http" => {}
+        "https" if cfg!(feature = "tls") => {}
         "https" => {
             return Err(format!(
-                "`{text}`: https is not supported by this build (it has no TLS stack, to stay \
-                 light); put a plain-HTTP proxy in front, or use http:// on a local server"
+                "`{text}`: https needs the `tls` feature, left out of the default build to keep \
+                 it light; rebuild with `cargo build --release -p tokenmeter-cli --features tls`"
             ));
         }
         other => {
@@ -137,6 +139,11 @@ pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
         ));
     }
     Ok(url)
+}
+
+/// Parses --url into a box (keeps the options small).
+fn parse_boxed_url(text: &str) -> Result<Box<reqwest::Url>, String> {
+    parse_url(text).map(Box::new)
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -160,6 +167,22 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// Requests of a single run when --requests is not given.
+pub(crate) const DEFAULT_REQUESTS: usize = 200;
+
+impl BenchArgs {
+    /// Requests of a single run.
+    pub(crate) fn requests(&self) -> usize {
+        self.requests.unwrap_or(DEFAULT_REQUESTS)
+    }
+
+    /// Requests of one sweep step at `rate`: --requests, else 10 s of arrivals within 30..=200.
+    pub(crate) fn requests_at(&self, rate: f64) -> usize {
+        self.requests
+            .unwrap_or_else(|| ((rate * 10.0).ceil() as usize).clamp(30, DEFAULT_REQUESTS))
+    }
+}
+
 /// The validated plan of a bench run.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
@@ -178,7 +201,7 @@ pub(crate) struct Plan {
 impl BenchArgs {
     /// Checks the options together and loads the dataset.
     pub(crate) fn plan(&self) -> anyhow::Result<Plan> {
-        if self.requests == 0 {
+        if self.requests == Some(0) {
             bail!("--requests must be at least 1");
         }
         if self.concurrency == Some(0) {
@@ -228,7 +251,7 @@ impl BenchArgs {
             },
         };
         Ok(Plan {
-            url: self.url.clone(),
+            url: self.url.as_deref().cloned(),
             endpoint: self.endpoint.clone(),
             load,
             sweep,
@@ -313,11 +336,12 @@ mod tests {
                 .unwrap_err()
                 .contains("unsupported scheme")
         );
-        assert!(
-            parse_url("https://api.example.com")
-                .unwrap_err()
-                .contains("https")
-        );
+        let https = parse_url("https://api.example.com");
+        if cfg!(feature = "tls") {
+            assert!(https.is_ok());
+        } else {
+            assert!(https.unwrap_err().contains("--features tls"));
+        }
     }
 
     #[test]

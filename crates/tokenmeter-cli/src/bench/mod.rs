@@ -115,7 +115,7 @@ pub(crate) async fn bench(
     let mut rng = StdRng::seed_from_u64(args.seed);
     let traces = match &plan.sweep {
         None => {
-            let specs = workload::specs(&plan.source, args.requests, &mut rng);
+            let specs = workload::specs(&plan.source, args.requests(), &mut rng);
             let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
             let traces = runner::run(client, specs, plan.load, &mut rng, &mut progress).await;
             progress.done();
@@ -170,7 +170,7 @@ async fn run_sweep(
         Rates::Doubling {
             start: match plan.load {
                 Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
-                _ => 1.0,
+                _ => 2.0,
             },
         }
     } else {
@@ -185,7 +185,7 @@ async fn run_sweep(
     let mut steps: Vec<SweepStep> = Vec::new();
     let mut all = Vec::new();
     while let Some(rate) = rates.next(&steps, args.sweep_target) {
-        let specs = workload::specs(&plan.source, args.requests, rng);
+        let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
         let label = format!("{rate} req/s");
         let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
         let load = Load::Rate {

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokenmeter::{ErrorClass, Outcome};
 
 /// Token counts from the final `usage` object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,7 +74,8 @@ impl Trace {
 
     /// The outcome, parsed back.
     #[cfg(test)]
-    pub(crate) fn outcome(&self) -> Outcome {
+    pub(crate) fn outcome(&self) -> tokenmeter::Outcome {
+        use tokenmeter::{ErrorClass, Outcome};
         match self.outcome.as_str() {
             "success" => Outcome::Success,
             "cancelled" => Outcome::Cancelled,

@@ -82,6 +82,11 @@ pub(crate) struct ServeArgs {
     /// How long an injected stall lasts (e.g. 500ms, 2s).
     #[arg(long, default_value = "500ms", value_parser = parse_duration)]
     pub(crate) stall: Duration,
+
+    /// An SLO spec (TOML): publish its verdict counters on /metrics, add its thresholds as
+    /// bucket edges, and report attainment, burn rates and alerts on GET /slo.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) slo_spec: Option<std::path::PathBuf>,
 }
 
 impl Default for ServeArgs {
@@ -102,6 +107,7 @@ impl Default for ServeArgs {
             queue_limit: None,
             stall_rate: 0.0,
             stall: tokenmeter_sim::DEFAULT_STALL,
+            slo_spec: None,
         }
     }
 }

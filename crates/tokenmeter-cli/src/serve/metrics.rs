@@ -4,7 +4,10 @@ use tokenmeter::Labels;
 use tokenmeter_prometheus::{Builder, EngineGauges, Handle, Profile, PrometheusSink};
 use tokenmeter_sim::{Engine, PROVIDER};
 
+use tokenmeter_slo::SloSpec;
+
 use super::args::MetricsProfile;
+use super::slo::add_threshold_edges;
 
 /// What `/metrics` renders.
 #[derive(Debug)]
@@ -18,12 +21,17 @@ impl Metrics {
     pub(crate) fn new(
         profile: MetricsProfile,
         model: &str,
+        spec: Option<&SloSpec>,
     ) -> anyhow::Result<(PrometheusSink, Self)> {
         let profile = match profile {
             MetricsProfile::Semconv => Profile::Semconv,
             MetricsProfile::Vllm => Profile::Vllm,
         };
-        let (sink, handle) = Builder::new(profile).build_local()?;
+        let mut builder = Builder::new(profile);
+        if let Some(spec) = spec {
+            builder = add_threshold_edges(builder, spec)?;
+        }
+        let (sink, handle) = builder.build_local()?;
         let engine = sink.engine(
             &Labels::server("chat")
                 .provider(PROVIDER)

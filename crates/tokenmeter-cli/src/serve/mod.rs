@@ -25,6 +25,7 @@ mod chunks;
 mod metrics;
 mod openai;
 mod routes;
+mod slo;
 mod sse;
 #[cfg(test)]
 mod tests;
@@ -39,7 +40,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use tokenmeter::sink::InMemorySink;
-use tokenmeter::{Meter, RequestRecord};
+use tokenmeter::{Clock, Meter, RequestRecord};
 use tokenmeter_sim::Engine;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -145,6 +146,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     tokio::select! {
         signal = tokio::signal::ctrl_c() => {
             signal.context("cannot listen for Ctrl-C")?;
+            eprintln!("{}", handle.state.slo.text());
             handle.shutdown().await
         }
         ended = &mut handle.task => {
@@ -162,9 +164,18 @@ fn start(
         .local_addr()
         .context("the listener has no local address")?;
     let config = args.sim_config()?;
-    let (prometheus, metrics) = Metrics::new(args.profile, &args.model)?;
+    let spec = args.slo_spec.as_deref().map(slo::read_spec).transpose()?;
+    let (prometheus, metrics) = Metrics::new(args.profile, &args.model, spec.as_ref())?;
+    let clock = Clock::monotonic();
+    let slo = slo::SloState::new(spec, &clock, &prometheus);
     let records = keep_records.then(InMemorySink::new);
-    let mut meter = Meter::builder().sink(prometheus);
+    let mut meter = Meter::builder()
+        .clock(clock)
+        .sink(prometheus)
+        .sink(slo.batching.clone());
+    if let Some(monitor) = &slo.monitor {
+        meter = meter.sink(monitor.clone());
+    }
     if let Some(memory) = &records {
         meter = meter.sink(memory.clone());
     }
@@ -178,6 +189,7 @@ fn start(
         model: Arc::from(args.model.as_str()),
         default_max_tokens: args.default_max_tokens,
         metrics: Arc::new(metrics),
+        slo: Arc::new(slo),
     };
     let (signal, stop) = oneshot::channel::<()>();
     let app = routes::router(state.clone());

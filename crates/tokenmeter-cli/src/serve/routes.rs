@@ -1,6 +1,6 @@
 //! The HTTP API: OpenAI's completion endpoints over the engine, `/metrics`, `/health`.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Router;
@@ -17,6 +17,7 @@ use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 use super::chunks::{Frames, error_body};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
+use super::slo::SloState;
 use super::sse::SseBody;
 
 /// Shared by every handler.
@@ -26,6 +27,7 @@ pub(crate) struct AppState {
     pub(crate) model: Arc<str>,
     pub(crate) default_max_tokens: u32,
     pub(crate) metrics: Arc<Metrics>,
+    pub(crate) slo: Arc<SloState>,
 }
 
 /// The routes.
@@ -36,6 +38,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
         .route("/health", get(health))
+        .route("/slo", get(slo))
         .with_state(state)
 }
 
@@ -59,6 +62,10 @@ async fn models(State(state): State<AppState>) -> Response {
         "owned_by": "tokenmeter",
     });
     json_response(StatusCode::OK, &json!({"object": "list", "data": [model]}))
+}
+
+async fn slo(State(state): State<AppState>) -> Response {
+    json_response(StatusCode::OK, &state.slo.json())
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
@@ -201,8 +208,4 @@ fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -4,5 +4,6 @@
 
 pub(crate) mod checks;
 pub(crate) mod receiver;
+pub(crate) mod sdk;
 pub(crate) mod snapshot;
 pub(crate) mod workload;

@@ -201,18 +201,20 @@ impl Receiver {
 
 /// A listener that accepts connections and never reads nor answers.
 pub(crate) struct BlackHole {
+    pub(crate) addr: SocketAddr,
     task: JoinHandle<()>,
 }
 
 impl BlackHole {
     pub(crate) fn start(listener: TcpListener) -> Self {
+        let addr = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {
             let mut held = Vec::new();
             while let Ok((stream, _)) = listener.accept().await {
                 held.push(stream);
             }
         });
-        Self { task }
+        Self { addr, task }
     }
 
     /// Closes the listener and every held connection.

@@ -110,6 +110,18 @@ impl PrometheusSink {
         self.inner.profile
     }
 
+    /// The recorder this sink registers with, when it holds one ([`Builder::build_local`],
+    /// [`PrometheusSink::with_recorder`]): register other metrics there (the SLO verdict
+    /// counters, your own) so they share the exposition. `None` for a global sink.
+    ///
+    /// [`Builder::build_local`]: crate::Builder::build_local
+    pub fn recorder(&self) -> Option<Arc<dyn Recorder + Send + Sync>> {
+        match &self.inner.target {
+            Target::Local(recorder) => Some(recorder.clone()),
+            Target::Global => None,
+        }
+    }
+
     /// Setters for the gauges an engine reports (KV-cache usage, preemptions), labelled like a
     /// series of `labels` without the operation (semconv) or by `model_name` (vLLM). Register
     /// once per engine and keep the handle.

@@ -5,7 +5,9 @@
 //! (`slo:sli_error:ratio_rate30d`) from summed increases over the whole period, never from
 //! averaged ratios. Goodput and attainment: `tokenmeter:slo_goodput:requests_rate5m`,
 //! `tokenmeter:slo_goodput:tokens_rate5m`, `tokenmeter:slo_attainment:ratio_rate5m` (and `1h`),
-//! summed over every replica.
+//! summed over every replica; fleet totals since the processes started
+//! (`tokenmeter:slo_requests:sum`, `tokenmeter:slo_requests_good:sum`,
+//! `tokenmeter:slo_output_tokens_good:sum`, `tokenmeter:slo_attainment:ratio`).
 //!
 //! Alerting rules: `TokenmeterSLOBurnRatePage` and `TokenmeterSLOBurnRateTicket` per class and
 //! objective with the [`alert::RULES`](crate::alert::RULES) windows and factors derived from the
@@ -76,6 +78,28 @@ pub fn generate(spec: &SloSpec, options: &RuleOptions) -> String {
     let mut alerts = Vec::new();
     for class in &spec.classes {
         let class_sel = format!("{}={}", names::SLO_CLASS, quote(&class.name));
+        // Fleet totals since the processes started: exact sums over every replica.
+        let total = |metric: &str| format!("sum({metric}{{{class_sel}}})");
+        let labels = vec![(names::SLO_CLASS, class.name.clone())];
+        for (record, metric) in [
+            ("tokenmeter:slo_requests:sum", names::REQUESTS),
+            ("tokenmeter:slo_requests_good:sum", names::REQUESTS_GOOD),
+            (
+                "tokenmeter:slo_output_tokens_good:sum",
+                names::OUTPUT_TOKENS_GOOD,
+            ),
+        ] {
+            sli.push(Rule::record(record, total(metric), labels.clone()));
+        }
+        sli.push(Rule::record(
+            "tokenmeter:slo_attainment:ratio",
+            format!(
+                "{} / {}",
+                total(names::REQUESTS_GOOD),
+                total(names::REQUESTS)
+            ),
+            labels,
+        ));
         for window in WINDOWS
             .iter()
             .filter(|w| [300, 3_600].contains(&w.as_secs()))

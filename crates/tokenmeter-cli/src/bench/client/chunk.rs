@@ -128,14 +128,15 @@ pub(crate) fn server_error(error: &serde_json::Value) -> ServerError {
             .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
     });
     let named = |field: &str| error.get(field).and_then(serde_json::Value::as_str);
-    let by_name = [named("code"), named("type")].into_iter().flatten().find_map(|name| {
-        match name {
+    let by_name = [named("code"), named("type")]
+        .into_iter()
+        .flatten()
+        .find_map(|name| match name {
             "rate_limit_exceeded" | "rate_limit_error" => Some(ErrorClass::RateLimited),
             "overloaded" | "overloaded_error" => Some(ErrorClass::Overloaded),
             "timeout" | "request_timeout" => Some(ErrorClass::Timeout),
             _ => None,
-        }
-    });
+        });
     let class = code
         .and_then(|c| u16::try_from(c).ok())
         .and_then(ErrorClass::from_http_status)
@@ -209,7 +210,13 @@ mod tests {
             })
         ));
         let e = parse(r#"{"error":{"message":"m","type":"x","code":"rate_limit_exceeded"}}"#);
-        assert!(matches!(e, Err(ChunkError::Server(ServerError { class: ErrorClass::RateLimited, .. }))));
+        assert!(matches!(
+            e,
+            Err(ChunkError::Server(ServerError {
+                class: ErrorClass::RateLimited,
+                ..
+            }))
+        ));
         assert!(matches!(parse("{not json"), Err(ChunkError::Malformed(_))));
         assert!(matches!(
             parse(r#"{"choices":"x"}"#),

@@ -118,6 +118,15 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// Makes ring the process's TLS crypto provider (feature `tls`); a no-op without it, or when
+/// a provider is already installed.
+pub(crate) fn install_tls_provider() {
+    #[cfg(feature = "tls")]
+    {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 impl Client {
     /// A client for `target`, measuring on `meter` (whose clock must be `clock.meter_clock()`).
     pub(crate) fn new(
@@ -139,6 +148,7 @@ impl Client {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
+        install_tls_provider();
         let http = reqwest::Client::builder()
             .default_headers(headers)
             .tcp_nodelay(true)
@@ -242,7 +252,7 @@ impl Client {
             .headers()
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
-            .map(|v| chunk::excerpt(v));
+            .map(chunk::excerpt);
         if !status.is_success() {
             let class = ErrorClass::from_http_status(status.as_u16()).unwrap_or(ErrorClass::Other);
             request.fail(class);

@@ -179,12 +179,15 @@ pub(crate) fn histogram(title: &str, seconds: &[f64], colour: RGBColor) -> Resul
     Ok(svg)
 }
 
-/// Lines over time: `(label, colour, points)`.
+/// One line: its label, colour and points.
+type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+/// Lines over time.
 fn lines(
     title: &str,
     y_desc: &str,
     x_desc: &str,
-    series: Vec<(&str, RGBColor, Vec<(f64, f64)>)>,
+    series: Vec<Line<'_>>,
     markers: bool,
 ) -> Result<String> {
     let x_max = upper(

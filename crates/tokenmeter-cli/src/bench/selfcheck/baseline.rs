@@ -10,10 +10,18 @@ use tokio::net::TcpStream;
 
 /// Runs `requests` requests of `tokens` tokens over `streams` keep-alive connections and
 /// returns the token events read (counted as `data: ` lines, `[DONE]` and usage excluded).
-pub(crate) async fn run(addr: SocketAddr, streams: usize, requests: usize, tokens: u64) -> std::io::Result<u64> {
+pub(crate) async fn run(
+    addr: SocketAddr,
+    streams: usize,
+    requests: usize,
+    tokens: u64,
+) -> std::io::Result<u64> {
     let mut workers = tokio::task::JoinSet::new();
     for worker in 0..streams {
-        let mine: Vec<u64> = (worker..requests).step_by(streams).map(|i| i as u64).collect();
+        let mine: Vec<u64> = (worker..requests)
+            .step_by(streams)
+            .map(|i| i as u64)
+            .collect();
         workers.spawn(async move {
             let mut socket = TcpStream::connect(addr).await?;
             socket.set_nodelay(true)?;

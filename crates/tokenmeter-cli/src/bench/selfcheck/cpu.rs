@@ -7,14 +7,13 @@ use std::time::Duration;
 /// Reads `/proc/thread-self/schedstat` (nanoseconds on the CPU); falls back to the clock ticks
 /// of `/proc/thread-self/stat`. `None` where neither exists (not Linux).
 pub(crate) fn thread_cpu_time() -> Option<Duration> {
-    if let Ok(text) = std::fs::read_to_string("/proc/thread-self/schedstat") {
-        if let Some(ns) = text
+    if let Ok(text) = std::fs::read_to_string("/proc/thread-self/schedstat")
+        && let Some(ns) = text
             .split_whitespace()
             .next()
             .and_then(|f| f.parse::<u64>().ok())
-        {
-            return Some(Duration::from_nanos(ns));
-        }
+    {
+        return Some(Duration::from_nanos(ns));
     }
     let (user, system) = thread_cpu_split()?;
     Some(user + system)

@@ -46,8 +46,10 @@ use server::{Pace, Sent, Shared};
 pub(crate) struct Params {
     /// Concurrent streams.
     pub(crate) streams: usize,
-    /// Requests in all (each stream runs several back to back).
+    /// Requests per round (each stream runs several back to back).
     pub(crate) requests: usize,
+    /// Rounds, each of the raw-socket floor then the bench client.
+    pub(crate) rounds: usize,
     /// Tokens per response.
     pub(crate) tokens: u64,
     /// The server's schedule.
@@ -58,7 +60,8 @@ impl Default for Params {
     fn default() -> Self {
         Self {
             streams: 64,
-            requests: 256,
+            requests: 128,
+            rounds: 3,
             tokens: 900,
             pace: Pace {
                 ttft: Duration::from_millis(20),
@@ -97,7 +100,9 @@ pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
     let server = std::thread::Builder::new()
         .name("self-check-server".into())
         .spawn(move || -> anyhow::Result<()> {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 tokio::select! {
@@ -107,17 +112,59 @@ pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
                 anyhow::Ok(())
             })
         })?;
-    let floor = raw_side(params, addr);
-    let _ = shared.take();
-    let result = client_side(params, origin, addr);
-    let (truth, connections) = shared.take();
+    let rounds = run_rounds(params, origin, addr, &shared);
     let _ = stop.send(());
     server
         .join()
         .map_err(|_| anyhow::anyhow!("the self-check server thread panicked"))??;
-    let baseline_cpu = floor?;
-    let (traces, client_cpu, wall) = result?;
-    Ok(compare(params, &traces, &truth, Times { client_cpu, baseline_cpu, wall, connections }))
+    let rounds = rounds?;
+    Ok(compare(params, &rounds))
+}
+
+/// Everything the rounds measured.
+struct Rounds {
+    traces: Vec<Trace>,
+    truth: HashMap<u64, Sent>,
+    clients: Vec<Cpu>,
+    floors: Vec<Cpu>,
+    wall: Duration,
+    connections: u64,
+}
+
+/// Alternates the raw-socket floor and the bench client, `params.rounds` times each, so that a
+/// change in the machine's load hits both.
+fn run_rounds(
+    params: Params,
+    origin: Instant,
+    addr: std::net::SocketAddr,
+    shared: &Shared,
+) -> anyhow::Result<Rounds> {
+    let mut rounds = Rounds {
+        traces: Vec::new(),
+        truth: HashMap::new(),
+        clients: Vec::new(),
+        floors: Vec::new(),
+        wall: Duration::ZERO,
+        connections: 0,
+    };
+    for round in 0..params.rounds {
+        rounds.floors.push(raw_side(params, addr)?);
+        let _ = shared.take();
+        let (traces, cpu, wall) = client_side(params, origin, addr, round)?;
+        let (truth, connections) = shared.take();
+        rounds.traces.extend(traces);
+        rounds.truth.extend(truth);
+        rounds.clients.push(cpu);
+        rounds.wall += wall;
+        rounds.connections += connections;
+    }
+    Ok(rounds)
+}
+
+/// The round with the median CPU cost per token.
+fn median(mut cpus: Vec<Cpu>) -> Cpu {
+    cpus.sort_by(|a, b| a.per_million_tokens.total_cmp(&b.per_million_tokens));
+    cpus.get(cpus.len() / 2).copied().unwrap_or_default()
 }
 
 /// Measures `f`'s CPU time on this thread (total, user, kernel).
@@ -138,14 +185,25 @@ fn on_cpu<T>(f: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(T, Cpu)> 
 
 fn per_million(mut cpu: Cpu, tokens: u64) -> Cpu {
     cpu.tokens = tokens;
-    cpu.per_million_tokens = if tokens > 0 { cpu.total_s / tokens as f64 * 1e6 } else { f64::INFINITY };
+    cpu.per_million_tokens = if tokens > 0 {
+        cpu.total_s / tokens as f64 * 1e6
+    } else {
+        f64::INFINITY
+    };
     cpu
 }
 
 fn raw_side(params: Params, addr: std::net::SocketAddr) -> anyhow::Result<Cpu> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let (tokens, cpu) = on_cpu(|| {
-        Ok(rt.block_on(baseline::run(addr, params.streams, params.requests, params.tokens))?)
+        Ok(rt.block_on(baseline::run(
+            addr,
+            params.streams,
+            params.requests,
+            params.tokens,
+        ))?)
     })?;
     Ok(per_million(cpu, tokens))
 }
@@ -154,8 +212,11 @@ fn client_side(
     params: Params,
     origin: Instant,
     addr: std::net::SocketAddr,
+    round: usize,
 ) -> anyhow::Result<(Vec<Trace>, Cpu, Duration)> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let clock = BenchClock::with_origin(origin);
     let meter = Meter::builder()
         .clock(clock.meter_clock())
@@ -173,7 +234,10 @@ fn client_side(
         output: LengthDist::Fixed(params.tokens),
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
-    let specs = specs(&source, params.requests, &mut rng);
+    let mut specs = specs(&source, params.requests, &mut rng);
+    for spec in &mut specs {
+        spec.id += (round * params.requests) as u64;
+    }
     let mut progress = Progress::new(params.requests as u64, "self-check", false);
     let wall = Instant::now();
     let (traces, cpu) = on_cpu(|| {
@@ -192,19 +256,12 @@ fn client_side(
     Ok((traces, per_million(cpu, tokens), wall))
 }
 
-/// Timings measured around the loads.
-struct Times {
-    client_cpu: Cpu,
-    baseline_cpu: Cpu,
-    wall: Duration,
-    connections: u64,
-}
-
 fn secs(values: Vec<f64>) -> Stat {
     Summary::of(values).into()
 }
 
-fn compare(params: Params, traces: &[Trace], truth: &HashMap<u64, Sent>, times: Times) -> SelfCheck {
+fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
+    let (traces, truth) = (&rounds.traces, &rounds.truth);
     let mut client_ttft = Vec::new();
     let mut true_ttft = Vec::new();
     let mut server_ttft = Vec::new();
@@ -213,8 +270,13 @@ fn compare(params: Params, traces: &[Trace], truth: &HashMap<u64, Sent>, times: 
     let mut lag = Vec::new();
     let mut rates = Vec::new();
     let s = |ns: u64| ns as f64 * 1e-9;
-    for trace in traces {
-        let received: Vec<u64> = trace.chunks.iter().filter(|c| c.1 > 0).map(|c| c.0).collect();
+    for trace in traces.iter() {
+        let received: Vec<u64> = trace
+            .chunks
+            .iter()
+            .filter(|c| c.1 > 0)
+            .map(|c| c.0)
+            .collect();
         client_ttft.extend(trace.ttft().map(|d| d.as_secs_f64()));
         client_itl.extend(trace.itls().map(|d| d.as_secs_f64()));
         let Some(sent) = truth.get(&trace.id) else {
@@ -240,20 +302,64 @@ fn compare(params: Params, traces: &[Trace], truth: &HashMap<u64, Sent>, times: 
         streams: params.streams,
         requests: traces.len(),
         failed: traces.iter().filter(|t| !t.succeeded()).count(),
-        connections: times.connections,
-        wall_s: times.wall.as_secs_f64(),
+        rounds: params.rounds,
+        connections: rounds.connections,
+        wall_s: rounds.wall.as_secs_f64(),
         tokens_per_s_per_stream: if rates.is_empty() {
             0.0
         } else {
             rates.iter().sum::<f64>() / rates.len() as f64
         },
-        client_cpu: times.client_cpu,
-        baseline_cpu: times.baseline_cpu,
+        client_cpu: median(rounds.clients.clone()),
+        baseline_cpu: median(rounds.floors.clone()),
         client_ttft: secs(client_ttft),
         true_ttft: secs(true_ttft),
         server_ttft: secs(server_ttft),
         client_itl: secs(client_itl),
         true_itl: secs(true_itl),
         delivery_lag: secs(lag),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_check_measures_both_clients_against_the_truth() {
+        let params = Params {
+            streams: 4,
+            requests: 8,
+            rounds: 1,
+            tokens: 40,
+            pace: Pace {
+                ttft: Duration::from_millis(20),
+                gap: Duration::from_millis(2),
+            },
+        };
+        let check = measure(params).expect("the self-check runs");
+        assert_eq!((check.requests, check.failed), (8, 0));
+        assert_eq!(
+            check.connections, 4,
+            "the client keeps its connections alive"
+        );
+        assert_eq!(check.client_cpu.tokens, 8 * 40);
+        assert_eq!(check.baseline_cpu.tokens, 8 * 40);
+        assert!(check.client_cpu.total_s > 0.0 && check.baseline_cpu.total_s > 0.0);
+        assert_eq!(check.true_itl.count, 8 * 39);
+        assert_eq!(check.client_itl.count, 8 * 39);
+        // Same clock on both sides: nothing is parsed before it was written.
+        assert!(
+            check.delivery_lag.count == 8 * 40,
+            "{:?}",
+            check.delivery_lag
+        );
+        let lag_min = check.client_ttft.p50 - check.true_ttft.p50;
+        assert!(lag_min >= 0.0, "client TTFT below the truth: {lag_min}");
+        assert!(
+            check.server_ttft.p50 >= 0.020,
+            "the server paces its first token"
+        );
+        assert!(check.render().contains("CPU-s per 1M tokens"));
     }
 }

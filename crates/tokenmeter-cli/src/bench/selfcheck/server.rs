@@ -124,8 +124,9 @@ async fn connection(
             let event = format!(
                 r#"{{"id":"pace","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"content":" tok{i}"}},"finish_reason":{finish}}}]}}"#
             );
-            write_event(socket, &event).await?;
+            // The truth is the start of the write: nothing can be read before it.
             sent.tokens.push(origin.elapsed());
+            write_event(socket, &event).await?;
         }
         let usage = format!(
             r#"{{"id":"pace","object":"chat.completion.chunk","choices":[],"usage":{{"prompt_tokens":{},"completion_tokens":{max_tokens},"total_tokens":{}}}}}"#,

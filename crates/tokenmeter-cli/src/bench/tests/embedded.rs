@@ -17,13 +17,20 @@ use crate::serve::{ServeArgs, spawn};
 /// `tokenmeter_requests_total` by `outcome` (errors by `error_type`), summed over series.
 fn server_counts(metrics: &str) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
-    for line in metrics.lines().filter(|l| l.starts_with("tokenmeter_requests_total{")) {
+    for line in metrics
+        .lines()
+        .filter(|l| l.starts_with("tokenmeter_requests_total{"))
+    {
         let label = |name: &str| {
             let start = line.find(&format!("{name}=\""))? + name.len() + 2;
             let end = start + line[start..].find('"')?;
             Some(line[start..end].to_owned())
         };
-        let value: f64 = line.rsplit(' ').next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        let value: f64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
         let key = match label("outcome").as_deref() {
             Some("error") => label("error_type").unwrap_or_else(|| "_OTHER".into()),
             Some(other) => other.to_owned(),
@@ -51,14 +58,18 @@ fn client_counts(outcomes: &Outcomes) -> BTreeMap<String, u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_and_server_agree_request_by_request() {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
     let args = ServeArgs {
         error_rate: 0.15,
         queue_limit: Some(3),
         max_batch: 4,
         ..ServeArgs::default()
     };
-    let server = spawn(args, listener).await.expect("the embedded server starts");
+    let server = spawn(args, listener)
+        .await
+        .expect("the embedded server starts");
     let (client, core) = client(server.addr(), Duration::from_secs(20), None);
     let source = Source::Synthetic {
         input: LengthDist::Uniform(16, 128),
@@ -75,12 +86,20 @@ async fn client_and_server_agree_request_by_request() {
     let traces = runner::run(client, specs, load, &mut rng, &mut progress).await;
     let outcomes = Outcomes::of(&traces);
     assert!(outcomes.success > 0, "{outcomes:?}");
-    assert!(outcomes.errors_total() > 0, "the faults produced errors: {outcomes:?}");
+    assert!(
+        outcomes.errors_total() > 0,
+        "the faults produced errors: {outcomes:?}"
+    );
 
     let mut matched = 0;
     for trace in traces.iter().filter(|t| t.succeeded()) {
-        let id = trace.response_id.as_deref().expect("the server names its responses");
-        let record = server.record_for(id).expect("the server recorded the request");
+        let id = trace
+            .response_id
+            .as_deref()
+            .expect("the server names its responses");
+        let record = server
+            .record_for(id)
+            .expect("the server recorded the request");
         let server_ttft = record.ttft.expect("a server-side TTFT");
         let client_ttft = trace.ttft().expect("a client-side TTFT");
         assert!(
@@ -88,14 +107,21 @@ async fn client_and_server_agree_request_by_request() {
             "request {id}: client TTFT {client_ttft:?} < server TTFT {server_ttft:?}"
         );
         let client_e2e = Duration::from_nanos(trace.end_ns - trace.send_ns);
-        assert!(client_e2e >= record.e2e, "request {id}: client E2E below the server's");
+        assert!(
+            client_e2e >= record.e2e,
+            "request {id}: client E2E below the server's"
+        );
         assert_eq!(trace.output_tokens, record.output_tokens, "request {id}");
         matched += 1;
     }
     assert_eq!(matched, outcomes.success);
 
     let client = client_counts(&outcomes);
-    assert_eq!(server_counts(&server.metrics_text()), client, "server /metrics vs client");
+    assert_eq!(
+        server_counts(&server.metrics_text()),
+        client,
+        "server /metrics vs client"
+    );
     // The client's own tokenmeter records agree with its traces.
     let report = core.report();
     assert_eq!(report.outcomes.success, outcomes.success);

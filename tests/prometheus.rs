@@ -4,18 +4,20 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{TempDir, free_port, http, require_binary};
+use crate::{TempDir, free_port, http, require_binary};
 
 /// One scrape job: name, target and path.
-pub(crate) struct Job<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) target: SocketAddr,
-    pub(crate) path: &'a str,
+#[derive(Debug)]
+pub struct Job<'a> {
+    pub name: &'a str,
+    pub target: SocketAddr,
+    pub path: &'a str,
 }
 
 /// A running `prometheus` process; killed (and its data removed) on drop, also when the test
 /// fails.
-pub(crate) struct Prometheus {
+#[derive(Debug)]
+pub struct Prometheus {
     child: Child,
     addr: SocketAddr,
     dir: TempDir,
@@ -23,12 +25,24 @@ pub(crate) struct Prometheus {
 
 impl Prometheus {
     /// Starts Prometheus scraping `jobs` every second, and waits until it is ready.
-    pub(crate) fn start(jobs: &[Job<'_>]) -> Self {
+    pub fn start(jobs: &[Job<'_>]) -> Self {
+        Self::start_with_rules(jobs, &[])
+    }
+
+    /// The same, also evaluating the rule files `rules` every second.
+    pub fn start_with_rules(jobs: &[Job<'_>], rules: &[&std::path::Path]) -> Self {
         let binary = require_binary("prometheus");
         let dir = TempDir::new("prometheus");
         let mut config = String::from(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n",
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n",
         );
+        if !rules.is_empty() {
+            config.push_str("rule_files:\n");
+            for rule in rules {
+                config.push_str(&format!("  - '{}'\n", rule.display()));
+            }
+        }
+        config.push_str("scrape_configs:\n");
         for job in jobs {
             config.push_str(&format!(
                 "  - job_name: {}\n    metrics_path: {}\n    static_configs:\n      - targets: ['{}']\n",
@@ -84,7 +98,7 @@ impl Prometheus {
     }
 
     /// Runs an instant query; returns each result's labels (as JSON) and value.
-    pub(crate) fn query(&self, promql: &str) -> Vec<(serde_json::Value, f64)> {
+    pub fn query(&self, promql: &str) -> Vec<(serde_json::Value, f64)> {
         let path = format!("/api/v1/query?query={}", http::encode(promql));
         let response = http::get(self.addr, &path).expect("query prometheus");
         let json: serde_json::Value = serde_json::from_str(&response.body)
@@ -104,14 +118,32 @@ impl Prometheus {
     }
 
     /// The single value `promql` returns, or `None` for an empty result.
-    pub(crate) fn value(&self, promql: &str) -> Option<f64> {
+    pub fn value(&self, promql: &str) -> Option<f64> {
         let results = self.query(promql);
         assert!(results.len() <= 1, "{promql} returned {results:?}");
         results.first().map(|r| r.1)
     }
 
+    /// Polls until `promql` returns a value that `accept`s, and returns it; panics after `limit`
+    /// with the last value.
+    pub fn wait_until(&self, promql: &str, limit: Duration, accept: impl Fn(f64) -> bool) -> f64 {
+        let deadline = Instant::now() + limit;
+        loop {
+            let value = self.value(promql);
+            if let Some(v) = value.filter(|v| accept(*v)) {
+                return v;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{promql}` was {value:?} after {limit:?}; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Polls until `promql` returns `expected`, or panics after `limit` with the last value.
-    pub(crate) fn wait_for_value(&self, promql: &str, expected: f64, limit: Duration) {
+    pub fn wait_for_value(&self, promql: &str, expected: f64, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
             let value = self.value(promql);

@@ -6,14 +6,14 @@ use std::time::Duration;
 
 /// A response: status code and body.
 #[derive(Debug)]
-pub(crate) struct Response {
-    pub(crate) status: u16,
-    pub(crate) headers: String,
-    pub(crate) body: String,
+pub struct Response {
+    pub status: u16,
+    pub headers: String,
+    pub body: String,
 }
 
 /// `GET path` on `addr` (HTTP/1.0: the server closes the connection and sends no chunked body).
-pub(crate) fn get(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
+pub fn get(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
@@ -34,7 +34,7 @@ pub(crate) fn get(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
 }
 
 /// Percent-encodes a query parameter value.
-pub(crate) fn encode(value: &str) -> String {
+pub fn encode(value: &str) -> String {
     let mut out = String::new();
     for byte in value.bytes() {
         match byte {

@@ -1,0 +1,80 @@
+//! `--slo-spec`: the SLO monitor and the batch-size analysis behind `GET /slo`.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use tokenmeter::Clock;
+use tokenmeter_prometheus::{Builder, Metric, PrometheusSink};
+use tokenmeter_slo::batching::BatchAnalysis;
+use tokenmeter_slo::{LatencyMetric, SloMonitor, SloSpec};
+
+/// Reads and validates a spec file.
+pub(crate) fn read_spec(path: &Path) -> anyhow::Result<SloSpec> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the SLO spec {}", path.display()))?;
+    SloSpec::from_toml(&text).with_context(|| format!("in {}", path.display()))
+}
+
+/// Adds every latency threshold of `spec` as a bucket edge, so that
+/// `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is the exact attainment.
+pub(crate) fn add_threshold_edges(mut builder: Builder, spec: &SloSpec) -> anyhow::Result<Builder> {
+    for (metric, histogram) in [
+        (LatencyMetric::Ttft, Metric::Ttft),
+        (LatencyMetric::Tpot, Metric::Tpot),
+        (LatencyMetric::E2e, Metric::E2e),
+        (LatencyMetric::Queue, Metric::Queue),
+    ] {
+        let edges: Vec<f64> = spec
+            .thresholds(metric)
+            .iter()
+            .map(|d| d.as_secs_f64())
+            .collect();
+        if !edges.is_empty() {
+            builder = builder.add_edges(histogram, &edges)?;
+        }
+    }
+    Ok(builder)
+}
+
+/// What the server knows about its SLOs and its batching.
+#[derive(Clone, Debug)]
+pub(crate) struct SloState {
+    pub(crate) monitor: Option<SloMonitor>,
+    pub(crate) batching: BatchAnalysis,
+}
+
+impl SloState {
+    /// The monitor publishes its verdict counters next to the exporter's metrics.
+    pub(crate) fn new(spec: Option<SloSpec>, clock: &Clock, prometheus: &PrometheusSink) -> Self {
+        let monitor = spec.map(|spec| match prometheus.recorder() {
+            Some(recorder) => SloMonitor::publish_to(spec, clock.clone(), recorder),
+            None => SloMonitor::publish_global(spec, clock.clone()),
+        });
+        Self {
+            monitor,
+            batching: BatchAnalysis::new(),
+        }
+    }
+
+    /// `GET /slo`: the SLO status (when a spec was given), its summary, and the batch table.
+    pub(crate) fn json(&self) -> Value {
+        let table = self.batching.table();
+        let status = self.monitor.as_ref().map(SloMonitor::status);
+        json!({
+            "slo": status,
+            "summary": status.as_ref().map(|s| s.summary()),
+            "batching": table,
+            "batching_text": table.to_string(),
+        })
+    }
+
+    /// The text printed when the server stops.
+    pub(crate) fn text(&self) -> String {
+        let mut out = format!("engine steps by batch size:\n{}", self.batching.table());
+        if let Some(monitor) = &self.monitor {
+            out.push_str(&format!("\n{}\n", monitor.status()));
+        }
+        out
+    }
+}

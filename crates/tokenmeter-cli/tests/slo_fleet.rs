@@ -1,0 +1,200 @@
+//! Fleet SLOs: three `tokenmeter serve` processes with the same SLO spec, scraped by one real
+//! Prometheus evaluating the rules `tokenmeter slo rules` generated. The rules' fleet goodput
+//! and attainment equal the sums of the three processes' own counts.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tokenmeter_tests::prometheus::{Job, Prometheus};
+use tokenmeter_tests::{TempDir, free_port, http, sample};
+
+const SPEC: &str = r#"
+[[class]]
+name = "chat"
+match = { operation = "chat" }
+
+[[class.objective]]
+latency = "ttft"
+percentile = 95
+threshold = "25ms"
+
+[[class.objective]]
+success_rate = 0.99
+"#;
+
+/// A `tokenmeter serve` process, killed on drop.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(spec: &Path, extra: &[&str]) -> Self {
+        let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+        let child = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+            .args(["serve", "--listen", &addr.to_string(), "--slo-spec"])
+            .arg(spec)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tokenmeter serve starts");
+        let mut server = Self { child, addr };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !http::get(addr, "/health").is_ok_and(|r| r.status == 200) {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("tokenmeter serve on {addr} exited: {status}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "tokenmeter serve on {addr} did not come up"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// This process's own count of `series` from its `/metrics`.
+    fn own(&self, series: &str) -> f64 {
+        let text = http::get(self.addr, "/metrics").expect("scrape").body;
+        sample(&text, series)
+            .unwrap_or_else(|| panic!("{series} missing on {}:\n{text}", self.addr))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `n` chat requests at once to `addr` and waits for every answer.
+async fn load(addr: SocketAddr, n: usize) {
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/v1/chat/completions");
+    let body =
+        r#"{"model":"m","messages":[{"role":"user","content":"tell me a story"}],"max_tokens":12}"#;
+    let requests = (0..n).map(|_| {
+        let request = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send();
+        async move {
+            if let Ok(response) = request.await {
+                let _ = response.bytes().await;
+            }
+        }
+    });
+    futures_util::future::join_all(requests).await;
+}
+
+#[test]
+fn fleet_goodput_and_attainment_equal_the_sums_of_the_replicas() {
+    let dir = TempDir::new("fleet");
+    let spec = dir.0.join("slo.toml");
+    std::fs::write(&spec, SPEC).expect("write the spec");
+    let rules = dir.0.join("rules.yml");
+    let status = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .args(["slo", "rules", "--spec"])
+        .arg(&spec)
+        .arg("--out")
+        .arg(&rules)
+        .status()
+        .expect("tokenmeter slo rules runs");
+    assert!(status.success(), "tokenmeter slo rules failed");
+
+    // Three replicas that fare differently: a healthy one, one with failures, one whose small
+    // batch queues requests past the 25 ms TTFT threshold.
+    let servers = [
+        Server::start(&spec, &["--seed", "1"]),
+        Server::start(&spec, &["--seed", "2", "--error-rate", "0.3"]),
+        Server::start(&spec, &["--seed", "3", "--max-batch", "2"]),
+    ];
+    let names = ["replica-a", "replica-b", "replica-c"];
+    let jobs: Vec<Job<'_>> = servers
+        .iter()
+        .zip(names)
+        .map(|(s, name)| Job {
+            name,
+            target: s.addr,
+            path: "/metrics",
+        })
+        .collect();
+    let prometheus = Prometheus::start_with_rules(&jobs, &[&rules]);
+    // The counters exist at zero from the start; let Prometheus see them there first, so that
+    // rate() counts the whole load.
+    prometheus.wait_for_value(
+        r#"count(tokenmeter_slo_requests_total{slo_class="chat"} == 0)"#,
+        3.0,
+        Duration::from_secs(20),
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        futures_util::future::join3(
+            load(servers[0].addr, 20),
+            load(servers[1].addr, 30),
+            load(servers[2].addr, 24),
+        )
+        .await;
+    });
+
+    let sum = |series: &str| servers.iter().map(|s| s.own(series)).sum::<f64>();
+    let total = sum(r#"tokenmeter_slo_requests_total{slo_class="chat"}"#);
+    let good = sum(r#"tokenmeter_slo_requests_good_total{slo_class="chat"}"#);
+    let good_tokens = sum(r#"tokenmeter_slo_output_tokens_good_total{slo_class="chat"}"#);
+    assert_eq!(total, 74.0, "every request was judged");
+    assert!(
+        good > 0.0 && good < total,
+        "the replicas differ: {good} good of {total}"
+    );
+
+    // Wait until Prometheus has scraped the final counts and evaluated the rules on them.
+    prometheus.wait_for_value(
+        r#"tokenmeter:slo_requests:sum{slo_class="chat"}"#,
+        total,
+        Duration::from_secs(30),
+    );
+    prometheus.wait_for_value(
+        r#"tokenmeter:slo_output_tokens_good:sum{slo_class="chat"}"#,
+        good_tokens,
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        prometheus.value(r#"tokenmeter:slo_requests_good:sum{slo_class="chat"}"#),
+        Some(good)
+    );
+    let attainment = prometheus
+        .value(r#"tokenmeter:slo_attainment:ratio{slo_class="chat"}"#)
+        .expect("fleet attainment");
+    assert!(
+        (attainment - good / total).abs() < 1e-12,
+        "fleet attainment {attainment} vs {}",
+        good / total
+    );
+    // The windowed rules see the same traffic once rate() has two samples of every counter.
+    let window = Duration::from_secs(20);
+    prometheus.wait_until(
+        r#"tokenmeter:slo_goodput:requests_rate5m{slo_class="chat"}"#,
+        window,
+        |v| v > 0.0,
+    );
+    let errors = prometheus.wait_until(
+        r#"slo:sli_error:ratio_rate5m{slo_class="chat",objective="success_rate"}"#,
+        window,
+        |v| v > 0.0,
+    );
+    assert!(
+        errors < 1.0,
+        "the failing replica shows in the fleet SLI, not more: {errors}"
+    );
+}
