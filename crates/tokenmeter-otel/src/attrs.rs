@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use opentelemetry::{KeyValue, StringValue, Value};
+use tokenmeter::sink::StepKind;
 use tokenmeter::{ErrorClass, Labels, Outcome, Role};
 
 use crate::names::attr;
@@ -80,9 +81,26 @@ impl SeriesAttributes {
     }
 }
 
-/// The semconv attributes without `gen_ai.operation.name`: on engine-wide instruments.
+/// The semconv attributes without `gen_ai.operation.name`: on engine-wide instruments. (An
+/// engine's labels often have no operation: filter by key, never drop the first.)
 pub(crate) fn engine(labels: &Labels<'_>) -> Set {
-    semconv(labels).into_iter().skip(1).collect()
+    semconv(labels)
+        .into_iter()
+        .filter(|kv| kv.key.as_str() != attr::OPERATION)
+        .collect()
+}
+
+/// The engine attributes plus `kind`, one set per step kind in `kinds` order: on the
+/// engine-step instruments.
+pub(crate) fn steps<const N: usize>(labels: &Labels<'_>, kinds: [StepKind; N]) -> [Set; N] {
+    let engine = engine(labels);
+    kinds.map(|kind| {
+        engine
+            .iter()
+            .cloned()
+            .chain([KeyValue::new(attr::KIND, kind.as_str())])
+            .collect()
+    })
 }
 
 /// `role` alone: on `tokenmeter.series.folded`.
@@ -147,6 +165,25 @@ mod tests {
         let timeout = a.semconv_for(Outcome::Error(ErrorClass::Timeout));
         assert_eq!(timeout.last().unwrap().value.as_str(), "timeout");
         assert_eq!(a.semconv_for(Outcome::Success).len(), 4);
+    }
+
+    #[test]
+    fn engine_sets_drop_the_operation_and_keep_the_rest_whether_or_not_it_is_there() {
+        let with = Labels::server("chat").provider("vllm").request_model("m");
+        let without = Labels::server("").provider("vllm").request_model("m");
+        for labels in [with, without] {
+            assert_eq!(
+                keys(&engine(&labels)),
+                [attr::PROVIDER, attr::REQUEST_MODEL]
+            );
+            let [prefill, decode] = steps(&labels, [StepKind::Prefill, StepKind::Decode]);
+            assert_eq!(
+                keys(&decode),
+                [attr::PROVIDER, attr::REQUEST_MODEL, attr::KIND]
+            );
+            assert_eq!(prefill.last().unwrap().value.as_str(), "prefill");
+            assert_eq!(decode.last().unwrap().value.as_str(), "decode");
+        }
     }
 
     #[test]

@@ -32,11 +32,15 @@ pub enum Metric {
     InputTokens,
     /// Output tokens per request.
     OutputTokens,
+    /// Duration of one engine step, seconds.
+    StepDuration,
+    /// Sequences in one engine step (the batch size).
+    BatchSize,
 }
 
 impl Metric {
     /// Every metric, in a fixed order.
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 12] = [
         Metric::Ttft,
         Metric::Itl,
         Metric::Tpot,
@@ -47,10 +51,12 @@ impl Metric {
         Metric::Inference,
         Metric::InputTokens,
         Metric::OutputTokens,
+        Metric::StepDuration,
+        Metric::BatchSize,
     ];
 
     /// `ttft`, `itl`, `tpot`, `e2e`, `queue`, `prefill`, `decode`, `inference`,
-    /// `input_tokens` or `output_tokens`.
+    /// `input_tokens`, `output_tokens`, `step_duration` or `batch_size`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Metric::Ttft => "ttft",
@@ -63,6 +69,8 @@ impl Metric {
             Metric::Inference => "inference",
             Metric::InputTokens => "input_tokens",
             Metric::OutputTokens => "output_tokens",
+            Metric::StepDuration => "step_duration",
+            Metric::BatchSize => "batch_size",
         }
     }
 }
@@ -89,6 +97,16 @@ pub const DURATION_EDGES: &[f64] = &[
 pub const TOKEN_EDGES: &[f64] = &[
     1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
     16777216.0, 67108864.0,
+];
+/// Engine step durations: 1 ms doubling to 8.192 s (a decode step takes milliseconds, a long
+/// prefill seconds), as the Prometheus exporter's.
+pub const STEP_DURATION_EDGES: &[f64] = &[
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096,
+    8.192,
+];
+/// Sequences per engine step: powers of two from 1 to 1024.
+pub const BATCH_SIZE_EDGES: &[f64] = &[
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
 ];
 
 /// Every histogram, the concepts whose bucket settings it takes, and its default layout.
@@ -134,6 +152,16 @@ const HISTOGRAMS: &[(MetricName, &[Metric], &[f64])] = &[
     (names::PREFILL_TIME, &[Metric::Prefill], DURATION_EDGES),
     (names::DECODE_TIME, &[Metric::Decode], DURATION_EDGES),
     (names::INFERENCE_TIME, &[Metric::Inference], DURATION_EDGES),
+    (
+        names::ENGINE_STEP_DURATION,
+        &[Metric::StepDuration],
+        STEP_DURATION_EDGES,
+    ),
+    (
+        names::ENGINE_BATCH_SIZE,
+        &[Metric::BatchSize],
+        BATCH_SIZE_EDGES,
+    ),
 ];
 
 /// A bucket setting that was refused.

@@ -29,6 +29,9 @@ pub(crate) struct Instruments {
     pub(crate) folded: Counter<u64>,
     pub(crate) kv_cache_usage: Gauge<f64>,
     pub(crate) preemptions: Counter<u64>,
+    pub(crate) step_duration: Histogram<f64>,
+    pub(crate) batch_size: Histogram<u64>,
+    pub(crate) step_tokens: Counter<u64>,
 }
 
 impl Instruments {
@@ -57,14 +60,15 @@ impl Instruments {
                 .with_description(m.description)
                 .build()
         };
-        let usage = names::CLIENT_TOKEN_USAGE;
-        let usage_builder = meter
-            .u64_histogram(usage.name)
-            .with_unit(usage.unit)
-            .with_description(usage.description);
-        let token_usage = match buckets.edges(usage.name) {
-            Some(edges) => usage_builder.with_boundaries(edges).build(),
-            None => usage_builder.build(),
+        let counts = |m: MetricName| {
+            let builder = meter
+                .u64_histogram(m.name)
+                .with_unit(m.unit)
+                .with_description(m.description);
+            match buckets.edges(m.name) {
+                Some(edges) => builder.with_boundaries(edges).build(),
+                None => builder.build(),
+            }
         };
         let kv = names::KV_CACHE_USAGE;
         Self {
@@ -74,7 +78,7 @@ impl Instruments {
             client_duration: seconds(names::CLIENT_OPERATION_DURATION),
             client_ttfc: seconds(names::CLIENT_TIME_TO_FIRST_CHUNK),
             client_tpoc: seconds(names::CLIENT_TIME_PER_OUTPUT_CHUNK),
-            token_usage,
+            token_usage: counts(names::CLIENT_TOKEN_USAGE),
             itl: seconds(names::INTER_TOKEN_LATENCY),
             client_tpot: seconds(names::TIME_PER_OUTPUT_TOKEN),
             queue: seconds(names::QUEUE_TIME),
@@ -93,6 +97,9 @@ impl Instruments {
                 .with_description(kv.description)
                 .build(),
             preemptions: counter(names::PREEMPTIONS),
+            step_duration: seconds(names::ENGINE_STEP_DURATION),
+            batch_size: counts(names::ENGINE_BATCH_SIZE),
+            step_tokens: counter(names::ENGINE_STEP_TOKENS),
         }
     }
 }

@@ -53,6 +53,9 @@
 //! | `tokenmeter.requests.{waiting,running}` | {request} | up-down counters | same |
 //! | `tokenmeter.series.folded` | {series} | by `role` | same |
 //! | `tokenmeter.kv_cache.usage`, `tokenmeter.preemptions` | 1, {preemption} | [`EngineGauges`] | |
+//! | `tokenmeter.engine.step.duration` | s | per engine step, by `kind` ([engine steps](#engine-steps)) | |
+//! | `tokenmeter.engine.batch_size` | {sequence} | per engine step, by `kind` | |
+//! | `tokenmeter.engine.step.tokens` | {token} | counter: tokens per engine step, by `kind` | |
 //!
 //! Attributes: `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`,
 //! `gen_ai.response.model`, `server.address`, `server.port` (empty values left out), plus `role`
@@ -60,9 +63,39 @@
 //! `semconv` profile: a Prometheus backend shows the same series names on both paths
 //! ([`names::MetricName::prometheus_name`]).
 //!
+//! The engine instruments (`tokenmeter.kv_cache.usage`, `tokenmeter.preemptions`,
+//! `tokenmeter.engine.*`) carry the engine's attributes: the list above without
+//! `gen_ai.operation.name` and `role`, plus `kind` (`prefill`, `decode` or `mixed`) on the step
+//! instruments.
+//!
 //! Buckets follow the semconv advice (`../shared/METRICS.md` §3.1); [`Buckets::add_edges`]
 //! adds SLO thresholds as edges, and [`HistogramAggregation::exponential`] switches to base-2
 //! exponential histograms.
+//!
+//! # Engine steps
+//!
+//! A batching engine reports each step (scheduler iteration) through
+//! [`Meter::steps`](tokenmeter::Meter::steps); the sink prepares the step attribute sets once
+//! per engine. Step time against batch size is the batch-size trade-off (a bigger decode batch
+//! makes every user's next token slower and the engine's throughput higher), and the rate of
+//! `tokenmeter.engine.step.tokens` with `kind` = `decode` is the engine's output tokens per
+//! second (per GPU with one engine per GPU). Step durations use 0.001 s doubling to 8.192 s
+//! ([`STEP_DURATION_EDGES`]); batch sizes 1, 2, 4, … 1024 ([`BATCH_SIZE_EDGES`]).
+//!
+//! ```
+//! use std::time::Duration;
+//! use opentelemetry::metrics::MeterProvider as _;
+//! use opentelemetry_sdk::metrics::SdkMeterProvider;
+//! use tokenmeter::sink::{Step, StepKind};
+//! use tokenmeter::{Labels, Meter};
+//! use tokenmeter_otel::OtelSink;
+//!
+//! let provider = SdkMeterProvider::builder().build();
+//! let meter = Meter::builder().sink(OtelSink::new(&provider.meter("tokenmeter"))).build();
+//! // Once per engine; then once per step: a decode of 8 sequences (8 tokens) in 8 ms.
+//! let steps = meter.steps(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
+//! steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
+//! ```
 //!
 //! # Cost
 //!
@@ -99,10 +132,12 @@ pub mod names;
 mod otlp;
 mod series;
 mod sink;
+mod steps;
 mod view;
 
 pub use buckets::{
-    BucketError, Buckets, DURATION_EDGES, Metric, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
+    BATCH_SIZE_EDGES, BucketError, Buckets, DURATION_EDGES, Metric, STEP_DURATION_EDGES,
+    TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
 };
 #[cfg(feature = "otlp")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "http"))))]

@@ -40,7 +40,8 @@ pub enum Kind {
 pub struct MetricName {
     /// The instrument name.
     pub name: &'static str,
-    /// The UCUM unit: `s`, `1`, `{token}`, `{request}`, `{series}` or `{preemption}`.
+    /// The UCUM unit: `s`, `1`, `{token}`, `{request}`, `{series}`, `{preemption}` or
+    /// `{sequence}`.
     pub unit: &'static str,
     /// The instrument kind.
     pub kind: Kind,
@@ -229,6 +230,30 @@ pub const PREEMPTIONS: MetricName = MetricName::new(
     "Requests preempted by the engine, reported by the engine.",
 );
 
+/// `tokenmeter.engine.step.duration`: how long one engine step (scheduler iteration) took, by
+/// `kind` (`prefill`, `decode`, `mixed`). Recorded from [`Meter::steps`](tokenmeter::Meter::steps).
+pub const ENGINE_STEP_DURATION: MetricName = h(
+    "tokenmeter.engine.step.duration",
+    "s",
+    "Duration of one engine step (scheduler iteration), by kind (prefill, decode, mixed).",
+);
+/// `tokenmeter.engine.batch_size`: sequences in one engine step, by `kind`. Against
+/// [`ENGINE_STEP_DURATION`] it shows the batch-size trade-off.
+pub const ENGINE_BATCH_SIZE: MetricName = h(
+    "tokenmeter.engine.batch_size",
+    "{sequence}",
+    "Sequences in one engine step (the batch size), by kind (prefill, decode, mixed).",
+);
+/// `tokenmeter.engine.step.tokens`: tokens processed by engine steps, by `kind` (prompt tokens
+/// for a prefill, one per sequence for a decode). Its rate for `kind` = `decode` is the
+/// engine's output tokens per second: per GPU when one engine runs on one GPU.
+pub const ENGINE_STEP_TOKENS: MetricName = MetricName::new(
+    "tokenmeter.engine.step.tokens",
+    "{token}",
+    Kind::Counter,
+    "Tokens processed by engine steps, by kind; rate() of kind=decode is output tokens per second per engine.",
+);
+
 /// Every instrument this crate creates.
 pub const ALL: &[MetricName] = &[
     SERVER_TIME_TO_FIRST_TOKEN,
@@ -252,6 +277,9 @@ pub const ALL: &[MetricName] = &[
     SERIES_FOLDED,
     KV_CACHE_USAGE,
     PREEMPTIONS,
+    ENGINE_STEP_DURATION,
+    ENGINE_BATCH_SIZE,
+    ENGINE_STEP_TOKENS,
 ];
 
 /// Attribute keys.
@@ -277,4 +305,7 @@ pub mod attr {
     pub const ROLE: &str = "role";
     /// `outcome`: `success`, `error`, `cancelled` or `degraded`, on [`REQUESTS`](super::REQUESTS).
     pub const OUTCOME: &str = "outcome";
+    /// `kind`: `prefill`, `decode` or `mixed` ([`StepKind`](tokenmeter::sink::StepKind)), on
+    /// the engine-step instruments.
+    pub const KIND: &str = "kind";
 }

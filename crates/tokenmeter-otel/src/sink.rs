@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Gauge, Meter};
-use tokenmeter::sink::{SeriesSink, Sink};
+use tokenmeter::sink::{EngineSink, SeriesSink, Sink};
 use tokenmeter::{Labels, Role};
 
 use crate::attrs::{self, Set};
 use crate::buckets::Buckets;
 use crate::instruments::Instruments;
 use crate::series::OtelSeries;
+use crate::steps::OtelSteps;
 
 /// A [`Sink`] that records every measurement into OpenTelemetry instruments named by the GenAI
 /// semantic conventions (see [`names`](crate::names)).
@@ -98,6 +99,13 @@ impl Sink for OtelSink {
             .instruments
             .folded
             .add(1, &self.inner.folded[index]);
+    }
+
+    /// The engine-step instruments (`tokenmeter.engine.*`) with `labels`' engine attributes
+    /// (without `gen_ai.operation.name`) plus `kind`, prepared once per engine.
+    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        let instruments = self.inner.instruments.clone();
+        Some(Box::new(OtelSteps::new(instruments, labels)))
     }
 }
 

@@ -1,9 +1,13 @@
 //! No heap allocation per token-bearing item once a series exists: the sink records one
-//! histogram value with the attribute slice it prepared when the series was resolved.
+//! histogram value with the attribute slice it prepared when the series was resolved. The same
+//! for engine steps once the engine's recorder exists.
 //! `allocation-counter` counts on the current thread only.
 
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use std::time::Duration;
+
+use tokenmeter::sink::{Step, StepKind};
 use tokenmeter::{Labels, Meter, Series};
 use tokenmeter_otel::{OtelSink, OtelSinkBuilder};
 
@@ -60,4 +64,38 @@ fn no_allocation_per_item() {
 #[test]
 fn no_allocation_per_item_with_bound_instruments() {
     allocations_per_item(OtelSink::builder().bound_instruments(true));
+}
+
+#[test]
+fn no_allocation_per_engine_step() {
+    let provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
+        .build();
+    let meter = Meter::builder()
+        .sink(OtelSink::new(&provider.meter("tokenmeter")))
+        .build();
+    let steps = meter.steps(&Labels::server("").provider("vllm").request_model("m"));
+    let kinds = [StepKind::Prefill, StepKind::Decode, StepKind::Mixed];
+    let step = |i: u32| {
+        let kind = kinds[i as usize % kinds.len()];
+        Step::new(
+            kind,
+            8,
+            8 + i % 3,
+            Duration::from_millis(u64::from(8 + i % 5)),
+        )
+    };
+    for i in 0..3 {
+        steps.record(&step(i)); // the SDK creates each kind's data points once
+    }
+    let info = allocation_counter::measure(|| {
+        for i in 0..10_000 {
+            steps.record(&step(i));
+        }
+    });
+    assert_eq!(
+        info.count_total, 0,
+        "10,000 steps allocated {} times",
+        info.count_total
+    );
 }

@@ -51,6 +51,7 @@ fn attribute_keys_translate_to_the_prometheus_label_names() {
         (names::attr::TOKEN_TYPE, label::TOKEN_TYPE),
         (names::attr::ROLE, label::ROLE),
         (names::attr::OUTCOME, label::OUTCOME),
+        (names::attr::KIND, label::STEP_KIND),
     ];
     for (ours, theirs) in pairs {
         assert_eq!(ours, theirs.otel);
@@ -72,4 +73,31 @@ fn bucket_layouts_match_the_prometheus_profile() {
             metric.name
         );
     }
+}
+
+#[test]
+fn engine_step_instruments_land_on_the_prometheus_engine_step_names() {
+    let pairs = [
+        (names::ENGINE_STEP_DURATION, semconv::ENGINE_STEP_DURATION),
+        (names::ENGINE_BATCH_SIZE, semconv::ENGINE_BATCH_SIZE),
+        (names::ENGINE_STEP_TOKENS, semconv::ENGINE_STEP_TOKENS),
+    ];
+    for (ours, theirs) in pairs {
+        assert_eq!(ours.name, theirs.otel);
+        assert_eq!(ours.prometheus_name(), theirs.prometheus);
+        assert_eq!(ours.unit, theirs.unit);
+        assert!(same_kind(ours.kind, theirs.kind), "kind of {}", ours.name);
+    }
+    assert_eq!(
+        names::ENGINE_STEP_DURATION.prometheus_name(),
+        "tokenmeter_engine_step_duration_seconds"
+    );
+    assert_eq!(
+        names::ENGINE_BATCH_SIZE.prometheus_name(),
+        "tokenmeter_engine_batch_size"
+    );
+    assert_eq!(
+        names::ENGINE_STEP_TOKENS.prometheus_name(),
+        "tokenmeter_engine_step_tokens_total"
+    );
 }

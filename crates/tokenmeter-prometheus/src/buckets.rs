@@ -37,11 +37,17 @@ pub enum Metric {
     InputTokens,
     /// Output tokens per request.
     OutputTokens,
+    /// Duration of one engine step, seconds.
+    StepDuration,
+    /// Sequences in one engine step (the batch size).
+    BatchSize,
+    /// Tokens in one engine step (vLLM's `iteration_tokens_total`).
+    StepTokens,
 }
 
 impl Metric {
     /// Every metric, in a fixed order.
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 13] = [
         Metric::Ttft,
         Metric::Itl,
         Metric::Tpot,
@@ -52,10 +58,13 @@ impl Metric {
         Metric::Inference,
         Metric::InputTokens,
         Metric::OutputTokens,
+        Metric::StepDuration,
+        Metric::BatchSize,
+        Metric::StepTokens,
     ];
 
     /// `ttft`, `itl`, `tpot`, `e2e`, `queue`, `prefill`, `decode`, `inference`,
-    /// `input_tokens` or `output_tokens`.
+    /// `input_tokens`, `output_tokens`, `step_duration`, `batch_size` or `step_tokens`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Metric::Ttft => "ttft",
@@ -68,6 +77,9 @@ impl Metric {
             Metric::Inference => "inference",
             Metric::InputTokens => "input_tokens",
             Metric::OutputTokens => "output_tokens",
+            Metric::StepDuration => "step_duration",
+            Metric::BatchSize => "batch_size",
+            Metric::StepTokens => "step_tokens",
         }
     }
 }
@@ -92,6 +104,9 @@ pub(crate) enum Layout {
     VllmItl,
     VllmRequest,
     VllmTokens,
+    StepDuration,
+    BatchSize,
+    VllmIterationTokens,
 }
 
 const SEMCONV_TTFT: &[f64] = &[
@@ -119,6 +134,23 @@ const VLLM_REQUEST: &[f64] = &[
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
     480.0, 960.0, 1920.0, 7680.0,
 ];
+/// Engine step durations: 1 ms doubling to 8.192 s. A decode step takes milliseconds to tens of
+/// milliseconds, a long prefill seconds; doubling keeps the relative error of a quantile under
+/// a factor of 2 across that range with 14 buckets.
+const STEP_DURATION: &[f64] = &[
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096,
+    8.192,
+];
+/// Sequences per step: powers of two from 1 to 1024 (engines batch in powers of two).
+const BATCH_SIZE: &[f64] = &[
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+/// vLLM's `iteration_tokens_total` buckets (`vllm/v1/metrics/loggers.py`). Older vLLM releases
+/// used the CUDA-graph capture sizes of the running model instead; these are the fixed ones of
+/// current vLLM.
+const VLLM_ITERATION_TOKENS: &[f64] = &[
+    1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0,
+];
 
 impl Layout {
     fn edges(self, context_length: u64) -> Vec<f64> {
@@ -131,6 +163,9 @@ impl Layout {
             Layout::VllmItl => VLLM_ITL.to_vec(),
             Layout::VllmRequest => VLLM_REQUEST.to_vec(),
             Layout::VllmTokens => one_two_five(context_length),
+            Layout::StepDuration => STEP_DURATION.to_vec(),
+            Layout::BatchSize => BATCH_SIZE.to_vec(),
+            Layout::VllmIterationTokens => VLLM_ITERATION_TOKENS.to_vec(),
         }
     }
 }
@@ -323,6 +358,49 @@ mod tests {
         assert_eq!(
             b.edges(Profile::Semconv, "vllm:e2e_request_latency_seconds"),
             None
+        );
+    }
+
+    #[test]
+    fn engine_step_layouts_are_the_documented_ones() {
+        let b = Buckets::new();
+        for profile in [Profile::Semconv, Profile::Vllm] {
+            let step = b
+                .edges(profile, "tokenmeter_engine_step_duration_seconds")
+                .unwrap();
+            assert_eq!((step[0], step.len()), (0.001, 14));
+            assert!(step.windows(2).all(|p| p[1] == p[0] * 2.0), "{step:?}");
+            assert!(step.contains(&0.008) && *step.last().unwrap() > 8.0);
+            let batch = b.edges(profile, "tokenmeter_engine_batch_size").unwrap();
+            assert_eq!(batch.len(), 11);
+            assert!(
+                batch
+                    .iter()
+                    .enumerate()
+                    .all(|(i, e)| *e == (1u32 << i) as f64)
+            );
+        }
+        let vllm = b
+            .edges(Profile::Vllm, "vllm:iteration_tokens_total")
+            .unwrap();
+        assert_eq!((vllm[0], vllm[1], vllm.len()), (1.0, 8.0, 13));
+        assert_eq!(vllm.last(), Some(&16384.0));
+        assert_eq!(
+            b.edges(Profile::Semconv, "vllm:iteration_tokens_total"),
+            None
+        );
+
+        let mut b = Buckets::new();
+        b.add_edges(Metric::StepDuration, &[0.015]).unwrap();
+        b.set(Metric::BatchSize, &[48.0, 1.0]).unwrap();
+        let step = b
+            .edges(Profile::Vllm, "tokenmeter_engine_step_duration_seconds")
+            .unwrap();
+        assert!(step.contains(&0.015) && step.contains(&0.016));
+        assert_eq!(
+            b.edges(Profile::Semconv, "tokenmeter_engine_batch_size")
+                .unwrap(),
+            [1.0, 48.0]
         );
     }
 

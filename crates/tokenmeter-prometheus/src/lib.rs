@@ -70,7 +70,9 @@
 //! `role` is `server` or `client`. Buckets: *TTFT* = 0.001, 0.005, 0.01, 0.02, 0.04, 0.06,
 //! 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10; *TPOT* = 0.01, 0.025, 0.05, 0.075, 0.1, 0.15,
 //! 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5; *doubling* = 0.01, 0.02, 0.04, … 81.92; *×4* = 1, 4, 16,
-//! … 67108864.
+//! … 67108864; *step* = 0.001, 0.002, 0.004, … doubling … 8.192 (engine steps take milliseconds
+//! to seconds); *batch* = 1, 2, 4, … 1024. `kind` is the engine step's `prefill`, `decode` or
+//! `mixed`.
 //!
 //! | Name | Type | Unit | Labels | Buckets | Produced by |
 //! |---|---|---|---|---|---|
@@ -95,6 +97,9 @@
 //! | `tokenmeter_series_folded_total` | counter | `{series}` | `role` | — | a label set past the meter's series cap, folded into `_OTHER` |
 //! | `tokenmeter_kv_cache_usage_ratio` | gauge | 1 | B without the operation | — | [`EngineGauges::set_kv_cache_usage`] (0–1) |
 //! | `tokenmeter_preemptions_total` | counter | `{preemption}` | B without the operation | — | [`EngineGauges::add_preemptions`] |
+//! | `tokenmeter_engine_step_duration_seconds` | histogram | s | B without the operation, `kind` | step | each engine step ([engine steps](#engine-steps)) |
+//! | `tokenmeter_engine_batch_size` | histogram | `{sequence}` | B without the operation, `kind` | batch | each engine step: sequences in the batch |
+//! | `tokenmeter_engine_step_tokens_total` | counter | `{token}` | B without the operation, `kind` | — | each engine step: its tokens (prompt tokens of a prefill, one per sequence of a decode) |
 //!
 //! These are the OTel→Prometheus translations of the OpenTelemetry instruments in [`names`], so
 //! the OTLP path (crate `tokenmeter-otel`) lands on the same series.
@@ -105,7 +110,10 @@
 //! *TTFT* = 0.001 … 10, 20, 40, 80, 160, 640, 2560; *ITL* = 0.01 … 2.5, 5, 7.5, 10, 20, 40, 80;
 //! *request* = 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480,
 //! 960, 1920, 7680; *1-2-5* = 1, 2, 5, 10, … up to the context length
-//! ([`Buckets::context_length`], default 131072).
+//! ([`Buckets::context_length`], default 131072); *iteration* = 1, 8, 16, 32, … doubling …
+//! 16384 (vLLM's fixed `iteration_tokens_total` buckets in `vllm/v1/metrics/loggers.py`; older
+//! vLLM releases used the model's CUDA-graph capture sizes); *step* and *batch* as in the
+//! semconv profile.
 //!
 //! | Name | Type | Unit | Labels | Buckets | Produced by |
 //! |---|---|---|---|---|---|
@@ -128,6 +136,51 @@
 //! | `vllm:num_preemptions_total` | counter | preemptions | `model_name` | — | [`EngineGauges::add_preemptions`] |
 //! | `tokenmeter_requests_total` | counter | requests | `model_name`, `outcome`, `error_type` | — | every request end (error classes vLLM does not have) |
 //! | `tokenmeter_series_folded_total` | counter | series | `role` | — | a label set folded into `_OTHER` |
+//! | `vllm:iteration_tokens_total` | histogram | tokens | `model_name` | iteration | each engine step: its tokens, prompt and generated (a histogram despite `_total`, as in vLLM) |
+//! | `tokenmeter_engine_step_duration_seconds` | histogram | s | `model_name`, `kind` | step | each engine step |
+//! | `tokenmeter_engine_batch_size` | histogram | sequences | `model_name`, `kind` | batch | each engine step: sequences in the batch |
+//! | `tokenmeter_engine_step_tokens_total` | counter | tokens | `model_name`, `kind` | — | each engine step: its tokens |
+//!
+//! # Engine steps
+//!
+//! A batching engine reports each step (scheduler iteration) through
+//! [`Meter::steps`](tokenmeter::Meter::steps): this sink registers the step handles once per
+//! engine, so recording a step indexes arrays and updates handles it already holds. Together
+//! the step metrics show the batch-size trade-off: a bigger decode batch makes each step, and
+//! so each user's next token, slower, and the engine's throughput higher.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tokenmeter::sink::{Step, StepKind};
+//! use tokenmeter::{Labels, Meter};
+//! use tokenmeter_prometheus::{Builder, Profile};
+//!
+//! let (sink, handle) = Builder::new(Profile::Semconv).build_local()?;
+//! let meter = Meter::builder().sink(sink).build();
+//! // Once per engine; then once per step: a decode of 8 sequences (8 tokens) in 8 ms.
+//! let steps = meter.steps(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
+//! steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
+//!
+//! let text = handle.render();
+//! let labels = r#"gen_ai_provider_name="vllm",gen_ai_request_model="llama-3-8b",kind="decode""#;
+//! let line = |name: &str, le: &str, n: u32| format!(r#"{name}_bucket{{{labels},le="{le}"}} {n}"#);
+//! assert!(text.contains(&line("tokenmeter_engine_step_duration_seconds", "0.008", 1)));
+//! assert!(text.contains(&line("tokenmeter_engine_batch_size", "4", 0)));
+//! assert!(text.contains(&format!("tokenmeter_engine_step_tokens_total{{{labels}}} 8")));
+//! # Ok::<(), tokenmeter_prometheus::Error>(())
+//! ```
+//!
+//! Queries (per engine; add the model labels to `by`):
+//!
+//! | Question | PromQL |
+//! |---|---|
+//! | output tokens/s per engine (per GPU with one engine per GPU; divide by the tensor-parallel size otherwise) | `rate(tokenmeter_engine_step_tokens_total{kind="decode"}[5m])` |
+//! | mean decode batch | `rate(tokenmeter_engine_batch_size_sum{kind="decode"}[5m]) / rate(tokenmeter_engine_batch_size_count{kind="decode"}[5m])` |
+//! | p95 decode step time (≈ TPOT of every sequence in the batch) | `histogram_quantile(0.95, rate(tokenmeter_engine_step_duration_seconds_bucket{kind="decode"}[5m]))` |
+//! | fraction of time the engine is stepping | `rate(tokenmeter_engine_step_duration_seconds_sum[5m])` summed over `kind` |
+//!
+//! Add a TPOT objective as a step-duration edge ([`Metric::StepDuration`]) to read the fraction
+//! of decode steps that met it exactly.
 //!
 //! # Behaviour and caveats
 //!
@@ -146,7 +199,11 @@
 //!   empty values are left out.
 //! - **`promtool check metrics`** passes on the semconv exposition. vLLM's names contain `:`,
 //!   which promtool's lint reports ("metric names should not contain ':'"), as it does for
-//!   vLLM's own `/metrics`; that is the only problem it reports.
+//!   vLLM's own `/metrics`; it also reports the `_total` suffix of the histogram
+//!   `vllm:iteration_tokens_total`, vLLM's name. Those are the only problems it reports.
+//! - **Engine-step metrics** carry the engine's labels, not a series': provider and models
+//!   (semconv, no operation, no `role`) or `model_name` (vLLM). Engines that share labels share
+//!   the metrics.
 //! - **Descriptions** (`# HELP`) are given to the recorder when the sink is created; install a
 //!   global recorder before calling [`PrometheusSink::global`].
 //!

@@ -76,7 +76,13 @@ impl FromStr for Profile {
 }
 
 /// The `tokenmeter_` metrics the vLLM profile publishes besides vLLM's own.
-const VLLM_EXTRAS: &[MetricName] = &[semconv::REQUESTS, semconv::SERIES_FOLDED];
+const VLLM_EXTRAS: &[MetricName] = &[
+    semconv::REQUESTS,
+    semconv::SERIES_FOLDED,
+    semconv::ENGINE_STEP_DURATION,
+    semconv::ENGINE_BATCH_SIZE,
+    semconv::ENGINE_STEP_TOKENS,
+];
 
 /// A histogram of a profile: its name, the concepts whose buckets it takes, its default layout.
 #[derive(Debug)]
@@ -160,6 +166,16 @@ const SEMCONV_HISTOGRAMS: &[Histogram] = &[
         &[Metric::Inference],
         Layout::SemconvDuration,
     ),
+    h(
+        &semconv::ENGINE_STEP_DURATION,
+        &[Metric::StepDuration],
+        Layout::StepDuration,
+    ),
+    h(
+        &semconv::ENGINE_BATCH_SIZE,
+        &[Metric::BatchSize],
+        Layout::BatchSize,
+    ),
 ];
 
 const VLLM_HISTOGRAMS: &[Histogram] = &[
@@ -196,6 +212,21 @@ const VLLM_HISTOGRAMS: &[Histogram] = &[
         &vllm::REQUEST_GENERATION_TOKENS,
         &[Metric::OutputTokens],
         Layout::VllmTokens,
+    ),
+    h(
+        &vllm::ITERATION_TOKENS,
+        &[Metric::StepTokens],
+        Layout::VllmIterationTokens,
+    ),
+    h(
+        &semconv::ENGINE_STEP_DURATION,
+        &[Metric::StepDuration],
+        Layout::StepDuration,
+    ),
+    h(
+        &semconv::ENGINE_BATCH_SIZE,
+        &[Metric::BatchSize],
+        Layout::BatchSize,
     ),
 ];
 

@@ -1,13 +1,15 @@
 //! The sink works with any `metrics` recorder: here `metrics-util`'s debugging recorder, which
 //! keeps every raw sample, shows that each series registers its handles once, that a token is
-//! exactly one histogram record, and that `PrometheusSink::global` follows a thread-local
-//! recorder (so tests need no global state).
+//! exactly one histogram record, that an engine step registers nothing and records each of its
+//! values once, and that `PrometheusSink::global` follows a thread-local recorder (so tests need
+//! no global state).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use metrics::Unit;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use tokenmeter::sink::{Step, StepKind};
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
 use tokenmeter_prometheus::{Profile, PrometheusSink};
 
@@ -184,4 +186,61 @@ fn engine_gauges_clamp_to_a_fraction_and_ignore_nan() {
     assert_eq!(kv(), Some(0.3));
     engine.set_kv_cache_usage(-0.2);
     assert_eq!(kv(), Some(0.0));
+}
+
+#[test]
+fn engine_steps_register_once_and_record_raw_values() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let sink = PrometheusSink::with_recorder(Profile::Vllm, Arc::new(recorder));
+    let meter = Meter::builder().sink(sink).build();
+    let steps = meter.steps(&Labels::server("").provider("vllm").request_model("m"));
+    let registered = snapshot(&snapshotter);
+    let step_keys = registered
+        .iter()
+        .filter(|(key, ..)| key.starts_with("tokenmeter_engine_") || key.starts_with("vllm:iter"))
+        .count();
+    // 3 kinds x (duration, batch size, tokens) + iteration tokens.
+    assert_eq!(step_keys, 10, "{registered:?}");
+    for _ in 0..50 {
+        steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
+    }
+    let after = snapshot(&snapshotter);
+    assert_eq!(
+        after.len(),
+        registered.len(),
+        "steps registered nothing new"
+    );
+    let only = |name: &str| {
+        let values: Vec<f64> = after
+            .iter()
+            .filter(|(key, ..)| key == name)
+            .flat_map(|(.., v)| match v {
+                DebugValue::Histogram(values) => values.iter().map(|v| v.into_inner()).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        values
+    };
+    let decode = "model_name=m,kind=decode";
+    assert_eq!(
+        only(&format!(
+            "tokenmeter_engine_step_duration_seconds{{{decode}}}"
+        )),
+        [0.008; 50]
+    );
+    assert_eq!(
+        only(&format!("tokenmeter_engine_batch_size{{{decode}}}")),
+        [8.0; 50]
+    );
+    assert_eq!(only("vllm:iteration_tokens_total{model_name=m}"), [8.0; 50]);
+    let tokens = after.iter().find_map(|(key, unit, _, value)| match value {
+        DebugValue::Counter(n)
+            if key == &format!("tokenmeter_engine_step_tokens_total{{{decode}}}") =>
+        {
+            Some((*n, *unit))
+        }
+        _ => None,
+    });
+    assert_eq!(tokens, Some((400, Some(Unit::Count))));
 }

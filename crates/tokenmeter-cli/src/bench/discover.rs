@@ -41,7 +41,6 @@ pub(crate) async fn model(endpoint: &reqwest::Url, key: Option<&ApiKey>) -> anyh
         )
     };
     let redact = |text: String| key.map_or(text.clone(), |k| k.redact(text.clone()));
-    crate::bench::client::install_tls_provider();
     let client = reqwest::Client::builder()
         .timeout(PREFLIGHT)
         .build()

@@ -39,6 +39,9 @@ pub const TOKEN_TYPE: LabelName = LabelName::new("gen_ai.token.type", "gen_ai_to
 pub const ROLE: LabelName = LabelName::new("role", "role");
 /// `outcome`: `success`, `error`, `cancelled` or `degraded` (on `tokenmeter_requests_total`).
 pub const OUTCOME: LabelName = LabelName::new("outcome", "outcome");
+/// `kind`: `prefill`, `decode` or `mixed` ([`StepKind`](tokenmeter::sink::StepKind)), on the
+/// engine-step metrics.
+pub const STEP_KIND: LabelName = LabelName::new("kind", "kind");
 /// vLLM's `model_name`: the response model, or the request model when unknown.
 pub const MODEL_NAME: LabelName = LabelName::new("model_name", "model_name");
 /// vLLM's `finished_reason`: `stop`, `length`, `abort` or `error`.

@@ -205,6 +205,38 @@ pub const PREEMPTIONS: MetricName = MetricName::new(
     "Requests preempted by the engine, reported by the engine.",
 );
 
+/// `tokenmeter.engine.step.duration`: how long one engine step (scheduler iteration) took, by
+/// `kind` (`prefill`, `decode`, `mixed`). Recorded from [`Meter::steps`](tokenmeter::Meter::steps).
+pub const ENGINE_STEP_DURATION: MetricName = MetricName::new(
+    "tokenmeter.engine.step.duration",
+    "tokenmeter_engine_step_duration_seconds",
+    "s",
+    Kind::Histogram,
+    "Duration of one engine step (scheduler iteration), by kind (prefill, decode, mixed).",
+);
+
+/// `tokenmeter.engine.batch_size`: sequences in one engine step, by `kind`. Against
+/// [`ENGINE_STEP_DURATION`] it shows the batch-size trade-off: a bigger batch makes each step
+/// (each user's next token) slower and the engine's throughput higher.
+pub const ENGINE_BATCH_SIZE: MetricName = MetricName::new(
+    "tokenmeter.engine.batch_size",
+    "tokenmeter_engine_batch_size",
+    "{sequence}",
+    Kind::Histogram,
+    "Sequences in one engine step (the batch size), by kind (prefill, decode, mixed).",
+);
+
+/// `tokenmeter.engine.step.tokens`: tokens processed by engine steps, by `kind` (prompt tokens
+/// for a prefill, one per sequence for a decode). `rate()` of the `decode` series is the
+/// engine's output tokens per second: per GPU when one engine runs on one GPU.
+pub const ENGINE_STEP_TOKENS: MetricName = MetricName::new(
+    "tokenmeter.engine.step.tokens",
+    "tokenmeter_engine_step_tokens_total",
+    "{token}",
+    Kind::Counter,
+    "Tokens processed by engine steps, by kind; rate() of kind=decode is output tokens per second per engine.",
+);
+
 /// Every metric of the semconv profile.
 pub const ALL: &[MetricName] = &[
     SERVER_TIME_TO_FIRST_TOKEN,
@@ -228,4 +260,7 @@ pub const ALL: &[MetricName] = &[
     SERIES_FOLDED,
     KV_CACHE_USAGE,
     PREEMPTIONS,
+    ENGINE_STEP_DURATION,
+    ENGINE_BATCH_SIZE,
+    ENGINE_STEP_TOKENS,
 ];

@@ -137,9 +137,23 @@ pub const NUM_PREEMPTIONS: MetricName = vllm(
     "Cumulative number of preemption from the engine.",
 );
 
+/// `vllm:iteration_tokens_total`: tokens per engine step (prompt plus generated), one sample per
+/// step. A histogram despite its `_total` suffix, as in vLLM (`promtool` reports the suffix, as it
+/// does for vLLM's own `/metrics`).
+pub const ITERATION_TOKENS: MetricName = vllm(
+    "vllm:iteration_tokens_total",
+    "{token}",
+    Kind::Histogram,
+    "Histogram of number of tokens per engine_step.",
+);
+
 /// Every vLLM metric this crate publishes. The vLLM profile also publishes
-/// [`semconv::REQUESTS`](super::semconv::REQUESTS) and
-/// [`semconv::SERIES_FOLDED`](super::semconv::SERIES_FOLDED), which vLLM has no name for.
+/// [`semconv::REQUESTS`](super::semconv::REQUESTS),
+/// [`semconv::SERIES_FOLDED`](super::semconv::SERIES_FOLDED) and the engine-step metrics
+/// ([`semconv::ENGINE_STEP_DURATION`](super::semconv::ENGINE_STEP_DURATION),
+/// [`semconv::ENGINE_BATCH_SIZE`](super::semconv::ENGINE_BATCH_SIZE),
+/// [`semconv::ENGINE_STEP_TOKENS`](super::semconv::ENGINE_STEP_TOKENS)), which vLLM has no
+/// name for, with the label `model_name`.
 pub const ALL: &[MetricName] = &[
     TIME_TO_FIRST_TOKEN,
     INTER_TOKEN_LATENCY,
@@ -158,4 +172,5 @@ pub const ALL: &[MetricName] = &[
     NUM_REQUESTS_WAITING,
     KV_CACHE_USAGE,
     NUM_PREEMPTIONS,
+    ITERATION_TOKENS,
 ];

@@ -3,6 +3,7 @@
 mod engine;
 mod labels;
 mod series;
+mod steps;
 mod target;
 
 pub use engine::EngineGauges;
@@ -12,13 +13,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use metrics::{Counter, Label, Recorder};
-use tokenmeter::sink::{SeriesSink, Sink};
+use tokenmeter::sink::{EngineSink, SeriesSink, Sink};
 use tokenmeter::{Labels, Role};
 
 use crate::exporter::Upkeep;
 use crate::names::{label, semconv};
 use crate::profile::{self, Profile};
 use series::SeriesHandles;
+use steps::StepHandles;
 
 /// A [`Sink`] that publishes every measurement through the `metrics` facade, with the names of
 /// a [`Profile`].
@@ -161,6 +163,16 @@ impl Sink for PrometheusSink {
             Role::Client => 1,
         };
         self.inner.folded[index].increment(1);
+    }
+
+    /// Registers the engine-step handles of `labels`' engine (see the crate docs' tables):
+    /// recording a step then indexes arrays and updates handles it already holds.
+    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        Some(Box::new(StepHandles::new(
+            self.inner.profile,
+            &self.inner.target,
+            labels,
+        )))
     }
 }
 

@@ -1,7 +1,9 @@
-//! A scripted workload on a manual clock that exercises every metric of both profiles.
+//! A scripted workload on a manual clock that exercises every metric of both profiles, engine
+//! steps included.
 
 use std::time::Duration;
 
+use tokenmeter::sink::{Step, StepKind};
 use tokenmeter::{Clock, Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter};
 use tokenmeter_prometheus::{Builder, Metric, Profile};
 
@@ -114,6 +116,23 @@ pub(crate) fn render(profile: Profile) -> String {
 
     engine.set_kv_cache_usage(0.25);
     engine.add_preemptions(3);
+
+    // The engine's steps: a prefill of two prompts, decodes of 8 sequences in 8 ms (exactly on
+    // an edge) and of 9 in 9 ms, and a mixed step (chunked prefill).
+    let steps = meter.steps(
+        &Labels::server("")
+            .provider("vllm")
+            .request_model("llama-3-8b"),
+    );
+    for step in [
+        Step::new(StepKind::Prefill, 2, 42, ms(30)),
+        Step::new(StepKind::Decode, 8, 8, ms(8)),
+        Step::new(StepKind::Decode, 8, 8, ms(8)),
+        Step::new(StepKind::Decode, 9, 9, ms(9)),
+        Step::new(StepKind::Mixed, 5, 260, ms(40)),
+    ] {
+        steps.record(&step);
+    }
 
     let text = handle.render();
     drop((running, waiting));

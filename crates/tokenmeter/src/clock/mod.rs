@@ -6,6 +6,7 @@
 //! | Clock | For |
 //! |---|---|
 //! | [`Clock::monotonic`] (the default) | production: `std::time::Instant`, read through the vDSO |
+//! | `Clock::quanta` (feature `quanta`; then the default) | production, faster: the CPU's time-stamp counter |
 //! | [`Clock::manual`] with a [`ManualClock`] | tests: time moves only when the test says so |
 //! | `Clock::tokio` (feature `tokio`) | code under `tokio::time::pause()`: follows tokio's clock |
 //! | [`Clock::custom`] with a [`TimeSource`] | anything else |
@@ -62,6 +63,8 @@ pub struct Clock {
 #[derive(Clone)]
 enum Kind {
     Monotonic(Instant),
+    #[cfg(feature = "quanta")]
+    Quanta(quanta::Clock, quanta::Instant),
     Manual(ManualClock),
     #[cfg(feature = "tokio")]
     Tokio(tokio::time::Instant),
@@ -69,7 +72,27 @@ enum Kind {
 }
 
 impl Clock {
-    /// The default clock: `std::time::Instant`, with its origin at the call.
+    /// The time-stamp-counter clock of `quanta` (feature `quanta`): about a quarter of the cost
+    /// of `std::time::Instant::now`, calibrated against the OS clock, and the OS clock itself where
+    /// the counter is not reliable. With the feature on, it is also the default clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let clock = tokenmeter::Clock::quanta();
+    /// let (a, b) = (clock.now(), clock.now());
+    /// assert!(b >= a);
+    /// ```
+    #[cfg(feature = "quanta")]
+    pub fn quanta() -> Self {
+        let clock = quanta::Clock::new();
+        let origin = clock.now();
+        Self {
+            kind: Kind::Quanta(clock, origin),
+        }
+    }
+
+    /// The OS monotonic clock: `std::time::Instant`, with its origin at the call.
     pub fn monotonic() -> Self {
         Self {
             kind: Kind::Monotonic(Instant::now()),
@@ -116,6 +139,8 @@ impl Clock {
     pub fn now(&self) -> Duration {
         match &self.kind {
             Kind::Monotonic(origin) => origin.elapsed(),
+            #[cfg(feature = "quanta")]
+            Kind::Quanta(clock, origin) => clock.now().saturating_duration_since(*origin),
             Kind::Manual(manual) => manual.now(),
             #[cfg(feature = "tokio")]
             Kind::Tokio(origin) => origin.elapsed(),
@@ -125,9 +150,20 @@ impl Clock {
 }
 
 impl Default for Clock {
+    /// [`Clock::monotonic`], or [`Clock::quanta`] with the `quanta` feature.
     fn default() -> Self {
-        Self::monotonic()
+        default_clock()
     }
+}
+
+#[cfg(feature = "quanta")]
+fn default_clock() -> Clock {
+    Clock::quanta()
+}
+
+#[cfg(not(feature = "quanta"))]
+fn default_clock() -> Clock {
+    Clock::monotonic()
 }
 
 impl From<ManualClock> for Clock {
@@ -140,6 +176,8 @@ impl fmt::Debug for Clock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match &self.kind {
             Kind::Monotonic(_) => "monotonic",
+            #[cfg(feature = "quanta")]
+            Kind::Quanta(..) => "quanta",
             Kind::Manual(_) => "manual",
             #[cfg(feature = "tokio")]
             Kind::Tokio(_) => "tokio",

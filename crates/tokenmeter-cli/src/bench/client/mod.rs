@@ -118,15 +118,6 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// Makes ring the process's TLS crypto provider (feature `tls`); a no-op without it, or when
-/// a provider is already installed.
-pub(crate) fn install_tls_provider() {
-    #[cfg(feature = "tls")]
-    {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 impl Client {
     /// A client for `target`, measuring on `meter` (whose clock must be `clock.meter_clock()`).
     pub(crate) fn new(
@@ -148,7 +139,6 @@ impl Client {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
-        install_tls_provider();
         let http = reqwest::Client::builder()
             .default_headers(headers)
             .tcp_nodelay(true)
