@@ -44,7 +44,11 @@ fn per_item(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(1));
 
     group.bench_function("bare", |b| {
-        b.iter(|| drain(stream::iter(items.iter()), |i| drop(black_box(i))));
+        b.iter(|| {
+            drain(stream::iter(items.iter()), |i| {
+                black_box(i);
+            })
+        });
     });
 
     let counter = AtomicU64::new(0);
@@ -62,7 +66,7 @@ fn per_item(c: &mut Criterion) {
     group.bench_function("metered_noop", |b| {
         b.iter(|| {
             drain(stream::iter(items.iter()).meter(noop.start()), |i| {
-                drop(black_box(i))
+                black_box(i);
             })
         });
     });
@@ -72,7 +76,7 @@ fn per_item(c: &mut Criterion) {
     group.bench_function("metered_in_memory", |b| {
         b.iter(|| {
             drain(stream::iter(items.iter()).meter(in_memory.start()), |i| {
-                drop(black_box(i))
+                black_box(i);
             });
             memory.clear(); // keep memory flat across iterations
         });

@@ -5,6 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use tokenmeter::sink::{Step, StepKind};
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
 use tokenmeter_otel::{OtlpConfig, OtlpError, Protocol};
@@ -52,12 +53,26 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
         ..Script::default()
     };
     let sent = script.run(&meter, &clock, &client());
+    // An engine's steps: a decode of 8 sequences in 8 ms and a prefill of 512 tokens.
+    let steps = meter.steps(
+        &Labels::server("")
+            .provider("vllm")
+            .request_model("llama-3-8b"),
+    );
+    steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
+    steps.record(&Step::new(
+        StepKind::Prefill,
+        1,
+        512,
+        Duration::from_millis(60),
+    ));
 
-    // A periodic export carries every request.
+    // A periodic export carries every request and step.
     let got = receiver
-        .wait_for("a periodic export with every request", WAIT, |s| {
+        .wait_for("a periodic export with every request and step", WAIT, |s| {
             s.total(names::SERVER_REQUEST_DURATION.name, &[]) as u64 == served.requests
                 && s.total(names::CLIENT_OPERATION_DURATION.name, &[]) as u64 == sent.requests
+                && s.total(names::ENGINE_STEP_TOKENS.name, &[]) == 520.0
         })
         .await;
     let s = &got.snapshot;
@@ -83,6 +98,12 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
         &served,
     );
     checks::counts(s, Role::Client, &[(attr::REQUEST_MODEL, "gpt-4o")], &sent);
+    let decode = [(attr::PROVIDER, "vllm"), (attr::KIND, "decode")];
+    assert_eq!(s.total(names::ENGINE_STEP_TOKENS.name, &decode), 8.0);
+    assert_eq!(s.total(names::ENGINE_BATCH_SIZE.name, &decode), 1.0);
+    assert_eq!(s.total(names::ENGINE_STEP_DURATION.name, &decode), 1.0);
+    let prefill = [(attr::KIND, "prefill")];
+    assert_eq!(s.total(names::ENGINE_STEP_TOKENS.name, &prefill), 512.0);
     let port =
         s.metric(names::SERVER_TIME_TO_FIRST_TOKEN.name).points[0].attrs[attr::SERVER_PORT].clone();
     assert_eq!(port, "8000");

@@ -67,6 +67,11 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "ttft=1s,tpot=50ms")]
     pub(crate) slo: Slo,
 
+    /// A full SLO spec (TOML, see `tokenmeter slo rules`): judge every request against it on the
+    /// client side and print attainment, burn rates, alerts and the diagnosis at the end.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) slo_spec: Option<PathBuf>,
+
     /// Deadline of each request, from its send to its last byte (e.g. 30s, 500ms).
     #[arg(long, default_value = "60s", value_parser = parse_timeout)]
     pub(crate) timeout: Duration,

@@ -43,6 +43,7 @@ use rand::rngs::StdRng;
 use serde_json::json;
 use tokenmeter::Meter;
 use tokenmeter::sink::InMemorySink;
+use tokenmeter_slo::SloMonitor;
 
 use crate::bench::args::{Plan, display_url, endpoint_url};
 use crate::bench::client::{ApiKey, Client, Target};
@@ -54,6 +55,7 @@ use crate::bench::summary::summarize;
 use crate::bench::sweep::{Rates, SweepResult, SweepStep};
 use crate::bench::trace::Trace;
 use crate::bench::workload::Source;
+use crate::serve::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -71,6 +73,9 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
             let server = embedded::start().await?;
             let url = reqwest::Url::parse(&server.url())?;
             let result = bench(&args, &plan, url, key, Some(embedded::MODEL)).await;
+            if result.is_ok() {
+                print!("\nserver side, {}", server.slo().text());
+            }
             server.shutdown().await?;
             result
         }
@@ -93,10 +98,17 @@ pub(crate) async fn bench(
     };
     let clock = BenchClock::start();
     let core = InMemorySink::new();
-    let meter = Meter::builder()
+    let monitor = match &args.slo_spec {
+        Some(path) => Some(SloMonitor::new(read_spec(path)?, clock.meter_clock())),
+        None => None,
+    };
+    let mut meter = Meter::builder()
         .clock(clock.meter_clock())
-        .sink(core.clone())
-        .build();
+        .sink(core.clone());
+    if let Some(monitor) = &monitor {
+        meter = meter.sink(monitor.clone());
+    }
+    let meter = meter.build();
     let target = Target {
         url,
         api,
@@ -121,8 +133,21 @@ pub(crate) async fn bench(
             progress.done();
             let summary = summarize(&traces, &args.slo);
             print!("{}", table::render(&info, &summary));
+            let status = monitor.as_ref().map(SloMonitor::status);
+            if let Some(status) = &status {
+                print!(
+                    "\nclient side, against {}:\n{status}\n",
+                    args.slo_spec
+                        .as_deref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                );
+            }
             if let Some(path) = &args.json {
-                output::write_json(path, &json!({"run": info, "summary": summary}))?;
+                output::write_json(
+                    path,
+                    &json!({"run": info, "summary": summary, "slo": status}),
+                )?;
             }
             if let Some(path) = &args.html {
                 output::write_html(path, html::render(&info, &summary, &traces))?;

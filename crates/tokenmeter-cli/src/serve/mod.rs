@@ -33,6 +33,7 @@ mod tests;
 #[allow(unused_imports)] // for embedders that pick the profile in code
 pub(crate) use args::MetricsProfile;
 pub(crate) use args::ServeArgs;
+pub(crate) use slo::{SloState, read_spec};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -95,6 +96,11 @@ impl ServeHandle {
     /// The `/metrics` text, as a scrape would see it now.
     pub(crate) fn metrics_text(&self) -> String {
         self.state.metrics.render(&self.state.engine)
+    }
+
+    /// The server's SLO monitor (with `--slo-spec`) and batch-size analysis.
+    pub(crate) fn slo(&self) -> &SloState {
+        &self.state.slo
     }
 
     /// The simulated engine (queue depth, batch, KV-cache usage).

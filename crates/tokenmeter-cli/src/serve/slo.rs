@@ -71,8 +71,17 @@ impl SloState {
 
     /// The text printed when the server stops.
     pub(crate) fn text(&self) -> String {
-        let mut out = format!("engine steps by batch size:\n{}", self.batching.table());
+        let table = self.batching.table();
+        let mut out = format!("engine steps by batch size:\n{table}");
         if let Some(monitor) = &self.monitor {
+            for threshold in monitor.spec().thresholds(LatencyMetric::Tpot) {
+                let batch = table
+                    .recommend(threshold)
+                    .map_or("none observed".to_owned(), |b| b.to_string());
+                out.push_str(&format!(
+                    "largest batch whose TPOT p95 meets {threshold:?}: {batch}\n"
+                ));
+            }
             out.push_str(&format!("\n{}\n", monitor.status()));
         }
         out
