@@ -109,6 +109,10 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 0.9)]
     pub(crate) sweep_target: f64,
 
+    /// GPUs behind the endpoint: the sweep also reports its capacity per GPU.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) gpus: Option<u32>,
+
     /// Do not draw the progress bar.
     #[arg(long)]
     pub(crate) no_progress: bool,

@@ -233,11 +233,13 @@ async fn run_sweep(
         all.extend(traces);
     }
     let capacity = sweep::capacity(&steps, args.sweep_target);
+    let capacities = sweep::capacities(&steps, args.sweep_target, args.gpus);
     let result = SweepResult {
         slo: args.slo,
         target: args.sweep_target,
         steps,
         capacity,
+        capacities,
     };
     (result, all)
 }

@@ -29,6 +29,37 @@ pub(crate) struct SweepResult {
     pub(crate) steps: Vec<SweepStep>,
     /// The highest rate whose attainment reached the target.
     pub(crate) capacity: Option<f64>,
+    /// The capacity at each attainment goal (the target, 90% and 99%).
+    pub(crate) capacities: Vec<Capacity>,
+}
+
+/// The capacity at one attainment goal.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub(crate) struct Capacity {
+    /// The attainment goal.
+    pub(crate) goal: f64,
+    /// The highest rate that reached it (requests per second).
+    pub(crate) rate: Option<f64>,
+    /// The same per GPU, with `--gpus`.
+    pub(crate) per_gpu: Option<f64>,
+}
+
+/// The capacity at the target and at 90% and 99%, per GPU when `gpus` is given.
+pub(crate) fn capacities(steps: &[SweepStep], target: f64, gpus: Option<u32>) -> Vec<Capacity> {
+    let mut goals = vec![target, 0.9, 0.99];
+    goals.sort_by(f64::total_cmp);
+    goals.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
+    goals
+        .into_iter()
+        .map(|goal| {
+            let rate = capacity(steps, goal);
+            Capacity {
+                goal,
+                rate,
+                per_gpu: rate.zip(gpus).map(|(r, g)| r / f64::from(g)),
+            }
+        })
+        .collect()
 }
 
 /// Which rates to run.
@@ -92,6 +123,13 @@ mod tests {
         let run: Vec<f64> = done.iter().map(|s| s.rate).collect();
         assert_eq!(run, [1.0, 2.0, 4.0, 8.0]);
         assert_eq!(capacity(&done, 0.9), Some(4.0));
+        let at = capacities(&done, 0.9, Some(2));
+        let goals: Vec<(f64, Option<f64>, Option<f64>)> =
+            at.iter().map(|c| (c.goal, c.rate, c.per_gpu)).collect();
+        assert_eq!(
+            goals,
+            [(0.9, Some(4.0), Some(2.0)), (0.99, Some(1.0), Some(0.5))]
+        );
     }
 
     #[test]

@@ -161,5 +161,18 @@ pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
             );
         }
     }
+    for c in &sweep.capacities {
+        let rate = c
+            .rate
+            .map_or("none".to_owned(), |r| format!("{r:.2} req/s"));
+        let per_gpu = c
+            .per_gpu
+            .map_or(String::new(), |g| format!(" ({g:.2} req/s per GPU)"));
+        let _ = writeln!(
+            out,
+            "  capacity at {:.0}% attainment: {rate}{per_gpu}",
+            c.goal * 100.0
+        );
+    }
     out
 }
