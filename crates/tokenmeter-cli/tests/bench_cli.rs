@@ -1,6 +1,6 @@
 //! A bad flag or URL gives a clear error that says how to fix it.
 
-#[path = "bench_support.rs"]
+#[path = "bench_support/mod.rs"]
 mod support;
 
 use support::{Reply, bench, serve, text};

@@ -3,7 +3,7 @@
 //! Needs Debian's `chromium` (`apt-get install -y chromium`); the test fails, naming the
 //! install command, when it is missing.
 
-#[path = "bench_support.rs"]
+#[path = "bench_support/mod.rs"]
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The API key is sent as a bearer token and never printed: not on stdout or stderr, not in
 //! `--json`, `--trace` or `--html`, even when the server echoes it back in its errors.
 
-#[path = "bench_support.rs"]
+#[path = "bench_support/mod.rs"]
 mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,7 +1,7 @@
 //! The summary (`--json`) is recomputed from the raw timestamps of `--trace` with the formulas
 //! of `vllm bench serve` (METRICS.md §4), implemented here independently, and agrees.
 
-#[path = "bench_support.rs"]
+#[path = "bench_support/mod.rs"]
 mod support;
 
 use serde_json::Value;
