@@ -227,6 +227,7 @@ mod buckets;
 mod error;
 mod exporter;
 mod handle;
+mod layout;
 pub mod names;
 mod profile;
 mod sink;

@@ -21,3 +21,24 @@ pub const OBJECTIVE_GOOD: &str = "tokenmeter_slo_objective_good_total";
 pub const SLO_CLASS: &str = "slo_class";
 /// Label: the objective name.
 pub const OBJECTIVE: &str = "objective";
+
+/// The OpenTelemetry instrument name and unit of a counter above: the name whose
+/// OTel→Prometheus translation (dots to underscores, `_total` for counters) is the Prometheus
+/// name, so both paths land on the same series.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter_slo::names;
+/// assert_eq!(names::otel(names::REQUESTS_GOOD), ("tokenmeter.slo.requests_good", "{request}"));
+/// ```
+pub fn otel(prometheus: &str) -> (&'static str, &'static str) {
+    match prometheus {
+        REQUESTS => ("tokenmeter.slo.requests", "{request}"),
+        REQUESTS_GOOD => ("tokenmeter.slo.requests_good", "{request}"),
+        OUTPUT_TOKENS => ("tokenmeter.slo.output_tokens", "{token}"),
+        OUTPUT_TOKENS_GOOD => ("tokenmeter.slo.output_tokens_good", "{token}"),
+        OBJECTIVE_EVENTS => ("tokenmeter.slo.objective_events", "{event}"),
+        _ => ("tokenmeter.slo.objective_good", "{event}"),
+    }
+}

@@ -93,6 +93,14 @@ impl SloMonitor {
         Self::with_target(spec, clock, Target::Recorder(recorder))
     }
 
+    /// The same, publishing the verdict counters as OpenTelemetry counters on `meter`
+    /// (`tokenmeter.slo.requests_good`, … — see [`names::otel`](crate::names::otel)), which an
+    /// OTLP pipeline exports next to the tokenmeter-otel histograms. Feature `otel`.
+    #[cfg(feature = "otel")]
+    pub fn publish_otel(spec: SloSpec, clock: Clock, meter: opentelemetry::metrics::Meter) -> Self {
+        Self::with_target(spec, clock, Target::Otel(meter))
+    }
+
     fn with_target(spec: SloSpec, clock: Clock, target: Target) -> Self {
         let classes = spec
             .classes

@@ -18,6 +18,9 @@ pub(crate) enum Target {
     Global,
     /// A given recorder.
     Recorder(Arc<dyn Recorder + Send + Sync>),
+    /// An OpenTelemetry meter.
+    #[cfg(feature = "otel")]
+    Otel(opentelemetry::metrics::Meter),
 }
 
 impl std::fmt::Debug for Target {
@@ -26,30 +29,72 @@ impl std::fmt::Debug for Target {
             Target::None => "None",
             Target::Global => "Global",
             Target::Recorder(_) => "Recorder",
+            #[cfg(feature = "otel")]
+            Target::Otel(_) => "Otel",
         })
     }
 }
 
+/// One counter handle, whichever backend holds it.
+pub(crate) trait Add: Send + Sync {
+    fn add(&self, n: u64);
+}
+
+impl Add for Counter {
+    fn add(&self, n: u64) {
+        self.increment(n);
+    }
+}
+
+#[cfg(feature = "otel")]
+struct OtelCounter(
+    opentelemetry::metrics::Counter<u64>,
+    Vec<opentelemetry::KeyValue>,
+);
+
+#[cfg(feature = "otel")]
+impl Add for OtelCounter {
+    fn add(&self, n: u64) {
+        self.0.add(n, &self.1);
+    }
+}
+
+type Handle = Box<dyn Add>;
+
 /// One series' counters for its class.
 pub(crate) struct Counters {
-    requests: Counter,
-    good: Counter,
-    tokens: Counter,
-    good_tokens: Counter,
-    events: Vec<Counter>,
-    good_events: Vec<Counter>,
+    requests: Handle,
+    good: Handle,
+    tokens: Handle,
+    good_tokens: Handle,
+    events: Vec<Handle>,
+    good_events: Vec<Handle>,
 }
 
 static METADATA: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, None);
 
 impl Counters {
     pub(crate) fn new(target: &Target, class: &SloClass) -> Option<Self> {
-        let register = |name: &'static str, labels: Vec<Label>| -> Counter {
+        let register = |name: &'static str, labels: Vec<Label>| -> Handle {
             let key = Key::from_parts(name, labels);
             match target {
-                Target::None => Counter::noop(),
-                Target::Global => metrics::with_recorder(|r| r.register_counter(&key, &METADATA)),
-                Target::Recorder(r) => r.register_counter(&key, &METADATA),
+                Target::None => Box::new(Counter::noop()),
+                Target::Global => Box::new(metrics::with_recorder(|r| {
+                    r.register_counter(&key, &METADATA)
+                })),
+                Target::Recorder(r) => Box::new(r.register_counter(&key, &METADATA)),
+                #[cfg(feature = "otel")]
+                Target::Otel(meter) => {
+                    let (otel_name, unit) = names::otel(name);
+                    let counter = meter.u64_counter(otel_name).with_unit(unit).build();
+                    let attributes = key
+                        .labels()
+                        .map(|l| {
+                            opentelemetry::KeyValue::new(l.key().to_owned(), l.value().to_owned())
+                        })
+                        .collect();
+                    Box::new(OtelCounter(counter, attributes))
+                }
             }
         };
         if matches!(target, Target::None) {
@@ -81,13 +126,13 @@ impl Counters {
     }
 
     pub(crate) fn publish(&self, verdict: &Verdict, output_tokens: u64) {
-        self.requests.increment(1);
-        self.tokens.increment(output_tokens);
+        self.requests.add(1);
+        self.tokens.add(output_tokens);
         // Every counter of a series is touched on its first request, so `good` series exist
         // (at 0) as soon as their denominators do and ratios are never "no data".
-        self.good.increment(u64::from(verdict.good));
+        self.good.add(u64::from(verdict.good));
         self.good_tokens
-            .increment(if verdict.good { output_tokens } else { 0 });
+            .add(if verdict.good { output_tokens } else { 0 });
         for ((events, good), v) in self
             .events
             .iter()
@@ -95,8 +140,8 @@ impl Counters {
             .zip(&verdict.objectives)
         {
             if let Some(ok) = v {
-                events.increment(1);
-                good.increment(u64::from(*ok));
+                events.add(1);
+                good.add(u64::from(*ok));
             }
         }
     }
