@@ -32,6 +32,11 @@ pub(crate) fn add_threshold_edges(mut builder: Builder, spec: &SloSpec) -> anyho
             .collect();
         if !edges.is_empty() {
             builder = builder.add_edges(histogram, &edges)?;
+            if metric == LatencyMetric::Tpot {
+                // A decode step's time is each user's TPOT: the share of decode steps within
+                // the target is exact too.
+                builder = builder.add_edges(Metric::StepDuration, &edges)?;
+            }
         }
     }
     Ok(builder)
