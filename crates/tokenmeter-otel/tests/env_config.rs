@@ -1,7 +1,9 @@
 //! The standard `OTEL_*` environment variables configure the pipeline: protocol, endpoint,
 //! headers, export interval, timeout and `service.name`. Environment variables are process-wide,
 //! so each case runs this binary again as a child with its own environment; the parent runs a
-//! real receiver and checks what arrives. (`harness = false`: prints its own summary line.)
+//! real receiver and checks what arrives. The child is the `child` test of this binary, selected
+//! with `--exact child` and told what to do by an environment variable; run normally it does
+//! nothing.
 
 mod common;
 
@@ -15,15 +17,21 @@ use tokenmeter_otel::{OtlpConfig, OtlpError};
 use common::receiver::{Receiver, bind};
 
 const CHILD: &str = "TOKENMETER_OTEL_ENV_CHILD";
+const CHILD_RAN: &str = "tokenmeter-otel env child ran:";
 const REQUESTS: u64 = 3;
 
-fn main() {
-    match std::env::var(CHILD).as_deref() {
+/// The child side: does what the parent asked through [`CHILD`], or nothing in a normal run.
+#[test]
+fn child() {
+    let mode = std::env::var(CHILD);
+    match mode.as_deref() {
         Ok("export") => child_exports(),
         Ok("bad-protocol") => child_refuses_protocol(),
         Ok(other) => panic!("unknown child mode {other}"),
-        Err(_) => parent(),
+        Err(_) => return,
     }
+    // The parent checks this line: a child that ran nothing must not pass.
+    println!("{CHILD_RAN} {}", mode.unwrap_or_default());
 }
 
 /// Installs from the environment alone, waits for one periodic export, then shuts down.
@@ -62,7 +70,9 @@ fn child_refuses_protocol() {
 
 fn run_child(mode: &str, vars: &[(&str, String)]) -> ExitStatus {
     let mut command = Command::new(std::env::current_exe().expect("current exe"));
-    command.env(CHILD, mode);
+    command
+        .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+        .env(CHILD, mode);
     for name in [
         "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
         "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
@@ -72,10 +82,19 @@ fn run_child(mode: &str, vars: &[(&str, String)]) -> ExitStatus {
         command.env_remove(name);
     }
     command.envs(vars.iter().map(|(k, v)| (k, v)));
+    command.stdout(std::process::Stdio::piped());
     let mut child = command.spawn().expect("spawn the child");
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("wait") {
+            let mut out = String::new();
+            if let Some(mut stdout) = child.stdout.take() {
+                let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+            }
+            assert!(
+                out.contains(&format!("{CHILD_RAN} {mode}")),
+                "the `{mode}` child did not run its case:\n{out}"
+            );
             return status;
         }
         if start.elapsed() > Duration::from_secs(30) {
@@ -126,59 +145,34 @@ fn exports_configured_by_environment(protocol: &str, runtime: &tokio::runtime::R
     runtime.block_on(receiver.stop());
 }
 
-/// A named case, run with the parent's runtime.
-type Case = (&'static str, Box<dyn Fn(&tokio::runtime::Runtime)>);
-
-fn main_cases() -> Vec<Case> {
-    vec![
-        (
-            "grpc_configured_by_environment",
-            Box::new(|rt| exports_configured_by_environment("grpc", rt)),
-        ),
-        (
-            "http_configured_by_environment",
-            Box::new(|rt| exports_configured_by_environment("http/protobuf", rt)),
-        ),
-        (
-            "unsupported_protocol_in_environment_is_refused",
-            Box::new(|_| {
-                let vars = [("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_owned())];
-                let status = run_child("bad-protocol", &vars);
-                assert!(
-                    status.success(),
-                    "the child did not get UnsupportedProtocol: {status}"
-                );
-            }),
-        ),
-    ]
-}
-
-fn parent() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .expect("a runtime")
+}
+
+#[test]
+fn grpc_configured_by_environment() {
+    let runtime = runtime();
     let _enter = runtime.enter();
-    let cases = main_cases();
-    let mut failed = 0;
-    for (name, case) in &cases {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&runtime)));
-        match result {
-            Ok(()) => println!("test {name} ... ok"),
-            Err(_) => {
-                println!("test {name} ... FAILED");
-                failed += 1;
-            }
-        }
-    }
-    println!();
-    println!(
-        "test result: {}. {} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out",
-        if failed == 0 { "ok" } else { "FAILED" },
-        cases.len() - failed
+    exports_configured_by_environment("grpc", &runtime);
+}
+
+#[test]
+fn http_configured_by_environment() {
+    let runtime = runtime();
+    let _enter = runtime.enter();
+    exports_configured_by_environment("http/protobuf", &runtime);
+}
+
+#[test]
+fn unsupported_protocol_in_environment_is_refused() {
+    let vars = [("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_owned())];
+    let status = run_child("bad-protocol", &vars);
+    assert!(
+        status.success(),
+        "the child did not get UnsupportedProtocol: {status}"
     );
-    if failed > 0 {
-        std::process::exit(1);
-    }
 }
