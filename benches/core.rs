@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use futures_util::{Stream, stream};
 use tokenmeter::sink::{InMemorySink, NoopSink};
-use tokenmeter::{Labels, Meter, MeterExt, Series};
+use tokenmeter::{Clock, Labels, Meter, MeterExt, Series};
 
 const ITEMS: usize = 1_000;
 const GROUP: &str = "core_per_item";
@@ -31,6 +31,17 @@ fn drain<S: Stream>(stream: S, mut each: impl FnMut(S::Item)) {
 
 fn series(sink: impl tokenmeter::sink::Sink) -> Series {
     Meter::builder()
+        .sink(sink)
+        .build()
+        .series(&Labels::server("chat").request_model("m"))
+}
+
+/// The same with the OS clock (`Instant::now`, what the floor reads) instead of the default,
+/// which is the time-stamp counter when the `quanta` feature is on (it is in this package,
+/// through tokenmeter-prometheus).
+fn series_std_clock(sink: impl tokenmeter::sink::Sink) -> Series {
+    Meter::builder()
+        .clock(Clock::monotonic())
         .sink(sink)
         .build()
         .series(&Labels::server("chat").request_model("m"))
@@ -71,6 +82,15 @@ fn per_item(c: &mut Criterion) {
         });
     });
 
+    let noop_std = series_std_clock(NoopSink);
+    group.bench_function("metered_noop_std_clock", |b| {
+        b.iter(|| {
+            drain(stream::iter(items.iter()).meter(noop_std.start()), |i| {
+                black_box(i);
+            })
+        });
+    });
+
     let memory = InMemorySink::new();
     let in_memory = series(memory.clone());
     group.bench_function("metered_in_memory", |b| {
@@ -90,6 +110,12 @@ fn main() {
     criterion.final_summary();
     if std::env::args().any(|a| a == "--bench") {
         tokenmeter_benches::print_ratio(GROUP, "c÷b", "metered_noop", "floor");
+        tokenmeter_benches::print_ratio(
+            GROUP,
+            "c÷b, same OS clock",
+            "metered_noop_std_clock",
+            "floor",
+        );
         tokenmeter_benches::print_ratio(GROUP, "d÷b", "metered_in_memory", "floor");
         tokenmeter_benches::print_ratio(GROUP, "b÷a", "floor", "bare");
     }

@@ -241,6 +241,19 @@ fn the_summary_is_recomputed_from_the_trace_of_the_embedded_simulator() {
     assert_eq!(s["requests"].as_u64(), Some(40));
     assert!(s["successful"].as_u64().unwrap() > 0);
     assert!(s["itl"]["count"].as_u64().unwrap() > 100, "{s}");
+    // The embedded server's engine steps: batch size → TPOT, one row per observed size.
+    let rows = summary["server_batching"]["rows"]
+        .as_array()
+        .expect("the batch table");
+    assert!(!rows.is_empty(), "{summary}");
+    let one = rows
+        .iter()
+        .find(|r| r["batch_size"] == 1)
+        .expect("batch 1 observed");
+    assert!(
+        (one["tpot_p50"].as_f64().unwrap() - 0.007).abs() < 1e-9,
+        "{one}"
+    );
 }
 
 #[test]

@@ -44,6 +44,7 @@ use serde_json::json;
 use tokenmeter::Meter;
 use tokenmeter::sink::InMemorySink;
 use tokenmeter_slo::SloMonitor;
+use tokenmeter_slo::batching::BatchAnalysis;
 
 use crate::bench::args::{Plan, display_url, endpoint_url};
 use crate::bench::client::{ApiKey, Client, Target};
@@ -67,12 +68,21 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
     match plan.url.clone() {
         Some(url) => {
             discover::reachable(&url).await?;
-            bench(&args, &plan, url, key, None).await
+            bench(&args, &plan, url, key, None, None).await
         }
         None => {
             let server = embedded::start().await?;
             let url = reqwest::Url::parse(&server.url())?;
-            let result = bench(&args, &plan, url, key, Some(embedded::MODEL)).await;
+            let batching = server.slo().batching.clone();
+            let result = bench(
+                &args,
+                &plan,
+                url,
+                key,
+                Some(embedded::MODEL),
+                Some(&batching),
+            )
+            .await;
             if result.is_ok() {
                 print!("\nserver side, {}", server.slo().text());
             }
@@ -89,6 +99,7 @@ pub(crate) async fn bench(
     base: reqwest::Url,
     key: Option<ApiKey>,
     default_model: Option<&str>,
+    server_batching: Option<&BatchAnalysis>,
 ) -> anyhow::Result<()> {
     let (url, api) = endpoint_url(&base, &plan.endpoint);
     let model = match (&args.model, default_model) {
@@ -146,7 +157,12 @@ pub(crate) async fn bench(
             if let Some(path) = &args.json {
                 output::write_json(
                     path,
-                    &json!({"run": info, "summary": summary, "slo": status}),
+                    &json!({
+                        "run": info,
+                        "summary": summary,
+                        "slo": status,
+                        "server_batching": server_batching.map(BatchAnalysis::table),
+                    }),
                 )?;
             }
             if let Some(path) = &args.html {
