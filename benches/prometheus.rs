@@ -50,6 +50,16 @@ fn per_token(c: &mut Criterion) {
         b.iter(|| request.tokens(black_box(1)));
         request.succeed();
     });
+    let noop = Meter::builder()
+        .sink(tokenmeter::sink::NoopSink)
+        .build()
+        .series(&Labels::server("chat").request_model("llama-3-8b"));
+    group.bench_function("tokenmeter_noop_sink", |b| {
+        let mut request = noop.start();
+        request.tokens(1);
+        b.iter(|| request.tokens(black_box(1)));
+        request.succeed();
+    });
     group.bench_function("clock_only", |b| b.iter(|| black_box(Instant::now())));
     group.bench_function("record_only", |b| b.iter(|| probe.record(black_box(0.02))));
     group.finish();
