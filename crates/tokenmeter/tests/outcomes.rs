@@ -206,3 +206,52 @@ async fn tokio_paused_time_drives_the_clock() {
     assert_eq!(r.ttft, Some(Duration::from_millis(250)));
     assert_eq!(r.tpot(), Some(Duration::from_millis(20)));
 }
+
+/// A sink that panics on every event.
+struct Exploding;
+struct ExplodingSeries;
+
+impl tokenmeter::sink::Sink for Exploding {
+    fn series(&self, _labels: &Labels<'_>) -> Box<dyn tokenmeter::sink::SeriesSink> {
+        Box::new(ExplodingSeries)
+    }
+}
+
+impl tokenmeter::sink::SeriesSink for ExplodingSeries {
+    fn first_token(&self, _event: &tokenmeter::sink::FirstToken) {
+        panic!("sink bug: first token");
+    }
+    fn item(&self, _gap: std::time::Duration, _tokens: u32) {
+        panic!("sink bug: item");
+    }
+    fn end(&self, _record: &tokenmeter::RequestRecord) {
+        panic!("sink bug: end");
+    }
+    fn gauge(&self, _gauge: tokenmeter::sink::Gauge, _delta: i64) {
+        panic!("sink bug: gauge");
+    }
+}
+
+#[test]
+fn a_panicking_sink_poisons_neither_the_other_sinks_nor_the_stream() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {})); // keep the expected panics out of the output
+    let before = tokenmeter::sink::sink_panics();
+    let memory = tokenmeter::sink::InMemorySink::new();
+    let meter = Meter::builder()
+        .sink(Exploding)
+        .sink(memory.clone())
+        .build();
+    let series = meter.series(&Labels::server("chat").request_model("exploding"));
+    let items: Vec<u32> = block_on(stream::iter([1u32, 2, 3]).meter(series.start()).collect());
+    std::panic::set_hook(previous);
+    assert_eq!(items, vec![1, 2, 3], "the stream flows through the panics");
+    let records = memory.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].outcome, Outcome::Success);
+    assert_eq!(records[0].output_tokens, 3);
+    assert_eq!(memory.gaps().len(), 2, "the other sink saw every item");
+    // start (gauge), leave queue (2 gauges), first token, 2 items, end gauge, end: 8 panics.
+    assert!(tokenmeter::sink::sink_panics() - before >= 8);
+    assert_eq!((series.waiting(), series.running()), (0, 0));
+}

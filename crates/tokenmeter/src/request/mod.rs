@@ -24,7 +24,7 @@ use std::time::Duration;
 use crate::outcome::{Degradation, ErrorClass, FinishReason, Outcome};
 use crate::record::RequestRecord;
 use crate::series::Series;
-use crate::sink::{FirstToken, Gauge};
+use crate::sink::{FirstToken, Gauge, guarded};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -186,10 +186,10 @@ impl Request {
         self.items += 1;
         self.output_tokens += u64::from(tokens);
         match self.last.replace(now) {
-            Some(previous) => self
-                .series
-                .sink()
-                .item(now.saturating_sub(previous), tokens),
+            Some(previous) => {
+                let gap = now.saturating_sub(previous);
+                guarded(|| self.series.sink().item(gap, tokens));
+            }
             None => self.first_token(now, tokens),
         }
     }
@@ -245,7 +245,7 @@ impl Request {
             prefill: self.scheduled.map(|s| now.saturating_sub(s)),
             tokens,
         };
-        self.series.sink().first_token(&event);
+        guarded(|| self.series.sink().first_token(&event));
     }
 
     fn leave_queue(&mut self) {
@@ -286,7 +286,7 @@ impl Request {
             e2e: end - self.arrival,
         };
         self.series.gauge(held, -1);
-        self.series.sink().end(&record);
+        guarded(|| self.series.sink().end(&record));
     }
 }
 

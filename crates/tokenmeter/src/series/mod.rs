@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use crate::Clock;
 use crate::request::Request;
-use crate::sink::{Gauge, SeriesSink};
+use crate::sink::{Gauge, SeriesSink, guarded};
 
 /// Default cap on the number of series one meter creates.
 pub const DEFAULT_MAX_SERIES: usize = 1_000;
@@ -111,7 +111,7 @@ impl Series {
             Gauge::Running => &self.inner.running,
         };
         cell.fetch_add(delta, Ordering::Relaxed);
-        self.inner.sink.gauge(gauge, delta);
+        guarded(|| self.inner.sink.gauge(gauge, delta));
     }
 
     /// True when both handles point to the same series.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::step::EngineFanOut;
-use super::{EngineSink, FirstToken, Gauge, SeriesSink, Sink};
+use super::{EngineSink, FirstToken, Gauge, SeriesSink, Sink, guarded};
 use crate::record::RequestRecord;
 use crate::series::{Labels, Role};
 
@@ -102,29 +102,30 @@ impl Sink for FanOut {
     }
 }
 
+/// Each handle is called on its own, so a panicking sink cannot keep the others from an event.
 impl SeriesSink for FanOutSeries {
     fn first_token(&self, event: &FirstToken) {
         for h in self.handles.iter() {
-            h.first_token(event);
+            guarded(|| h.first_token(event));
         }
     }
 
     #[inline]
     fn item(&self, gap: Duration, tokens: u32) {
         for h in self.handles.iter() {
-            h.item(gap, tokens);
+            guarded(|| h.item(gap, tokens));
         }
     }
 
     fn end(&self, record: &RequestRecord) {
         for h in self.handles.iter() {
-            h.end(record);
+            guarded(|| h.end(record));
         }
     }
 
     fn gauge(&self, gauge: Gauge, delta: i64) {
         for h in self.handles.iter() {
-            h.gauge(gauge, delta);
+            guarded(|| h.gauge(gauge, delta));
         }
     }
 }

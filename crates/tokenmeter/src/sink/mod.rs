@@ -18,11 +18,14 @@
 //! (exact values, for tests and reports).
 
 mod fanout;
+mod guard;
 mod memory;
 mod noop;
 mod step;
 
 pub use fanout::FanOut;
+pub(crate) use guard::guarded;
+pub use guard::sink_panics;
 pub use memory::InMemorySink;
 pub use noop::NoopSink;
 pub use step::{EngineSink, Step, StepKind, StepRecorder};

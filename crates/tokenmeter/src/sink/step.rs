@@ -104,7 +104,7 @@ impl StepRecorder {
     /// Records one step.
     pub fn record(&self, step: &Step) {
         for handle in self.handles.iter() {
-            handle.step(step);
+            super::guarded(|| handle.step(step));
         }
     }
 }
@@ -123,7 +123,7 @@ pub(crate) struct EngineFanOut(pub(crate) Box<[Box<dyn EngineSink>]>);
 impl EngineSink for EngineFanOut {
     fn step(&self, step: &Step) {
         for handle in self.0.iter() {
-            handle.step(step);
+            super::guarded(|| handle.step(step));
         }
     }
 }
