@@ -79,12 +79,18 @@
 //!
 //! - `tokio`: [`Clock::tokio`], which follows tokio's paused time, and classification of
 //!   `tokio::time::error::Elapsed` as a timeout.
+//! - `quanta`: `Clock::quanta`, the CPU's time-stamp counter (about 7 ns a read instead of about
+//!   30 ns for `Instant::now` here), which then becomes the default clock. The Prometheus
+//!   exporter turns it on (its dependencies already include `quanta`).
 //!
 //! # Cost
 //!
 //! Per token-bearing item: one clock read, a few integer operations, and one call into each
 //! sink's pre-built series handle. No allocation, no lock, no lookup. Resolving a series takes a
 //! lock: do it once per label set.
+//!
+//! A panic inside a sink is caught and counted ([`sink::sink_panics`]): the other sinks, the
+//! request and the stream carry on.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
