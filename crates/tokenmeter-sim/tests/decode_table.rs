@@ -12,22 +12,16 @@ use tokenmeter_sim::{
     CostModel, Engine, GenerateRequest, H100_8B_DECODE, SimConfig, StepKind, StepStats,
 };
 
-fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
-}
+mod common;
+
+use common::{measured, ms};
 
 /// Runs `n` requests submitted at the same instant; returns the server-side sink and the steps.
 async fn run_batch(n: usize, prompt: u32, output: u32) -> (InMemorySink, Vec<StepStats>) {
-    let memory = InMemorySink::new();
     let steps = Arc::new(Mutex::new(Vec::new()));
     let seen = steps.clone();
-    let meter = Meter::builder()
-        .clock(Clock::tokio())
-        .sink(memory.clone())
-        .build();
-    let engine = Engine::builder()
-        .meter(meter)
-        .config(SimConfig::default().max_batch(64))
+    let (builder, memory) = measured(SimConfig::default().max_batch(64));
+    let engine = builder
         .on_step(move |step| seen.lock().expect("not poisoned").push(*step))
         .build()
         .expect("valid config");

@@ -4,29 +4,14 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::join_all;
-use tokenmeter::sink::InMemorySink;
-use tokenmeter::{Clock, ErrorClass, FinishReason, Meter, Outcome};
+use tokenmeter::{ErrorClass, FinishReason, Outcome};
 use tokenmeter_sim::{
     ConfigError, Engine, Faults, GenerateRequest, SimConfig, StreamError, SubmitError, TokenResult,
 };
 
-fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
-}
+mod common;
 
-fn engine(config: SimConfig) -> (Engine, InMemorySink) {
-    let memory = InMemorySink::new();
-    let meter = Meter::builder()
-        .clock(Clock::tokio())
-        .sink(memory.clone())
-        .build();
-    let engine = Engine::builder()
-        .meter(meter)
-        .config(config)
-        .build()
-        .expect("valid config");
-    (engine, memory)
-}
+use common::{engine, ms};
 
 async fn run(engine: &Engine, n: usize, output: u32) -> Vec<Vec<TokenResult>> {
     let streams: Vec<_> = (0..n)

@@ -6,27 +6,12 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::join_all;
-use tokenmeter::sink::InMemorySink;
-use tokenmeter::{Clock, Meter, RequestRecord};
+use tokenmeter::RequestRecord;
 use tokenmeter_sim::{Engine, GenerateRequest, Operation, SimConfig, Snapshot};
 
-fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
-}
+mod common;
 
-fn engine(config: SimConfig) -> (Engine, InMemorySink) {
-    let memory = InMemorySink::new();
-    let meter = Meter::builder()
-        .clock(Clock::tokio())
-        .sink(memory.clone())
-        .build();
-    let engine = Engine::builder()
-        .meter(meter)
-        .config(config)
-        .build()
-        .expect("valid config");
-    (engine, memory)
-}
+use common::{engine, ms};
 
 /// Samples the waiting gauge and the engine's snapshot every millisecond until `done` is set.
 fn sample(
