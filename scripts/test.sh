@@ -24,6 +24,10 @@ cargo fmt --all -- --check
 echo "==> cargo clippy (all targets, all features, warnings are errors)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
+command -v cargo-deny >/dev/null 2>&1 || cargo install --locked cargo-deny
+cargo deny check --hide-inclusion-graph licenses bans
+
 echo "==> cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 

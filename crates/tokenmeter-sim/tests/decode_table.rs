@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::future::join_all;
 use tokenmeter::sink::InMemorySink;
-use tokenmeter::{Clock, Meter, Outcome};
+use tokenmeter::{Meter, Outcome};
 use tokenmeter_sim::{
     CostModel, Engine, GenerateRequest, H100_8B_DECODE, SimConfig, StepKind, StepStats,
 };
@@ -112,15 +112,10 @@ async fn ttft_is_the_prefill_time_and_grows_with_the_prompt() {
 
 #[tokio::test(start_paused = true)]
 async fn a_request_arriving_mid_run_shares_a_mixed_step() {
-    let memory = InMemorySink::new();
     let steps = Arc::new(Mutex::new(Vec::new()));
     let seen = steps.clone();
-    let meter = Meter::builder()
-        .clock(Clock::tokio())
-        .sink(memory.clone())
-        .build();
-    let engine = Engine::builder()
-        .meter(meter)
+    let (builder, _memory) = measured(SimConfig::default());
+    let engine = builder
         .on_step(move |step| seen.lock().expect("not poisoned").push(*step))
         .build()
         .expect("valid config");
