@@ -161,32 +161,9 @@ pub(crate) fn parse_decode_table(s: &str) -> Result<DecodeTable, String> {
     Ok(DecodeTable(points))
 }
 
-/// Parses a duration: a number followed by `ns`, `us`, `ms`, `s` or `m` (e.g. `7ms`, `1.5s`).
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration: write a number and a unit, like 7ms"))?;
-    let scale = match unit.trim() {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" => 60.0,
-        "" => return Err(format!("`{s}` has no unit: write 7ms, 250us, 1.5s")),
-        other => {
-            return Err(format!(
-                "`{other}` is not a duration unit: use ns, us, ms, s or m"
-            ));
-        }
-    };
-    Duration::try_from_secs_f64(value * scale)
-        .map_err(|_| format!("`{s}` is out of range for a duration"))
-}
+/// Parses a duration: a number and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`, …; e.g. `7ms`,
+/// `1.5s`), the same syntax as SLO specs.
+pub(crate) use tokenmeter_slo::spec::parse_duration;
 
 fn probability(s: &str) -> Result<f64, String> {
     let value: f64 = s
@@ -273,7 +250,7 @@ mod tests {
             ("--decode-table", "8=8ms,1=7ms", "increasing"),
             ("--decode-table", "8", "BATCH=TIME"),
             ("--stall", "5", "no unit"),
-            ("--stall", "5h", "not a duration unit"),
+            ("--stall", "5y", "unknown unit"),
             ("--max-batch", "0", "at least 1"),
             ("--listen", "localhost", "invalid"),
         ] {
