@@ -5,36 +5,12 @@ use tokenmeter::Role;
 use tokenmeter_otel::Buckets;
 use tokenmeter_otel::names::{self, attr};
 
-use super::snapshot::{Snapshot, Value};
+use super::snapshot::Snapshot;
 use super::workload::Expect;
 
 /// Every metric has the unit of `names`, every histogram the default bounds.
 pub(crate) fn units_and_bounds(snapshot: &Snapshot) {
-    let buckets = Buckets::new();
-    for metric in &snapshot.metrics {
-        let spec = names::ALL
-            .iter()
-            .find(|m| m.name == metric.name)
-            .unwrap_or_else(|| panic!("unexpected metric {}", metric.name));
-        assert_eq!(metric.unit, spec.unit, "unit of {}", metric.name);
-        for point in &metric.points {
-            if let Value::Histogram {
-                bounds,
-                buckets: counts,
-                count,
-                ..
-            } = &point.value
-            {
-                assert_eq!(
-                    Some(bounds.clone()),
-                    buckets.edges(&metric.name),
-                    "{}",
-                    metric.name
-                );
-                assert_eq!(counts.iter().sum::<u64>(), *count, "{}", metric.name);
-            }
-        }
-    }
+    super::sdk::check_units_and_bounds(snapshot, &Buckets::new());
 }
 
 /// The counts of one role's metrics equal what the script ran. `filter` selects the series.

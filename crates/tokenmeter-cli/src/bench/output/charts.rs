@@ -1,6 +1,7 @@
 //! SVG charts for the HTML report, drawn with plotters' SVG backend (no font files needed: the
 //! browser renders the text).
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::bench::slo::Slo;
@@ -81,29 +82,72 @@ fn cdf_points(values: &[f64], scale: f64) -> Vec<(f64, f64)> {
 pub(crate) fn cdf(title: &str, seconds: &[f64], colour: RGBColor) -> Result<String> {
     let points = cdf_points(seconds, 1e3);
     let x_max = upper(points.last().map_or(0.0, |p| p.0));
+    let frame = Frame {
+        caption: title,
+        x_max,
+        y_max: 1.0,
+        x_desc: "ms",
+        y_desc: "fraction of requests",
+        y_area: 50,
+        empty: points.is_empty(),
+        legend: false,
+    };
+    plot(&frame, |chart| {
+        chart
+            .draw_series(LineSeries::new(points, style(colour)))
+            .map(|_| ())
+            .map_err(err)
+    })
+}
+
+/// What every chart shares: caption, axes from 0 to their maxima, and their descriptions.
+struct Frame<'a> {
+    caption: &'a str,
+    x_max: f64,
+    y_max: f64,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    y_area: u32,
+    /// Draw "no data" instead of calling the drawing function.
+    empty: bool,
+    /// Draw the series' labels.
+    legend: bool,
+}
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draws `frame`, then the series `draw` adds, into a standalone SVG.
+fn plot(frame: &Frame<'_>, draw: impl FnOnce(&mut Chart<'_, '_>) -> Result<()>) -> Result<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+            .caption(frame.caption, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0f64..x_max, 0f64..1f64)
+            .y_label_area_size(frame.y_area)
+            .build_cartesian_2d(0f64..frame.x_max, 0f64..frame.y_max)
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("ms")
-            .y_desc("fraction of requests")
+            .x_desc(frame.x_desc)
+            .y_desc(frame.y_desc)
             .draw()
             .map_err(err)?;
-        if points.is_empty() {
+        if frame.empty {
             draw_no_data(&root)?;
         } else {
-            chart
-                .draw_series(LineSeries::new(points, style(colour)))
-                .map_err(err)?;
+            draw(&mut chart)?;
+            if frame.legend {
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.8))
+                    .border_style(BLACK.mix(0.3))
+                    .position(SeriesLabelPosition::LowerRight)
+                    .draw()
+                    .map_err(err)?;
+            }
         }
         root.present().map_err(err)?;
     }
@@ -141,42 +185,27 @@ pub(crate) fn histogram(title: &str, seconds: &[f64], colour: RGBColor) -> Resul
     } else {
         title.to_owned()
     };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0f64..hi, 0f64..y_max)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("ms")
-            .y_desc("chunks")
-            .draw()
-            .map_err(err)?;
-        if ms.is_empty() {
-            draw_no_data(&root)?;
-        } else {
-            chart
-                .draw_series(
-                    counts
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, c)| **c > 0)
-                        .map(|(i, &c)| {
-                            let x0 = i as f64 * width;
-                            Rectangle::new([(x0, 0.0), (x0 + width, c as f64)], colour.filled())
-                        }),
-                )
-                .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+    let frame = Frame {
+        caption: &caption,
+        x_max: hi,
+        y_max,
+        x_desc: "ms",
+        y_desc: "chunks",
+        y_area: 60,
+        empty: ms.is_empty(),
+        legend: false,
+    };
+    plot(&frame, |chart| {
+        let bars = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, &c)| {
+                let x0 = i as f64 * width;
+                Rectangle::new([(x0, 0.0), (x0 + width, c as f64)], colour.filled())
+            });
+        chart.draw_series(bars).map(|_| ()).map_err(err)
+    })
 }
 
 /// One line: its label, colour and points.
@@ -202,24 +231,17 @@ fn lines(
             .flat_map(|s| s.2.iter().map(|p| p.1))
             .fold(0.0, f64::max),
     );
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .draw()
-            .map_err(err)?;
-        let empty = series.iter().all(|s| s.2.is_empty());
+    let frame = Frame {
+        caption: title,
+        x_max,
+        y_max,
+        x_desc,
+        y_desc,
+        y_area: 50,
+        empty: series.iter().all(|s| s.2.is_empty()),
+        legend: true,
+    };
+    plot(&frame, |chart| {
         for (label, colour, points) in series {
             if markers {
                 chart
@@ -232,20 +254,8 @@ fn lines(
                 .label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style(colour)));
         }
-        if empty {
-            draw_no_data(&root)?;
-        } else {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK.mix(0.3))
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()
-                .map_err(err)?;
-        }
-        root.present().map_err(err)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// Requests in flight over time (seconds since the first send).
