@@ -18,6 +18,15 @@ pub(crate) struct Usage {
     pub(crate) completion_tokens: Option<u64>,
 }
 
+impl From<tokenmeter_openai::chunk::Usage> for Usage {
+    fn from(usage: tokenmeter_openai::chunk::Usage) -> Self {
+        Self {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+        }
+    }
+}
+
 /// Everything measured about one request.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Trace {

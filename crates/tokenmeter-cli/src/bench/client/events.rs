@@ -10,8 +10,8 @@ use futures_util::Stream;
 use pin_project_lite::pin_project;
 use tokenmeter::{ErrorClass, Observation};
 
-use super::chunk::{self, ChunkError, Parsed, ServerError};
 use crate::bench::clock::{self, BenchClock};
+use tokenmeter_openai::chunk::{self, ChunkError, Parsed, ServerError};
 
 /// One data event, parsed.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,7 +7,6 @@
 //! refused, HTTP 4xx/5xx, reset, malformed or truncated stream, timeout) ends the request with a
 //! classified outcome; nothing here panics on what a server sends.
 
-mod chunk;
 mod events;
 
 pub(crate) use events::{Chunk, SseChunks};
@@ -20,6 +19,7 @@ use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::json;
 use tokenmeter::{ErrorClass, Labels, Meter, MeterExt as _, Outcome, Series};
+use tokenmeter_openai::chunk;
 
 use crate::bench::clock::BenchClock;
 use crate::bench::trace::Trace;
@@ -270,7 +270,7 @@ impl Client {
                 Ok(None) => break,
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {
-                        trace.usage = Some(usage);
+                        trace.usage = Some(usage.into());
                         if let Some(n) = usage.completion_tokens {
                             metered.request_mut().set_output_tokens(n);
                         }

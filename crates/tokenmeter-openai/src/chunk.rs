@@ -1,4 +1,17 @@
 //! One SSE data event of an OpenAI-compatible stream, parsed into what the meter needs.
+//!
+//! ```
+//! use tokenmeter::ErrorClass;
+//! use tokenmeter_openai::chunk::{self, ChunkError};
+//!
+//! let usage = chunk::parse(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}"#)?;
+//! assert_eq!(usage.usage.and_then(|u| u.completion_tokens), Some(7));
+//! match chunk::parse(r#"{"error":{"message":"slow down","code":429}}"#) {
+//!     Err(ChunkError::Server(e)) => assert_eq!(e.class, ErrorClass::RateLimited),
+//!     other => panic!("{other:?}"),
+//! }
+//! # Ok::<(), ChunkError>(())
+//! ```
 
 use std::borrow::Cow;
 
@@ -6,38 +19,67 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokenmeter::{ErrorClass, FinishReason};
 
-use crate::bench::trace::Usage;
+/// Token counts from a stream's final `usage` object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// `usage.prompt_tokens`.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`.
+    pub completion_tokens: Option<u64>,
+}
 
 /// What one data event carried.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Parsed {
+pub struct Parsed {
     /// Token-bearing deltas (content, reasoning or tool calls), one per choice that has one.
-    pub(crate) tokens: u32,
+    pub tokens: u32,
     /// The finish reason, if a choice gave one.
-    pub(crate) finish: Option<FinishReason>,
+    pub finish: Option<FinishReason>,
     /// The `usage` object, if present.
-    pub(crate) usage: Option<Usage>,
+    pub usage: Option<Usage>,
     /// The response `id`, if present.
-    pub(crate) id: Option<String>,
+    pub id: Option<String>,
 }
 
 /// An error the server put in the stream (`{"error": {...}}`).
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ServerError {
+pub struct ServerError {
     /// Its class: from a numeric `code` when there is one, else `server_error`.
-    pub(crate) class: ErrorClass,
+    pub class: ErrorClass,
     /// Its message.
-    pub(crate) message: String,
+    pub message: String,
 }
 
 /// Why a data event was not usable.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum ChunkError {
+pub enum ChunkError {
     /// Not JSON of the expected shape.
     Malformed(String),
     /// An error object.
     Server(ServerError),
 }
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the server sent an error ({}): {}",
+            self.class.as_str(),
+            self.message
+        )
+    }
+}
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChunkError::Malformed(message) => f.write_str(message),
+            ChunkError::Server(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ChunkError {}
 
 #[derive(Deserialize)]
 struct Wire<'a> {
@@ -86,7 +128,7 @@ fn filled(s: &Option<Cow<'_, str>>) -> bool {
 }
 
 /// Parses one data event (not `[DONE]`).
-pub(crate) fn parse(data: &str) -> Result<Parsed, ChunkError> {
+pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
     let wire: Wire<'_> = serde_json::from_str(data).map_err(|e| {
         ChunkError::Malformed(format!(
             "event is not a completion chunk ({e}): {}",
@@ -122,7 +164,7 @@ pub(crate) fn parse(data: &str) -> Result<Parsed, ChunkError> {
 }
 
 /// The class and message of an error object (OpenAI or vLLM shape).
-pub(crate) fn server_error(error: &serde_json::Value) -> ServerError {
+pub fn server_error(error: &serde_json::Value) -> ServerError {
     let code = error.get("code").and_then(|c| {
         c.as_u64()
             .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
@@ -153,7 +195,7 @@ pub(crate) fn server_error(error: &serde_json::Value) -> ServerError {
 }
 
 /// At most 200 characters of `text`.
-pub(crate) fn excerpt(text: &str) -> String {
+pub fn excerpt(text: &str) -> String {
     const MAX: usize = 200;
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
