@@ -82,9 +82,11 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Request {
     pub(crate) fn new(series: Series, arrival: Duration) -> Self {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         series.gauge(Gauge::Waiting, 1);
+        guarded(|| series.sink().start(id));
         Self {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id,
             series,
             arrival,
             scheduled: None,
@@ -240,6 +242,7 @@ impl Request {
             self.leave_queue();
         }
         let event = FirstToken {
+            id: self.id,
             ttft: now.saturating_sub(self.arrival),
             queue: self.scheduled.map(|s| s.saturating_sub(self.arrival)),
             prefill: self.scheduled.map(|s| now.saturating_sub(s)),

@@ -104,6 +104,12 @@ impl Sink for FanOut {
 
 /// Each handle is called on its own, so a panicking sink cannot keep the others from an event.
 impl SeriesSink for FanOutSeries {
+    fn start(&self, id: u64) {
+        for h in self.handles.iter() {
+            guarded(|| h.start(id));
+        }
+    }
+
     fn first_token(&self, event: &FirstToken) {
         for h in self.handles.iter() {
             guarded(|| h.first_token(event));

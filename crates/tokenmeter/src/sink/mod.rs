@@ -110,6 +110,14 @@ impl<S: Sink + ?Sized> Sink for std::sync::Arc<S> {
 ///
 /// Methods are called from whatever thread polls the stream; they must not block.
 pub trait SeriesSink: Send + Sync + 'static {
+    /// A request with this process-unique `id` started (the id is also in
+    /// [`FirstToken::id`] and [`RequestRecord::id`]). Called on the thread that called
+    /// [`Series::start`](crate::Series::start), so a sink can capture context that is current
+    /// there (a tracing span, a task-local).
+    fn start(&self, id: u64) {
+        let _ = id;
+    }
+
     /// The first token-bearing item of a request arrived.
     fn first_token(&self, event: &FirstToken) {
         let _ = event;
@@ -136,6 +144,8 @@ pub trait SeriesSink: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FirstToken {
+    /// The request's process-unique id ([`Request::id`](crate::Request::id)).
+    pub id: u64,
     /// First token − arrival (server) or send (client).
     pub ttft: Duration,
     /// Scheduled − arrival, when the request was marked scheduled.
