@@ -108,7 +108,7 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     per_item(&mut criterion);
     criterion.final_summary();
-    if std::env::args().any(|a| a == "--bench") {
+    if tokenmeter_benches::measured() {
         tokenmeter_benches::print_ratio(GROUP, "c÷b", "metered_noop", "floor");
         tokenmeter_benches::print_ratio(
             GROUP,

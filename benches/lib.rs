@@ -19,9 +19,20 @@ pub fn mean_ns(group: &str, function: &str) -> Option<f64> {
     json["mean"]["point_estimate"].as_f64()
 }
 
+/// True when this process measured (`cargo bench`), not when it only listed or smoke-tested
+/// the benchmarks (`--list`, `cargo test --benches`, nextest): only then are this run's
+/// estimates on disk, and only then may anything but the benchmark list be printed.
+pub fn measured() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--list")
+}
+
 /// Prints `name = numerator ÷ denominator` for two functions of one group, from this run's
-/// estimates, and returns the ratio.
+/// estimates, and returns the ratio. Prints nothing unless [`measured`].
 pub fn print_ratio(group: &str, name: &str, numerator: &str, denominator: &str) -> Option<f64> {
+    if !measured() {
+        return None;
+    }
     let ratio = mean_ns(group, numerator)? / mean_ns(group, denominator)?;
     println!("ratio {group}: {name} = {numerator} / {denominator} = {ratio:.3}");
     Some(ratio)

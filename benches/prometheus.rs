@@ -64,7 +64,7 @@ fn per_token(c: &mut Criterion) {
     group.bench_function("record_only", |b| b.iter(|| probe.record(black_box(0.02))));
     group.finish();
     drop(handle);
-    if std::env::args().any(|a| a == "--bench") {
+    if tokenmeter_benches::measured() {
         print_ratio(GROUP, "tokenmeter/naive", "tokenmeter", "naive");
         print_ratio(GROUP, "floor: clock", "clock_only", "naive");
         print_ratio(GROUP, "floor: record", "record_only", "naive");

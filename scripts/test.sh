@@ -37,5 +37,8 @@ cargo test --workspace --all-features --doc
 echo "==> the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null
 
+echo "==> fuzzing, briefly (20 s per target; scripts/fuzz.sh, cargo fuzz on stable Rust)"
+bash scripts/fuzz.sh 20
+
 echo "==> tests (unit, integration, end-to-end; benchmarks once in test mode)"
 cargo nextest run --workspace --all-features --all-targets --no-fail-fast

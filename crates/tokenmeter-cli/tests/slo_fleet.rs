@@ -2,75 +2,17 @@
 //! Prometheus evaluating the rules `tokenmeter slo rules` generated. The rules' fleet goodput
 //! and attainment equal the sums of the three processes' own counts.
 
+#[path = "serve_support/mod.rs"]
+mod support;
+
 use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
+use support::Serve;
+use support::slo::write_chat_spec;
+use tokenmeter_tests::TempDir;
 use tokenmeter_tests::prometheus::{Job, Prometheus};
-use tokenmeter_tests::{TempDir, free_port, http, sample};
-
-const SPEC: &str = r#"
-[[class]]
-name = "chat"
-match = { operation = "chat" }
-
-[[class.objective]]
-latency = "ttft"
-percentile = 95
-threshold = "25ms"
-
-[[class.objective]]
-success_rate = 0.99
-"#;
-
-/// A `tokenmeter serve` process, killed on drop.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Server {
-    fn start(spec: &Path, extra: &[&str]) -> Self {
-        let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
-        let child = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
-            .args(["serve", "--listen", &addr.to_string(), "--slo-spec"])
-            .arg(spec)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tokenmeter serve starts");
-        let mut server = Self { child, addr };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !http::get(addr, "/health").is_ok_and(|r| r.status == 200) {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("tokenmeter serve on {addr} exited: {status}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "tokenmeter serve on {addr} did not come up"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        server
-    }
-
-    /// This process's own count of `series` from its `/metrics`.
-    fn own(&self, series: &str) -> f64 {
-        let text = http::get(self.addr, "/metrics").expect("scrape").body;
-        sample(&text, series)
-            .unwrap_or_else(|| panic!("{series} missing on {}:\n{text}", self.addr))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Sends `n` chat requests at once to `addr` and waits for every answer.
 async fn load(addr: SocketAddr, n: usize) {
@@ -96,12 +38,12 @@ async fn load(addr: SocketAddr, n: usize) {
 #[test]
 fn fleet_goodput_and_attainment_equal_the_sums_of_the_replicas() {
     let dir = TempDir::new("fleet");
-    let spec = dir.0.join("slo.toml");
-    std::fs::write(&spec, SPEC).expect("write the spec");
+    let spec_path = write_chat_spec(&dir.0, "25ms");
+    let spec = spec_path.to_str().expect("a UTF-8 path");
     let rules = dir.0.join("rules.yml");
     let status = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
         .args(["slo", "rules", "--spec"])
-        .arg(&spec)
+        .arg(spec)
         .arg("--out")
         .arg(&rules)
         .status()
@@ -111,9 +53,9 @@ fn fleet_goodput_and_attainment_equal_the_sums_of_the_replicas() {
     // Three replicas that fare differently: a healthy one, one with failures, one whose small
     // batch queues requests past the 25 ms TTFT threshold.
     let servers = [
-        Server::start(&spec, &["--seed", "1"]),
-        Server::start(&spec, &["--seed", "2", "--error-rate", "0.3"]),
-        Server::start(&spec, &["--seed", "3", "--max-batch", "2"]),
+        Serve::start(&["--slo-spec", spec, "--seed", "1"]),
+        Serve::start(&["--slo-spec", spec, "--seed", "2", "--error-rate", "0.3"]),
+        Serve::start(&["--slo-spec", spec, "--seed", "3", "--max-batch", "2"]),
     ];
     let names = ["replica-a", "replica-b", "replica-c"];
     let jobs: Vec<Job<'_>> = servers
@@ -148,7 +90,7 @@ fn fleet_goodput_and_attainment_equal_the_sums_of_the_replicas() {
         .await;
     });
 
-    let sum = |series: &str| servers.iter().map(|s| s.own(series)).sum::<f64>();
+    let sum = |series: &str| servers.iter().map(|s| s.sample(series)).sum::<f64>();
     let total = sum(r#"tokenmeter_slo_requests_total{slo_class="chat"}"#);
     let good = sum(r#"tokenmeter_slo_requests_good_total{slo_class="chat"}"#);
     let good_tokens = sum(r#"tokenmeter_slo_output_tokens_good_total{slo_class="chat"}"#);

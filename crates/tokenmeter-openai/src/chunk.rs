@@ -163,8 +163,36 @@ pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
     Ok(parsed)
 }
 
-/// The class and message of an error object (OpenAI or vLLM shape).
+/// The class and message of an error object (OpenAI or vLLM shape): the value of an `error`
+/// field, or a whole vLLM error body. A bare string is its own message.
+///
+/// The class comes from a numeric `code` (an HTTP status), else from a `code` or `type` that
+/// names a rate limit, an overload or a timeout, else it is `server_error`.
+///
+/// ```
+/// use tokenmeter::ErrorClass;
+/// use tokenmeter_openai::chunk::server_error;
+///
+/// let error = serde_json::json!({"message": "busy", "type": "overloaded_error"});
+/// assert_eq!(server_error(&error).class, ErrorClass::Overloaded);
+/// assert_eq!(server_error(&serde_json::json!("boom")).message, "boom");
+/// ```
 pub fn server_error(error: &serde_json::Value) -> ServerError {
+    let message = match error.as_str() {
+        Some(text) => text.to_owned(),
+        None => error
+            .get("message")
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned),
+    };
+    ServerError {
+        class: error_class(error).unwrap_or(ErrorClass::ServerError),
+        message: excerpt(&message),
+    }
+}
+
+/// The class an error object names, if it names one (see [`server_error`]).
+pub(crate) fn error_class(error: &serde_json::Value) -> Option<ErrorClass> {
     let code = error.get("code").and_then(|c| {
         c.as_u64()
             .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
@@ -179,19 +207,36 @@ pub fn server_error(error: &serde_json::Value) -> ServerError {
             "timeout" | "request_timeout" => Some(ErrorClass::Timeout),
             _ => None,
         });
-    let class = code
-        .and_then(|c| u16::try_from(c).ok())
+    code.and_then(|c| u16::try_from(c).ok())
         .and_then(ErrorClass::from_http_status)
         .or(by_name)
-        .unwrap_or(ErrorClass::ServerError);
-    let message = error
-        .get("message")
-        .and_then(serde_json::Value::as_str)
-        .map_or_else(|| error.to_string(), str::to_owned);
-    ServerError {
-        class,
-        message: excerpt(&message),
+}
+
+/// The text a data event carried: its content, reasoning and completion text deltas, in order,
+/// or an empty string (a role frame, a usage chunk, or an event that is not a chunk).
+///
+/// The meter never needs it (it counts with [`parse`]); it is here for programs that also show
+/// the answer.
+///
+/// ```
+/// let data = r#"{"choices":[{"delta":{"content":"Hel"}},{"delta":{"reasoning_content":"lo"}}]}"#;
+/// assert_eq!(tokenmeter_openai::chunk::text(data), "Hello");
+/// assert_eq!(tokenmeter_openai::chunk::text("not json"), "");
+/// ```
+pub fn text(data: &str) -> String {
+    let Ok(wire) = serde_json::from_str::<Wire<'_>>(data) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for choice in wire.choices.iter().flatten() {
+        if let Some(delta) = &choice.delta {
+            for part in [&delta.reasoning_content, &delta.reasoning, &delta.content] {
+                out.push_str(part.as_deref().unwrap_or_default());
+            }
+        }
+        out.push_str(choice.text.as_deref().unwrap_or_default());
     }
+    out
 }
 
 /// At most 200 characters of `text`.

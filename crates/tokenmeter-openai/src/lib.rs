@@ -1,21 +1,98 @@
-//! OpenAI-compatible streaming for tokenmeter.
+//! OpenAI-compatible streaming for tokenmeter: turn a streaming chat or text completion into a
+//! metered stream of parsed chunks, measured the way `vllm bench serve` measures it.
 //!
-//! [`chunk::parse`] reads one SSE `data:` event of a streaming chat or text completion into what
-//! the meter needs: how many token-bearing deltas it carried (content, reasoning or tool calls;
-//! never the role-only frame), the finish reason, the `usage` object and the response id. Errors
-//! the server put in the stream are classified like HTTP statuses.
+//! # Getting started
+//!
+//! With the `reqwest` feature, one line after the send:
+//!
+//! ```no_run
+//! # #[cfg(feature = "reqwest")]
+//! # async fn chat(http: reqwest::Client, series: tokenmeter::Series, body: String) -> Result<(), Box<dyn std::error::Error>> {
+//! use futures_util::StreamExt;
+//!
+//! let request = series.start(); // TTFT and E2E count from here
+//! let response = http.post("http://127.0.0.1:8000/v1/chat/completions").body(body).send().await?;
+//! let mut chunks = tokenmeter_openai::meter_response(response, request);
+//! while let Some(chunk) = chunks.next().await {
+//!     print!("{}", chunk?.text());
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Without it, from any stream of byte chunks (another HTTP client, a file, a test):
 //!
 //! ```
-//! use tokenmeter::FinishReason;
-//! use tokenmeter_openai::chunk;
+//! # futures_executor::block_on(async {
+//! use futures_util::{StreamExt, stream};
+//! use tokenmeter::{Labels, Meter, Outcome, sink::InMemorySink};
+//! use tokenmeter_openai::SseChunks;
 //!
-//! let role = chunk::parse(r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#)?;
-//! assert_eq!(role.tokens, 0); // the role frame is not the first token
-//! let last = chunk::parse(r#"{"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#)?;
-//! assert_eq!((last.tokens, last.finish), (1, Some(FinishReason::Stop)));
-//! # Ok::<(), tokenmeter_openai::chunk::ChunkError>(())
+//! let memory = InMemorySink::new();
+//! let meter = Meter::builder().sink(memory.clone()).build();
+//! let request = meter.series(&Labels::client("chat")).start();
+//! let clock = request.series().clock().clone();
+//!
+//! let body = stream::iter([
+//!     Ok::<_, std::io::Error>(&b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n"[..]),
+//!     Ok(b"data: {\"choices\":[{\"delta\":{\"content\":\"Hel"),
+//!     Ok(b"lo\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"),
+//! ]);
+//! let chunks: Vec<_> = SseChunks::new(body, clock).meter(request).collect().await;
+//!
+//! assert_eq!(chunks.len(), 3); // role frame, "Hello", [DONE]
+//! let record = &memory.records()[0];
+//! assert_eq!((record.outcome, record.output_tokens), (Outcome::Success, 1));
+//! # });
 //! ```
+//!
+//! # What is measured
+//!
+//! - TTFT from the send to the first chunk with a content, reasoning or tool-call delta; the
+//!   role-only frame, keep-alives, usage chunks and `[DONE]` carry no token.
+//! - ITL: one gap per token-bearing chunk; output tokens from the final `usage` when the server
+//!   sends it (`"stream_options": {"include_usage": true}`), else one per token-bearing delta;
+//!   input tokens from `usage.prompt_tokens`.
+//! - The finish reason, and one outcome: success; an error classified from the HTTP status and
+//!   the body's error object (429 `rate_limited`, 503 `overloaded`, 5xx `server_error`, 4xx
+//!   `client_error`, 408/504 `timeout`), from the transport, or from the stream (an error
+//!   object or `error` event, malformed JSON or SSE, a truncated body); or `cancelled` when the
+//!   stream is dropped before its end.
+//!
+//! # The pieces
+//!
+//! - [`chunk::parse`]: one data event → token-bearing deltas, finish reason, usage, id.
+//! - [`SseChunks`]: a body (any `Stream<Item = Result<impl AsRef<[u8]>, E>>`, `E` a
+//!   [`TransportError`]) → timestamped [`Chunk`]s and at most one [`StreamError`].
+//! - [`MeteredChunks`] ([`SseChunks::meter`]): the same, measured by a tokenmeter `Request`.
+//! - [`EventClock`]: what stamps the chunks; the meter's `Clock` by default.
+//! - Feature `reqwest`: `meter_response`, `meter_response_with`, `send`.
+//!
+//! # Features
+//!
+//! - `reqwest` (off by default): the `reqwest` helper. It adds `reqwest` with its `stream`
+//!   feature and no TLS; turn on a TLS feature of `reqwest` yourself for `https://`.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod bom;
 pub mod chunk;
+#[cfg(feature = "reqwest")]
+mod client;
+mod clock;
+mod error;
+mod item;
+mod meter;
+mod sse;
+
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use client::{MeteredResponse, ResponseBody, meter_response, meter_response_with, send};
+pub use clock::EventClock;
+pub use error::{StatusError, StreamError, TransportError, describe_error};
+pub use item::Chunk;
+pub use meter::{ChunkObserver, MeteredChunks};
+pub use sse::{ERROR_BODY_LIMIT, SseChunks};
+
+#[cfg(test)]
+mod tests;

@@ -25,7 +25,10 @@ async fn main() {
         .build();
     let series = meter.series(&Labels::client("chat").request_model("llama-3-8b"));
 
-    for (i, words) in [["Hello", "there"], ["Good", "bye"]].into_iter().enumerate() {
+    for (i, words) in [["Hello", "there"], ["Good", "bye"]]
+        .into_iter()
+        .enumerate()
+    {
         let span = request_span!(
             tracing::Level::INFO,
             "chat",

@@ -2,24 +2,26 @@
 //! a per-thread latch so that the core records the exact instant at which the client parsed an
 //! SSE event.
 //!
-//! The client reads [`BenchClock::now`] when an event has been parsed, stores that offset in the
-//! trace, and [`latch`]es it just before handing the event to tokenmeter's metered stream. The
-//! core's next clock read on the same thread (inside `Request::tokens`, with no await point in
-//! between) then returns that same offset instead of reading the time again, so the trace and
-//! the core agree to the nanosecond.
+//! The client stamps each SSE event with [`BenchClock::now`] when it has been parsed (the clock
+//! is the `tokenmeter_openai::EventClock` of the metered response), stores that offset in the
+//! trace, and the metered stream announces it ([`EventClock::recording`]) just before the core
+//! records the token: [`latch`] makes the core's next clock read on the same thread (inside
+//! `Request::tokens`, with no await point in between) return that same offset instead of reading
+//! the time again, so the trace and the core agree to the nanosecond.
 
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokenmeter::{Clock, TimeSource};
+use tokenmeter_openai::EventClock;
 
 thread_local! {
     static LATCHED: Cell<Option<Duration>> = const { Cell::new(None) };
 }
 
-/// Makes the next read of a [`BenchClock`] on this thread return `at` (once).
-pub(crate) fn latch(at: Duration) {
+/// Makes the next read of a [`BenchClock`]'s meter clock on this thread return `at` (once).
+fn latch(at: Duration) {
     LATCHED.with(|cell| cell.set(Some(at)));
 }
 
@@ -66,6 +68,16 @@ impl BenchClock {
     }
 }
 
+impl EventClock for BenchClock {
+    fn now(&self) -> Duration {
+        BenchClock::now(self)
+    }
+
+    fn recording(&self, at: Duration) {
+        latch(at);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,7 +86,7 @@ mod tests {
     fn a_latched_instant_is_read_once_by_the_meter_clock() {
         let clock = BenchClock::start();
         let meter = clock.meter_clock();
-        latch(Duration::from_nanos(7));
+        clock.recording(Duration::from_nanos(7)); // what the metered response calls
         assert_eq!(meter.now(), Duration::from_nanos(7));
         assert!(meter.now() >= clock.now().saturating_sub(Duration::from_secs(1)));
         assert_ne!(meter.now(), Duration::from_nanos(7));

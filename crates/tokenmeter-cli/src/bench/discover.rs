@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use tokenmeter_openai::describe_error;
 
 use crate::bench::args::{display_url, models_url};
-use crate::bench::client::{ApiKey, describe};
+use crate::bench::client::ApiKey;
 
 /// How long the pre-flight checks wait.
 const PREFLIGHT: Duration = Duration::from_secs(10);
@@ -44,7 +45,7 @@ pub(crate) async fn model(endpoint: &reqwest::Url, key: Option<&ApiKey>) -> anyh
     let client = reqwest::Client::builder()
         .timeout(PREFLIGHT)
         .build()
-        .map_err(|e| anyhow::anyhow!(describe(&e)))
+        .map_err(|e| anyhow::anyhow!(describe_error(&e)))
         .with_context(hint)?;
     let mut request = client.get(url.clone());
     if let Some(key) = key {
@@ -53,7 +54,7 @@ pub(crate) async fn model(endpoint: &reqwest::Url, key: Option<&ApiKey>) -> anyh
     let response = request
         .send()
         .await
-        .map_err(|e| anyhow::anyhow!(redact(describe(&e.without_url()))))
+        .map_err(|e| anyhow::anyhow!(redact(describe_error(&e.without_url()))))
         .with_context(hint)?;
     let status = response.status();
     if !status.is_success() {
@@ -62,7 +63,7 @@ pub(crate) async fn model(endpoint: &reqwest::Url, key: Option<&ApiKey>) -> anyh
     let text = response
         .text()
         .await
-        .map_err(|e| anyhow::anyhow!(redact(describe(&e.without_url()))))
+        .map_err(|e| anyhow::anyhow!(redact(describe_error(&e.without_url()))))
         .with_context(hint)?;
     let body: serde_json::Value = serde_json::from_str(&text).with_context(hint)?;
     body.get("data")

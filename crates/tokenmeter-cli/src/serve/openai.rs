@@ -10,6 +10,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::error::Category;
 use tokenmeter::FinishReason;
 use tokenmeter_sim::{GenerateRequest, Operation};
 
@@ -17,11 +18,37 @@ use tokenmeter_sim::{GenerateRequest, Operation};
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BadRequest {
     /// The body is not the JSON the endpoint expects.
-    #[error("invalid request body: {0}")]
+    #[error("invalid request body: {}", describe(.0))]
     Json(#[from] serde_json::Error),
     /// A field has a value the server does not support.
     #[error("{0}")]
     Unsupported(String),
+}
+
+/// What is wrong with a body, in words that never quote it: serde's own text for a value of
+/// the wrong type quotes the value (`invalid type: string "…", expected u32`), and that value
+/// can be an API key or a prompt a client put in the wrong field. Only the position and what
+/// was expected (which comes from this file's types) are kept.
+fn describe(error: &serde_json::Error) -> String {
+    let at = format!("at line {} column {}", error.line(), error.column());
+    match error.classify() {
+        Category::Data => {
+            let text = error.to_string();
+            let text = text
+                .rsplit_once(" at line ")
+                .map_or(text.as_str(), |(t, _)| t);
+            if text.starts_with("missing field `") {
+                format!("{text} {at}")
+            } else if let Some((_, expected)) = text.rsplit_once(", expected ") {
+                format!("a value of the wrong type {at}: expected {expected}")
+            } else {
+                format!("a value the endpoint does not accept {at}")
+            }
+        }
+        Category::Syntax => format!("not valid JSON {at}"),
+        Category::Eof => "the JSON ends early: send the whole object".to_owned(),
+        Category::Io => format!("the body could not be read {at}"),
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -244,5 +271,41 @@ mod tests {
         }
         let n = chat(br#"{"messages":[{"role":"user","content":"x"}],"n":2}"#, 16);
         assert!(n.expect_err("n").to_string().contains("send n = 1"));
+    }
+
+    #[test]
+    fn bad_requests_never_quote_the_body() {
+        let secret = "sk-secret\\\", expected a fake";
+        for (body, says) in [
+            (
+                format!(r#"{{"messages":"{secret}"}}"#),
+                "expected a sequence",
+            ),
+            (
+                format!(r#"{{"messages":[{{"content":"x"}}],"max_tokens":"{secret}"}}"#),
+                "expected u32",
+            ),
+            (
+                format!(r#"{{"messages":[{{"content":"x"}}],"stream":"{secret}"}}"#),
+                "expected a boolean",
+            ),
+            (
+                format!(r#"{{"model":"{secret}"}}"#),
+                "missing field `messages`",
+            ),
+            (format!(r#"{{"model":"{secret}""#), "ends early"),
+            (secret.to_owned(), "not valid JSON at line 1 column 1"),
+        ] {
+            let text = chat(body.as_bytes(), 16).expect_err("refused").to_string();
+            assert!(text.contains(says), "{body}: {text}");
+            assert!(!text.contains("sk-secret"), "{body}: {text}");
+        }
+        let text = completion(br#"{"prompt":"x","n":"sk-secret"}"#, 16)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            text.contains("expected u32") && !text.contains("sk-secret"),
+            "{text}"
+        );
     }
 }

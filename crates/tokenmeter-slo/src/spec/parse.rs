@@ -119,10 +119,11 @@ pub(super) fn from_toml(text: &str) -> Result<SloSpec, SpecError> {
 
 fn field_of_toml_error(message: &str) -> String {
     // serde names the offending field in backticks (`unknown field `x``, `missing field `y``).
-    message
-        .split('`')
-        .nth(1)
-        .map_or_else(|| "(document)".to_string(), str::to_string)
+    match message.split('`').nth(1) {
+        Some("") => "\"\"".to_string(), // the empty key (`"" = 1`), as TOML writes it
+        Some(name) => name.to_string(),
+        None => "(document)".to_string(),
+    }
 }
 
 fn convert(raw: RawSpec, lines: &mut Lines<'_>) -> Result<SloSpec, SpecError> {
@@ -425,5 +426,16 @@ kv_usage_max = 0.9
 
         let e = error("[[objective]]\nerror_rate = 0.01\nerror_class = \"teapot\"\n");
         assert!(e.message.contains("rate_limited"), "{e}");
+    }
+
+    /// Found by the `slo_spec` fuzz target: an empty key gave an error with an empty field.
+    #[test]
+    fn an_empty_key_is_named() {
+        for text in ["'' = 1", "[[objective]]\nsuccess_rate = 0.9\n\"\" = 2\n"] {
+            let e = error(text);
+            assert_eq!(e.field, "\"\"", "{e}");
+            assert!(e.to_string().contains("unknown field"), "{e}");
+            assert!(e.line.is_some(), "{e}");
+        }
     }
 }

@@ -1,25 +1,21 @@
 //! The bench client: sends one streaming request to an OpenAI-compatible endpoint, meters the
 //! response with tokenmeter and returns the request's [`Trace`].
 //!
-//! Each SSE event is timestamped when it has been parsed ([`SseChunks`]) and handed to a
-//! tokenmeter [`Metered`](tokenmeter::Metered) stream built with `meter_with`, so the core sees
-//! the client's first token, every inter-token gap and the outcome. Every failure (connection
-//! refused, HTTP 4xx/5xx, reset, malformed or truncated stream, timeout) ends the request with a
-//! classified outcome; nothing here panics on what a server sends.
-
-mod events;
-
-pub(crate) use events::{Chunk, SseChunks};
+//! The response goes through `tokenmeter_openai::meter_response_with`, the same helper library
+//! users call: SSE events are parsed and timestamped on the bench clock as they arrive, and the
+//! core sees the client's first token, every inter-token gap, the `usage` token counts and the
+//! outcome. Every failure (connection refused, HTTP 4xx/5xx, reset, malformed or truncated
+//! stream, timeout) ends the request with a classified outcome; nothing here panics on what a
+//! server sends.
 
 use std::fmt;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource as _;
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::json;
-use tokenmeter::{ErrorClass, Labels, Meter, MeterExt as _, Outcome, Series};
-use tokenmeter_openai::chunk;
+use tokenmeter::{ErrorClass, Labels, Meter, Outcome, Series};
+use tokenmeter_openai::{Chunk, TransportError as _, chunk, describe_error};
 
 use crate::bench::clock::BenchClock;
 use crate::bench::trace::Trace;
@@ -103,21 +99,6 @@ pub(crate) struct Client {
     series: Series,
 }
 
-/// Joins an error and its sources into one line.
-pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
 impl Client {
     /// A client for `target`, measuring on `meter` (whose clock must be `clock.meter_clock()`).
     pub(crate) fn new(
@@ -144,7 +125,7 @@ impl Client {
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)
             .build()
-            .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe(&e)))?;
+            .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
         let mut labels = Labels::client(target.api.operation()).request_model(target.model.clone());
         if let Some(host) = target.url.host_str() {
             labels = labels.server_address(host.to_owned());
@@ -218,15 +199,8 @@ impl Client {
         let response = match tokio::time::timeout_at(deadline, sent).await {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {
-                let class = if error.is_timeout() {
-                    ErrorClass::Timeout
-                } else {
-                    ErrorClass::Transport
-                };
-                let message = format!(
-                    "sending the request failed: {}",
-                    describe(&error.without_url())
-                );
+                let class = error.class();
+                let message = format!("sending the request failed: {}", error.describe());
                 request.fail(class);
                 return self.failed(trace, class, message);
             }
@@ -236,25 +210,16 @@ impl Client {
                 return self.failed(trace, ErrorClass::Timeout, message);
             }
         };
-        let status = response.status();
-        trace.status = Some(status.as_u16());
+        trace.status = Some(response.status().as_u16());
         trace.response_id = response
             .headers()
             .get("x-request-id")
             .and_then(|v| v.to_str().ok())
             .map(chunk::excerpt);
-        if !status.is_success() {
-            let class = ErrorClass::from_http_status(status.as_u16()).unwrap_or(ErrorClass::Other);
-            request.fail(class);
-            let body = match tokio::time::timeout_at(deadline, response.text()).await {
-                Ok(Ok(text)) => chunk::excerpt(text.trim()),
-                _ => String::new(),
-            };
-            let message = format!("HTTP {status}: {body}");
-            return self.failed(trace, class, message);
-        }
-        let chunks = SseChunks::new(response.bytes_stream().eventsource(), self.clock.clone());
-        let mut metered = chunks.meter_with(request, events::observe);
+        // The trace keeps the workload's input tokens; `usage` is kept beside them.
+        let mut metered =
+            tokenmeter_openai::meter_response_with(response, request, self.clock.clone())
+                .input_tokens_from_usage(false);
         let mut outcome = Outcome::Success;
         // One timer for the whole stream: a timeout per item would insert and remove a timer
         // entry for every token.
@@ -271,18 +236,15 @@ impl Client {
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {
                         trace.usage = Some(usage.into());
-                        if let Some(n) = usage.completion_tokens {
-                            metered.request_mut().set_output_tokens(n);
-                        }
                     }
                     self.record(&mut trace, chunk);
                 }
                 Ok(Some(Err(error))) => {
                     outcome = Outcome::Error(error.class());
-                    trace.error = Some(self.redact(error.message()));
+                    trace.error = Some(self.redact(error.to_string()));
                     break;
                 }
-                Err(_) => {
+                Err(()) => {
                     outcome = Outcome::Error(ErrorClass::Timeout);
                     metered.request_mut().end_with(outcome);
                     trace.error = Some(self.timeout_message("while streaming"));

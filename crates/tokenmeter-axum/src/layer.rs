@@ -1,0 +1,99 @@
+//! [`MeterLayer`]: the tower layer.
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::request::Parts;
+use tokenmeter::{Meter, Series};
+use tower_layer::Layer;
+
+use crate::choose::{ByLabels, LabelsFn};
+use crate::service::MeterService;
+
+/// Longest SSE event, and longest JSON body read for its `usage`, by default: 256 KiB.
+pub const DEFAULT_BUFFER_LIMIT: usize = 256 * 1024;
+
+/// A tower [`Layer`] that meters every response of the service it wraps: for axum,
+/// `Router::route_layer` (only matched routes) or `Router::layer`; for any tower HTTP service,
+/// `ServiceBuilder::layer`. See the [crate docs](crate) for what is measured.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::{Labels, Meter};
+/// use tokenmeter_axum::{MeterLayer, header_value};
+///
+/// let meter = Meter::builder().build();
+/// // Labels borrowed from the request: the model from a header.
+/// let layer = MeterLayer::labels(meter.clone(), |parts| {
+///     Labels::server("chat").request_model(header_value(parts, "x-model"))
+/// });
+/// // Or any function of the request that returns a series.
+/// let chat = meter.series(&Labels::server("chat"));
+/// let fixed = MeterLayer::new(move |_parts| chat.clone()).buffer_limit(64 * 1024);
+/// # let _ = (layer, fixed);
+/// ```
+pub struct MeterLayer<C> {
+    choose: Arc<C>,
+    limit: usize,
+}
+
+impl<F> MeterLayer<F>
+where
+    F: Fn(&Parts) -> Series,
+{
+    /// A layer that measures each request on the series `choose` returns for it.
+    pub fn new(choose: F) -> Self {
+        Self::with_chooser(choose)
+    }
+}
+
+impl MeterLayer<ByLabels> {
+    /// A layer that measures each request on `meter`'s series for the labels `labels` borrows
+    /// from the request (a header, the path, an extension).
+    pub fn labels(meter: Meter, labels: LabelsFn) -> Self {
+        Self::with_chooser(ByLabels::new(meter, labels))
+    }
+}
+
+impl<C> MeterLayer<C> {
+    /// A layer with any [`ChooseSeries`](crate::ChooseSeries).
+    pub fn with_chooser(choose: C) -> Self {
+        Self {
+            choose: Arc::new(choose),
+            limit: DEFAULT_BUFFER_LIMIT,
+        }
+    }
+
+    /// The longest SSE event read (a longer one is passed through but not read) and the longest
+    /// JSON body kept for its `usage` (default [`DEFAULT_BUFFER_LIMIT`]).
+    pub fn buffer_limit(mut self, bytes: usize) -> Self {
+        self.limit = bytes;
+        self
+    }
+}
+
+impl<S, C> Layer<S> for MeterLayer<C> {
+    type Service = MeterService<S, C>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        MeterService::new(inner, Arc::clone(&self.choose), self.limit)
+    }
+}
+
+impl<C> Clone for MeterLayer<C> {
+    fn clone(&self) -> Self {
+        Self {
+            choose: Arc::clone(&self.choose),
+            limit: self.limit,
+        }
+    }
+}
+
+impl<C> fmt::Debug for MeterLayer<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MeterLayer")
+            .field("buffer_limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,260 @@
+//! The real processes: `tokenmeter serve` (killed on drop) and `tokenmeter bench --json`.
+
+use std::ffi::OsStr;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokenmeter_tests::{TempDir, free_port};
+
+use super::exposition::Exposition;
+use super::http;
+
+/// A `tokenmeter serve` process on a free loopback port, killed on drop (also when the test
+/// fails).
+#[derive(Debug)]
+pub struct Serve {
+    child: Child,
+    pub addr: SocketAddr,
+    /// Where stdout and stderr go, when kept.
+    pub logs: Option<(PathBuf, PathBuf)>,
+}
+
+impl Serve {
+    /// Starts `tokenmeter serve ARGS` with its output discarded, and waits until it answers.
+    pub fn start(args: &[impl AsRef<OsStr>]) -> Self {
+        Self::spawn(args, &[], None)
+    }
+
+    /// The same with `env` set, and stdout and stderr written to `stdout.log` and
+    /// `stderr.log` in `dir`.
+    pub fn start_logged(args: &[impl AsRef<OsStr>], env: &[(&str, &str)], dir: &Path) -> Self {
+        Self::spawn(args, env, Some(dir))
+    }
+
+    fn spawn(args: &[impl AsRef<OsStr>], env: &[(&str, &str)], dir: Option<&Path>) -> Self {
+        let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tokenmeter"));
+        command
+            .args(["serve", "--listen", &addr.to_string()])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null());
+        let logs = dir.map(|dir| (dir.join("stdout.log"), dir.join("stderr.log")));
+        match &logs {
+            Some((out, err)) => {
+                let file = |path: &PathBuf| std::fs::File::create(path).expect("create a log file");
+                command.stdout(file(out)).stderr(file(err));
+            }
+            None => {
+                command.stdout(Stdio::null()).stderr(Stdio::null());
+            }
+        }
+        let child = command.spawn().expect("tokenmeter serve starts");
+        let mut server = Self { child, addr, logs };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !http::request(addr, "GET", "/health", &[], b"").is_ok_and(|r| r.status == 200) {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("tokenmeter serve on {addr} exited: {status}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "tokenmeter serve on {addr} did not answer /health within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The text of `GET /metrics`.
+    pub fn scrape(&self) -> String {
+        http::scrape(self.addr)
+            .unwrap_or_else(|e| panic!("scraping tokenmeter serve on {}: {e}", self.addr))
+    }
+
+    /// The value of `series` (the name and labels exactly as serve prints them,
+    /// `name{a="x",b="y"}`) on `/metrics`; panics when serve has no such series.
+    pub fn sample(&self, series: &str) -> f64 {
+        let text = self.scrape();
+        tokenmeter_tests::sample(&text, series).unwrap_or_else(|| {
+            panic!(
+                "{series} missing from the /metrics of tokenmeter serve on {}:\n{text}",
+                self.addr
+            )
+        })
+    }
+
+    /// The sum of the `name` samples on `/metrics` that carry every label of `labels` (0 when
+    /// none does).
+    pub fn metric(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let text = self.scrape();
+        Exposition::parse(&text)
+            .unwrap_or_else(|e| panic!("the /metrics of tokenmeter serve on {}: {e}", self.addr))
+            .sum(name, labels)
+    }
+
+    /// Reads `read(self)` every 20 ms until it is `value`; panics after `within`, naming `what`
+    /// and the last value read.
+    pub fn wait_for(&self, what: &str, value: f64, within: Duration, read: impl Fn(&Self) -> f64) {
+        let deadline = Instant::now() + within;
+        loop {
+            let now = read(self);
+            if now == value {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve's {what} is {now}, not {value}, after {within:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The resident set size now, in KiB (`VmRSS` of `/proc/PID/status`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/PID/status of tokenmeter serve");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmRSS in /proc/{}/status:\n{status}", self.pid()))
+    }
+
+    /// Sends SIGINT (what Ctrl-C sends) and waits up to `limit` for the process to exit.
+    pub fn interrupt(&mut self, limit: Duration) -> ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-INT", &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -INT {} failed", self.pid());
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for serve") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "tokenmeter serve did not stop within {limit:?} of SIGINT"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// `tokenmeter serve` arguments for an engine that keeps a steady pace however many requests
+/// run: every decode step takes `step` (`"20ms"`) whatever the batch, up to 512 requests share
+/// a batch, and prefill costs next to nothing; then `extra`.
+pub fn steady_engine(step: &str, extra: &[&str]) -> Vec<String> {
+    let table = format!("1={step}");
+    let steady = [
+        "--decode-table",
+        &table,
+        "--max-batch",
+        "512",
+        "--prefill-base",
+        "1ms",
+        "--prefill-per-token",
+        "1us",
+    ];
+    steady
+        .iter()
+        .chain(extra)
+        .map(|a| (*a).to_owned())
+        .collect()
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a `tokenmeter bench` run printed and summarised.
+#[derive(Debug)]
+pub struct BenchRun {
+    /// `summary` of `--json`.
+    pub summary: serde_json::Value,
+    pub stdout: String,
+    pub stderr: String,
+    /// Wall time of the whole process.
+    pub wall: Duration,
+}
+
+impl BenchRun {
+    /// Requests sent.
+    pub fn requests(&self) -> u64 {
+        self.number("requests") as u64
+    }
+
+    /// A number of the summary, by JSON pointer below `summary` (`/itl/max`).
+    pub fn number(&self, pointer: &str) -> f64 {
+        let pointer = if pointer.starts_with('/') {
+            pointer.to_owned()
+        } else {
+            format!("/{pointer}")
+        };
+        self.summary
+            .pointer(&pointer)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or_else(|| panic!("no number at {pointer} in {}", self.summary))
+    }
+
+    /// Requests with an outcome: successes, fallbacks, cancellations and errors of every class.
+    pub fn with_outcome(&self) -> u64 {
+        let outcomes = &self.summary["outcomes"];
+        let errors: u64 = outcomes["errors"]
+            .as_object()
+            .map(|m| m.values().filter_map(serde_json::Value::as_u64).sum())
+            .unwrap_or(0);
+        ["success", "degraded", "cancelled"]
+            .iter()
+            .filter_map(|k| outcomes[k].as_u64())
+            .sum::<u64>()
+            + errors
+    }
+}
+
+/// Runs `tokenmeter bench --url URL --no-progress --json FILE ARGS` to the end; panics with its
+/// output if it fails.
+pub fn bench(url: &str, args: &[&str]) -> BenchRun {
+    let dir = TempDir::new("serve-bench");
+    let json = dir.0.join("summary.json");
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .env_remove("OPENAI_API_KEY")
+        .args(["bench", "--url", url, "--no-progress", "--json"])
+        .arg(&json)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let wall = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "tokenmeter bench failed ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    let text = std::fs::read_to_string(&json).expect("bench wrote --json");
+    let mut value: serde_json::Value = serde_json::from_str(&text).expect("--json is JSON");
+    BenchRun {
+        summary: value["summary"].take(),
+        stdout,
+        stderr,
+        wall,
+    }
+}

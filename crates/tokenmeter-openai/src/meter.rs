@@ -1,0 +1,184 @@
+//! [`MeteredChunks`]: an [`SseChunks`] stream measured by a tokenmeter [`Request`].
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use pin_project_lite::pin_project;
+use tokenmeter::stream::Observe;
+use tokenmeter::{Clock, Metered, Observation, Request};
+
+use crate::clock::EventClock;
+use crate::error::StreamError;
+use crate::item::Chunk;
+use crate::sse::SseChunks;
+
+/// What the meter is told about each item of an [`SseChunks`] stream: the chunk's token-bearing
+/// deltas (0 for role frames, usage chunks and `[DONE]`: they do not set TTFT), its finish
+/// reason, or the error's class, which ends the request.
+///
+/// Before a token-bearing chunk is recorded it calls [`EventClock::recording`] with the chunk's
+/// time.
+#[derive(Clone, Debug)]
+pub struct ChunkObserver<C> {
+    clock: C,
+}
+
+impl<C> ChunkObserver<C> {
+    /// An observer that announces recordings to `clock`.
+    pub fn new(clock: C) -> Self {
+        Self { clock }
+    }
+}
+
+impl<C: EventClock> Observe<Result<Chunk, StreamError>> for ChunkObserver<C> {
+    #[inline]
+    fn observe(&mut self, item: &Result<Chunk, StreamError>) -> Observation {
+        match item {
+            Ok(chunk) => {
+                let tokens = chunk.parsed.tokens;
+                if tokens > 0 {
+                    self.clock.recording(chunk.at);
+                }
+                let observation = Observation::tokens(tokens);
+                match chunk.parsed.finish {
+                    Some(reason) => observation.with_finish(reason),
+                    None => observation,
+                }
+            }
+            Err(error) => Observation::error(error.class()),
+        }
+    }
+}
+
+pin_project! {
+    /// The chunks of a streaming completion, each one measured as it passes: a tokenmeter
+    /// [`Metered`] stream over [`SseChunks`] that also takes the token counts from `usage`.
+    ///
+    /// - TTFT: the first chunk with a content, reasoning or tool-call delta (never the role
+    ///   frame). ITL: the gaps between token-bearing chunks.
+    /// - Tokens: `usage.completion_tokens` when the stream sends it (ask with
+    ///   `"stream_options": {"include_usage": true}`), else one per token-bearing delta;
+    ///   input tokens from `usage.prompt_tokens` (see
+    ///   [`input_tokens_from_usage`](MeteredChunks::input_tokens_from_usage)).
+    /// - The finish reason of the last choice that gave one.
+    /// - The outcome: success at the end of a complete body; the error's class on the first
+    ///   `Err` item (a non-2xx status, a transport error, a malformed, truncated or failed
+    ///   stream); `cancelled` when dropped before its end.
+    ///
+    /// Built by [`SseChunks::meter`], or by `meter_response` (feature `reqwest`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures_executor::block_on(async {
+    /// use futures_util::{StreamExt, stream};
+    /// use tokenmeter::{FinishReason, Labels, Meter, Outcome, sink::InMemorySink};
+    /// use tokenmeter_openai::SseChunks;
+    ///
+    /// let memory = InMemorySink::new();
+    /// let meter = Meter::builder().sink(memory.clone()).build();
+    /// let request = meter.series(&Labels::client("chat")).start();
+    /// let clock = request.series().clock().clone();
+    ///
+    /// let body = stream::iter([Ok::<_, std::io::Error>(concat!(
+    ///     "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+    ///     "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+    ///     "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2}}\n\n",
+    ///     "data: [DONE]\n\n",
+    /// ))]);
+    /// let text: String = SseChunks::new(body, clock)
+    ///     .meter(request)
+    ///     .filter_map(|item| async move { item.ok().map(|chunk| chunk.text()) })
+    ///     .collect()
+    ///     .await;
+    ///
+    /// let record = &memory.records()[0];
+    /// assert_eq!(text, "Hi");
+    /// assert_eq!(record.outcome, Outcome::Success);
+    /// assert_eq!((record.input_tokens, record.output_tokens), (Some(9), 2)); // from usage
+    /// assert_eq!(record.finish_reason, Some(FinishReason::Stop));
+    /// # });
+    /// ```
+    #[must_use = "streams do nothing unless polled"]
+    #[derive(Debug)]
+    pub struct MeteredChunks<S, C = Clock> {
+        #[pin]
+        inner: Metered<SseChunks<S, C>, ChunkObserver<C>>,
+        input_from_usage: bool,
+    }
+}
+
+impl<S, C> SseChunks<S, C>
+where
+    Self: Stream<Item = Result<Chunk, StreamError>>,
+    C: EventClock + Clone,
+{
+    /// Measures these chunks as `request` (started when the request was sent).
+    pub fn meter(self, request: Request) -> MeteredChunks<S, C> {
+        let observer = ChunkObserver::new(self.clock().clone());
+        MeteredChunks {
+            inner: Metered::new(self, request, observer),
+            input_from_usage: true,
+        }
+    }
+}
+
+impl<S, C> MeteredChunks<S, C> {
+    /// Whether `usage.prompt_tokens` replaces the request's input tokens (the default: `true`).
+    /// Turn it off to keep a count of your own set with [`Request::set_input_tokens`].
+    pub fn input_tokens_from_usage(mut self, yes: bool) -> Self {
+        self.input_from_usage = yes;
+        self
+    }
+
+    /// The request being measured.
+    pub fn request(&self) -> &Request {
+        self.inner.request()
+    }
+
+    /// The request being measured: end it yourself (for example with a timeout of your own,
+    /// `request_mut().end_with(Outcome::Error(ErrorClass::Timeout))`) or mark it degraded.
+    pub fn request_mut(&mut self) -> &mut Request {
+        self.inner.request_mut()
+    }
+
+    /// Ends the measurement (as cancelled if it had not ended) and returns the chunks.
+    pub fn into_inner(self) -> SseChunks<S, C> {
+        self.inner.into_inner()
+    }
+}
+
+impl<S, C> Stream for MeteredChunks<S, C>
+where
+    SseChunks<S, C>: Stream<Item = Result<Chunk, StreamError>>,
+    C: EventClock,
+{
+    type Item = Result<Chunk, StreamError>;
+
+    #[inline]
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.project();
+        let mut inner = this.inner;
+        let item = match inner.as_mut().poll_next(cx) {
+            Poll::Ready(item) => item,
+            Poll::Pending => return Poll::Pending,
+        };
+        if let Some(Ok(chunk)) = &item
+            && let Some(usage) = chunk.parsed.usage
+        {
+            let request = inner.request_pin_mut();
+            if let Some(tokens) = usage.completion_tokens {
+                request.set_output_tokens(tokens);
+            }
+            if let (true, Some(tokens)) = (*this.input_from_usage, usage.prompt_tokens) {
+                request.set_input_tokens(tokens);
+            }
+        }
+        Poll::Ready(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,268 @@
+//! [`SseChunks`]: the body of a streaming completion (any stream of byte chunks) as parsed,
+//! timestamped [`Chunk`]s, with every way it can go wrong as a classified [`StreamError`].
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use eventsource_stream::{Event, EventStream, EventStreamError};
+use futures_core::Stream;
+use pin_project_lite::pin_project;
+use tokenmeter::{Clock, ErrorClass};
+
+use crate::bom::SkipBom;
+use crate::chunk::{self, ChunkError, ServerError};
+use crate::clock::EventClock;
+use crate::error::{StatusError, StreamError, TransportError};
+use crate::item::Chunk;
+
+/// How much of an error response's body is read for its message.
+pub const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+pin_project! {
+    #[project = BodyProj]
+    enum Body<S> {
+        Events { #[pin] events: EventStream<SkipBom<S>> },
+        Status { #[pin] raw: S, status: u16, bytes: Vec<u8> },
+    }
+}
+
+pin_project! {
+    /// The chunks of a streaming completion, parsed from its body as it arrives.
+    ///
+    /// The body is any stream of `Result<B, E>` where `B: AsRef<[u8]>` (`Bytes`, `Vec<u8>`,
+    /// `&str`, ...) and `E` is a [`TransportError`]: a `reqwest` body, a hyper body mapped to
+    /// bytes, or an in-memory stream with [`Infallible`](std::convert::Infallible) errors for
+    /// tests and fuzzing. Events may be split across byte chunks in any way.
+    ///
+    /// Items, in order:
+    ///
+    /// - `Ok(Chunk)` for every data event, stamped with [`EventClock::now`] when it has been
+    ///   parsed; the role frame, usage chunk and `[DONE]` are chunks with 0 tokens (`done` is set
+    ///   for `[DONE]`; what follows it is read and ignored);
+    /// - at most one `Err(StreamError)`, after which the stream ends: a non-2xx status
+    ///   ([`SseChunks::with_status`]), a transport error, invalid UTF-8 or SSE, a chunk that is
+    ///   not JSON of a completion chunk, an error object or `error` event, or a body that ended
+    ///   before `[DONE]` and before any finish reason (truncated).
+    ///
+    /// Meter it with [`SseChunks::meter`].
+    ///
+    /// # Examples
+    ///
+    /// Driving it from bytes in memory, cut anywhere (the way a fuzz target does):
+    ///
+    /// ```
+    /// # futures_executor::block_on(async {
+    /// use std::convert::Infallible;
+    /// use futures_util::{StreamExt, stream};
+    /// use tokenmeter::Clock;
+    /// use tokenmeter_openai::{SseChunks, StreamError};
+    ///
+    /// let body: Vec<Vec<u8>> = vec![
+    ///     b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\nda".to_vec(),
+    ///     b"ta: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n".to_vec(),
+    /// ];
+    /// let bytes = stream::iter(body.into_iter().map(Ok::<_, Infallible>));
+    /// let items: Vec<_> = SseChunks::new(bytes, Clock::default()).collect().await;
+    /// let tokens: Vec<u32> = items.iter().flatten().map(|c| c.tokens()).collect();
+    /// assert_eq!(tokens, [0, 1]); // the role frame carries no token
+    /// assert_eq!(items[2], Err(StreamError::Truncated)); // no [DONE], no finish reason
+    /// # });
+    /// ```
+    #[must_use = "streams do nothing unless polled"]
+    pub struct SseChunks<S, C = Clock> {
+        #[pin]
+        body: Body<S>,
+        clock: C,
+        done: bool,
+        finished: bool,
+        ended: bool,
+    }
+}
+
+impl<S, C> SseChunks<S, C> {
+    /// The chunks of a successful (2xx) response's body, stamped by `clock` (usually the
+    /// meter's [`Clock`]: `request.series().clock().clone()`).
+    pub fn new(body: S, clock: C) -> Self {
+        Self::with_status(200, body, clock)
+    }
+
+    /// The chunks of a response with HTTP status `status`. For a status other than 2xx the body
+    /// is read (up to [`ERROR_BODY_LIMIT`] bytes) and the only item is
+    /// `Err(StreamError::Status(..))`, classified from the status and the body's error object.
+    pub fn with_status(status: u16, body: S, clock: C) -> Self {
+        let body = if (200..300).contains(&status) {
+            Body::Events {
+                events: EventStream::new(SkipBom::new(body)),
+            }
+        } else {
+            Body::Status {
+                raw: body,
+                status,
+                bytes: Vec::new(),
+            }
+        };
+        Self {
+            body,
+            clock,
+            done: false,
+            finished: false,
+            ended: false,
+        }
+    }
+
+    /// The clock that stamps the chunks.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+}
+
+impl<S, C> fmt::Debug for SseChunks<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = match &self.body {
+            Body::Events { .. } => None,
+            Body::Status { status, .. } => Some(*status),
+        };
+        f.debug_struct("SseChunks")
+            .field("error_status", &status)
+            .field("done", &self.done)
+            .field("finished", &self.finished)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, B, E, C> Stream for SseChunks<S, C>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: TransportError,
+    C: EventClock,
+{
+    type Item = Result<Chunk, StreamError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.project();
+        if *this.ended {
+            return Poll::Ready(None);
+        }
+        let mut state = State {
+            clock: this.clock,
+            done: this.done,
+            finished: this.finished,
+        };
+        let item = match this.body.project() {
+            BodyProj::Status { raw, status, bytes } => match drain(raw, bytes, cx) {
+                Poll::Ready(()) => Some(Err(StreamError::Status(StatusError::new(*status, bytes)))),
+                Poll::Pending => return Poll::Pending,
+            },
+            BodyProj::Events { events } => match state.next(events, cx) {
+                Poll::Ready(item) => item,
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        *this.ended = !matches!(item, Some(Ok(_)));
+        Poll::Ready(item)
+    }
+}
+
+/// Reads an error body until its end, an error, or the limit.
+fn drain<S, B, E>(mut raw: Pin<&mut S>, bytes: &mut Vec<u8>, cx: &mut Context<'_>) -> Poll<()>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    loop {
+        match raw.as_mut().poll_next(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Some(Ok(data))) => {
+                let data = data.as_ref();
+                let room = ERROR_BODY_LIMIT.saturating_sub(bytes.len());
+                bytes.extend_from_slice(&data[..data.len().min(room)]);
+                if bytes.len() >= ERROR_BODY_LIMIT {
+                    return Poll::Ready(());
+                }
+            }
+            // What was read is the best message there is; the status says the rest.
+            Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(()),
+        }
+    }
+}
+
+/// The event-reading state of [`SseChunks`], borrowed for one poll.
+struct State<'a, C> {
+    clock: &'a C,
+    done: &'a mut bool,
+    finished: &'a mut bool,
+}
+
+impl<C: EventClock> State<'_, C> {
+    /// The next item; `None` ends the stream.
+    fn next<S, B, E>(
+        &mut self,
+        mut events: Pin<&mut EventStream<S>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Chunk, StreamError>>>
+    where
+        S: Stream<Item = Result<B, E>>,
+        B: AsRef<[u8]>,
+        E: TransportError,
+    {
+        loop {
+            let event = match events.as_mut().poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(event))) => event,
+                Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(failed(error)))),
+                Poll::Ready(None) if *self.done || *self.finished => return Poll::Ready(None),
+                Poll::Ready(None) => return Poll::Ready(Some(Err(StreamError::Truncated))),
+            };
+            if *self.done {
+                continue; // anything after [DONE] is ignored
+            }
+            return Poll::Ready(Some(self.chunk(event)));
+        }
+    }
+
+    fn chunk(&mut self, event: Event) -> Result<Chunk, StreamError> {
+        let at = self.clock.now();
+        if event.event == "error" {
+            return Err(StreamError::Server(error_event(&event.data)));
+        }
+        if event.data.trim() == "[DONE]" {
+            *self.done = true;
+            return Ok(Chunk::done_at(at));
+        }
+        match chunk::parse(&event.data) {
+            Ok(parsed) => {
+                *self.finished |= parsed.finish.is_some();
+                Ok(Chunk::new(at, parsed, event.data))
+            }
+            Err(ChunkError::Malformed(message)) => Err(StreamError::Malformed(message)),
+            Err(ChunkError::Server(error)) => Err(StreamError::Server(error)),
+        }
+    }
+}
+
+/// The error an `event: error` carried.
+fn error_event(data: &str) -> ServerError {
+    match serde_json::from_str::<serde_json::Value>(data) {
+        Ok(value) => chunk::server_error(value.get("error").unwrap_or(&value)),
+        Err(_) => ServerError {
+            class: ErrorClass::ServerError,
+            message: chunk::excerpt(data),
+        },
+    }
+}
+
+fn failed<E: TransportError>(error: EventStreamError<E>) -> StreamError {
+    match error {
+        EventStreamError::Transport(e) => StreamError::Transport {
+            class: e.class(),
+            message: format!("reading the stream failed: {}", e.describe()),
+        },
+        EventStreamError::Utf8(e) => StreamError::Malformed(format!("the body is not UTF-8: {e}")),
+        EventStreamError::Parser(e) => {
+            StreamError::Malformed(chunk::excerpt(&format!("not server-sent events: {e}")))
+        }
+    }
+}

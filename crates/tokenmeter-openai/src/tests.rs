@@ -1,0 +1,391 @@
+//! The chunk stream over in-memory bodies, on a manual clock that moves 1 ms per byte chunk read.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use futures_core::Stream;
+use futures_util::stream;
+use tokenmeter::sink::InMemorySink;
+use tokenmeter::{
+    Clock, ErrorClass, FinishReason, Labels, ManualClock, Meter, Outcome, Request, RequestRecord,
+};
+
+use crate::{Chunk, EventClock, SseChunks, StatusError, StreamError};
+
+const MS: Duration = Duration::from_millis(1);
+const ROLE: &str =
+    "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n";
+const DONE: &str = "data: [DONE]\n\n";
+
+fn token(text: &str) -> String {
+    format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"{text}\"}}}}]}}\n\n")
+}
+
+fn last(text: &str) -> String {
+    format!(
+        "data: {{\"choices\":[{{\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":\"stop\"}}]}}\n\n"
+    )
+}
+
+/// A meter on a manual clock, its sink, and a request started at time 0.
+struct Setup {
+    manual: ManualClock,
+    memory: InMemorySink,
+    request: Request,
+}
+
+fn setup() -> Setup {
+    let manual = ManualClock::new();
+    let memory = InMemorySink::new();
+    let meter = Meter::builder()
+        .clock(Clock::manual(&manual))
+        .sink(memory.clone())
+        .build();
+    let request = meter.series(&Labels::client("chat")).start();
+    Setup {
+        manual,
+        memory,
+        request,
+    }
+}
+
+/// The one record `memory` holds.
+fn only(memory: &InMemorySink) -> RequestRecord {
+    let records = memory.records();
+    assert_eq!(records.len(), 1, "exactly one request end: {records:?}");
+    records[0].clone()
+}
+
+/// `parts` as a body; reading each part moves `manual` forward by 1 ms.
+fn body<T: AsRef<[u8]>>(
+    manual: &ManualClock,
+    parts: Vec<Result<T, std::io::Error>>,
+) -> impl Stream<Item = Result<T, std::io::Error>> + Unpin {
+    let manual = manual.clone();
+    let mut parts = parts.into_iter();
+    stream::poll_fn(move |_| {
+        manual.advance(MS);
+        Poll::Ready(parts.next())
+    })
+}
+
+fn ok(parts: &[&str]) -> Vec<Result<String, std::io::Error>> {
+    parts.iter().map(|p| Ok((*p).to_owned())).collect()
+}
+
+/// Polls an in-memory stream (never pending) to its next item.
+fn next<S: Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
+    match Pin::new(stream).poll_next(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(item) => item,
+        Poll::Pending => panic!("an in-memory body is always ready"),
+    }
+}
+
+fn all<S: Stream + Unpin>(mut stream: S) -> Vec<S::Item> {
+    std::iter::from_fn(|| next(&mut stream)).collect()
+}
+
+/// Runs `parts` through a metered stream to its end.
+fn run(parts: &[&str]) -> (Vec<Result<Chunk, StreamError>>, RequestRecord) {
+    let s = setup();
+    let clock = Clock::manual(&s.manual);
+    let items = all(SseChunks::new(body(&s.manual, ok(parts)), clock).meter(s.request));
+    let record = only(&s.memory);
+    (items, record)
+}
+
+#[test]
+fn split_events_are_joined_and_stamped_when_complete_and_the_role_frame_is_no_token() {
+    let content = token("Hi");
+    let (head, tail) = content.split_at(20);
+    let role_end = ROLE.len() - 1;
+    let (items, record) = run(&[&ROLE[..role_end], "\n", head, tail, DONE]);
+    let chunks: Vec<&Chunk> = items.iter().map(|i| i.as_ref().unwrap()).collect();
+    let stamps: Vec<(Duration, u32, bool)> =
+        chunks.iter().map(|c| (c.at, c.tokens(), c.done)).collect();
+    assert_eq!(
+        stamps,
+        [(2 * MS, 0, false), (4 * MS, 1, false), (5 * MS, 0, true)]
+    );
+    assert_eq!(chunks[1].text(), "Hi");
+    assert_eq!(record.outcome, Outcome::Success);
+    assert_eq!(
+        record.ttft,
+        Some(4 * MS),
+        "TTFT is the content, not the role frame"
+    );
+    assert_eq!(
+        (record.output_tokens, record.items, record.frames),
+        (1, 1, 3)
+    );
+}
+
+#[test]
+fn done_ends_the_body_and_what_follows_is_ignored() {
+    let (items, record) = run(&[&token("a"), DONE, "data: {not json\n\n", &token("b")]);
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(items[1].as_ref().unwrap().done);
+    assert_eq!(
+        (record.outcome, record.output_tokens),
+        (Outcome::Success, 1)
+    );
+}
+
+#[test]
+fn a_finish_reason_without_done_is_complete_and_recorded() {
+    let (items, record) = run(&[&token("a"), &last("b")]);
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(record.outcome, Outcome::Success);
+    assert_eq!(record.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(record.output_tokens, 2);
+}
+
+#[test]
+fn a_body_that_stops_early_is_truncated() {
+    let (items, record) = run(&[ROLE, &token("a"), "data: {\"choi"]);
+    assert_eq!(items.last(), Some(&Err(StreamError::Truncated)));
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::Transport));
+    assert_eq!((record.output_tokens, record.ttft), (1, Some(2 * MS)));
+    assert!(StreamError::Truncated.to_string().contains("truncated"));
+}
+
+#[test]
+fn error_events_and_error_objects_end_the_stream_classified() {
+    let cases = [
+        (
+            "event: error\ndata: {\"error\":{\"message\":\"engine died\",\"code\":503}}\n\n",
+            ErrorClass::Overloaded,
+            "engine died",
+        ),
+        (
+            "data: {\"error\":{\"message\":\"slow down\",\"code\":429}}\n\n",
+            ErrorClass::RateLimited,
+            "slow down",
+        ),
+        (
+            "event: error\ndata: the engine fell over\n\n",
+            ErrorClass::ServerError,
+            "the engine fell over",
+        ),
+    ];
+    for (event, class, message) in cases {
+        let (items, record) = run(&[&token("a"), event, &token("b"), DONE]);
+        assert_eq!(items.len(), 2, "nothing after the error: {items:?}");
+        let error = items[1].as_ref().unwrap_err();
+        assert!(
+            matches!(error, StreamError::Server(e) if e.class == class && e.message == message)
+        );
+        assert!(error.to_string().contains(message), "{error}");
+        assert_eq!(record.outcome, Outcome::Error(class));
+        assert_eq!(record.output_tokens, 1);
+    }
+}
+
+#[test]
+fn malformed_json_and_invalid_utf8_are_transport_errors() {
+    let (items, record) = run(&[&token("a"), "data: {\"choices\": [oops\n\n"]);
+    let error = items.last().unwrap().as_ref().unwrap_err();
+    assert!(matches!(error, StreamError::Malformed(_)), "{error:?}");
+    assert!(
+        error.to_string().starts_with("malformed stream: "),
+        "{error}"
+    );
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::Transport));
+
+    let s = setup();
+    let parts: Vec<Result<&[u8], std::io::Error>> = vec![Ok(b"data: \xff\xfe\n\n")];
+    let items = all(SseChunks::new(body(&s.manual, parts), Clock::default()).meter(s.request));
+    assert!(
+        matches!(&items[..], [Err(StreamError::Malformed(m))] if m.contains("UTF-8")),
+        "{items:?}"
+    );
+    assert_eq!(
+        only(&s.memory).outcome,
+        Outcome::Error(ErrorClass::Transport)
+    );
+}
+
+#[test]
+fn transport_errors_are_classified_by_kind() {
+    use std::io::ErrorKind;
+    for (kind, class) in [
+        (ErrorKind::ConnectionReset, ErrorClass::Transport),
+        (ErrorKind::TimedOut, ErrorClass::Timeout),
+        (ErrorKind::Other, ErrorClass::Transport),
+    ] {
+        let s = setup();
+        let parts = vec![Ok(token("a")), Err(std::io::Error::new(kind, "gone"))];
+        let items = all(SseChunks::new(body(&s.manual, parts), Clock::default()).meter(s.request));
+        let error = items.last().unwrap().as_ref().unwrap_err();
+        assert_eq!(error.class(), class, "{kind:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("reading the stream failed: gone")
+        );
+        assert_eq!(only(&s.memory).outcome, Outcome::Error(class));
+    }
+}
+
+#[test]
+fn a_non_2xx_status_reads_the_body_and_ends_classified() {
+    let cases: [(u16, &str, ErrorClass, &str); 5] = [
+        (
+            429,
+            r#"{"error":{"message":"slow down"}}"#,
+            ErrorClass::RateLimited,
+            "slow down",
+        ),
+        (
+            503,
+            "",
+            ErrorClass::Overloaded,
+            "HTTP 503 (overloaded) with an empty body",
+        ),
+        (
+            500,
+            r#"{"error":{"message":"m","code":"rate_limit_exceeded"}}"#,
+            ErrorClass::RateLimited,
+            "m",
+        ),
+        (
+            404,
+            "<html>not here</html>",
+            ErrorClass::ClientError,
+            "<html>not here</html>",
+        ),
+        (
+            504,
+            r#"{"object":"error","message":"late","code":504}"#,
+            ErrorClass::Timeout,
+            "late",
+        ),
+    ];
+    for (status, text, class, message) in cases {
+        let s = setup();
+        let (a, b) = text.split_at(text.len() / 2);
+        let parts = ok(&[a, b]);
+        let chunks =
+            SseChunks::with_status(status, body(&s.manual, parts), Clock::manual(&s.manual));
+        let items = all(chunks.meter(s.request));
+        let [Err(StreamError::Status(error))] = &items[..] else {
+            panic!("{status}: {items:?}");
+        };
+        assert_eq!((error.status, error.class), (status, class));
+        let shown = StreamError::Status(error.clone()).to_string();
+        assert!(shown.starts_with(&format!("HTTP {status} (")), "{shown}");
+        assert!(shown.contains(message), "{shown}");
+        let record = only(&s.memory);
+        assert_eq!(record.outcome, Outcome::Error(class));
+        assert_eq!(record.e2e, 3 * MS, "the request ends once the body is read");
+    }
+}
+
+#[test]
+fn an_endless_error_body_is_read_up_to_the_limit() {
+    let s = setup();
+    let endless = stream::repeat_with(|| Ok::<_, std::io::Error>(vec![b'x'; 1000]));
+    let items = all(SseChunks::with_status(500, endless, Clock::default()).meter(s.request));
+    let [Err(StreamError::Status(error))] = &items[..] else {
+        panic!("{items:?}");
+    };
+    assert_eq!(error.class, ErrorClass::ServerError);
+    assert_eq!(error.message.chars().count(), 201, "an excerpt");
+}
+
+#[test]
+fn status_errors_refine_only_generic_statuses() {
+    let overloaded = br#"{"error":{"type":"overloaded_error","message":"busy"}}"#;
+    assert_eq!(
+        StatusError::new(529, overloaded).class,
+        ErrorClass::Overloaded
+    );
+    assert_eq!(
+        StatusError::new(400, overloaded).class,
+        ErrorClass::Overloaded
+    );
+    assert_eq!(
+        StatusError::new(429, overloaded).class,
+        ErrorClass::RateLimited
+    );
+    assert_eq!(StatusError::new(302, b"").class, ErrorClass::Other);
+    let plain = StatusError::new(401, br#"{"error":"invalid api key"}"#);
+    assert_eq!(
+        (plain.class, plain.message.as_str()),
+        (ErrorClass::ClientError, "invalid api key")
+    );
+}
+
+#[test]
+fn usage_sets_the_token_counts() {
+    let usage =
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":7}}\n\n";
+    let (_, record) = run(&[ROLE, &token("a"), &last("b"), usage, DONE]);
+    assert_eq!((record.input_tokens, record.output_tokens), (Some(9), 7));
+    assert_eq!(
+        record.items, 2,
+        "the chunks themselves are still counted as items"
+    );
+
+    let mut s = setup();
+    s.request.set_input_tokens(3);
+    let parts = ok(&[&last("b"), usage, DONE]);
+    let chunks = SseChunks::new(body(&s.manual, parts), Clock::manual(&s.manual));
+    let _ = all(chunks.meter(s.request).input_tokens_from_usage(false));
+    let record = only(&s.memory);
+    assert_eq!((record.input_tokens, record.output_tokens), (Some(3), 7));
+}
+
+#[test]
+fn dropping_the_stream_mid_body_is_cancelled() {
+    let s = setup();
+    let parts = ok(&[ROLE, &token("a"), &token("b"), &token("c"), DONE]);
+    let mut metered =
+        SseChunks::new(body(&s.manual, parts), Clock::manual(&s.manual)).meter(s.request);
+    for _ in 0..3 {
+        assert!(next(&mut metered).unwrap().is_ok());
+    }
+    assert!(!metered.request().is_ended());
+    drop(metered);
+    let record = only(&s.memory);
+    assert_eq!(record.outcome, Outcome::Cancelled);
+    assert_eq!((record.output_tokens, record.ttft), (2, Some(2 * MS)));
+}
+
+/// Remembers every announced recording.
+#[derive(Clone, Debug)]
+struct Announcing {
+    manual: ManualClock,
+    announced: Arc<Mutex<Vec<Duration>>>,
+}
+
+impl EventClock for Announcing {
+    fn now(&self) -> Duration {
+        self.manual.now()
+    }
+
+    fn recording(&self, at: Duration) {
+        self.announced.lock().unwrap().push(at);
+    }
+}
+
+#[test]
+fn token_bearing_chunks_are_announced_to_the_clock_with_their_time() {
+    let s = setup();
+    let clock = Announcing {
+        manual: s.manual.clone(),
+        announced: Arc::default(),
+    };
+    let parts = ok(&[ROLE, &token("a"), &last("b"), DONE]);
+    let items = all(SseChunks::new(body(&s.manual, parts), clock.clone()).meter(s.request));
+    let token_times: Vec<Duration> = items
+        .iter()
+        .flatten()
+        .filter(|c| c.tokens() > 0)
+        .map(|c| c.at)
+        .collect();
+    assert_eq!(token_times, [2 * MS, 3 * MS]);
+    assert_eq!(*clock.announced.lock().unwrap(), token_times);
+}
