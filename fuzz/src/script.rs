@@ -508,7 +508,8 @@ mod tests {
 
     fn run_model(script: &Script) -> (Expected, Vec<(Duration, u32)>) {
         let mut gaps = Vec::new();
-        let expected = model(script, &mut Duration::ZERO, &mut gaps);
+        let mut now = Duration::ZERO;
+        let expected = model(script, &mut now, &mut gaps);
         (expected, gaps)
     }
 

@@ -46,7 +46,7 @@ struct Store {
 /// A series' handle on the store. Weak: records hold their series, so a strong handle would
 /// make a cycle (store → record → series → handle → store) that keeps a dropped sink alive.
 struct MemorySeries {
-    store: Arc<Mutex<Store>>,
+    store: Weak<Mutex<Store>>,
 }
 
 fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -113,7 +113,7 @@ impl fmt::Debug for InMemorySink {
 impl Sink for InMemorySink {
     fn series(&self, _labels: &Labels<'_>) -> Box<dyn SeriesSink> {
         Box::new(MemorySeries {
-            store: self.store.clone(),
+            store: Arc::downgrade(&self.store),
         })
     }
 
@@ -124,13 +124,13 @@ impl Sink for InMemorySink {
 
 impl SeriesSink for MemorySeries {
     fn item(&self, gap: Duration, tokens: u32) {
-        if let Some(store) = Some(self.store.clone()) {
+        if let Some(store) = self.store.upgrade() {
             lock(&store).gaps.push((gap, tokens));
         }
     }
 
     fn end(&self, record: &RequestRecord) {
-        if let Some(store) = Some(self.store.clone()) {
+        if let Some(store) = self.store.upgrade() {
             lock(&store).records.push(record.clone());
         }
     }
