@@ -36,6 +36,8 @@ cargo test --workspace --all-features --doc
 
 echo "==> the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null
+echo "==> the axum example meters one request it sends itself"
+cargo run -q -p tokenmeter-axum --example axum_sse -- --once >/dev/null
 
 echo "==> fuzzing, briefly (20 s per target; scripts/fuzz.sh, cargo fuzz on stable Rust)"
 bash scripts/fuzz.sh 20

@@ -151,10 +151,23 @@ async fn ask_once(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         "gen_ai_server_time_per_output_token_seconds_count",
         "tokenmeter_requests_total",
     ];
-    for line in metrics.lines() {
-        if wanted.iter().any(|w| line.starts_with(w)) && !line.ends_with(" 0") {
-            println!("{line}");
-        }
+    let shown: Vec<&str> = metrics
+        .lines()
+        .filter(|line| wanted.iter().any(|w| line.starts_with(w)) && !line.ends_with(" 0"))
+        .collect();
+    for line in &shown {
+        println!("{line}");
+    }
+    // The scripted test (`scripts/test.sh`) relies on this: the one request was metered.
+    let metered = |name: &str, tail: &str| {
+        shown
+            .iter()
+            .any(|l| l.starts_with(name) && l.ends_with(tail))
+    };
+    if !(metered("tokenmeter_requests_total", r#"outcome="success"} 1"#)
+        && metered("gen_ai_server_time_to_first_token_seconds_count", " 1"))
+    {
+        return Err("the request was not metered as one success with a TTFT".into());
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! Collector down: with nothing listening, and with a receiver that accepts connections and
-//! never answers, a metered workload runs for a bounded time; the per-token cost stays within
+//! Collector down: with nothing listening, with a receiver that accepts connections and never
+//! answers, and with one that closes every connection at once, a metered workload runs for a bounded time; the per-token cost stays within
 //! 2× of a healthy pipeline measured in the same loop, memory stays bounded, nothing blocks or
 //! panics, failures are reported through `tracing`; when the receiver comes up, the next export
 //! carries the cumulative totals.
@@ -101,7 +101,18 @@ fn round(series: &Series) -> Duration {
     spent
 }
 
-fn collector_down(protocol: Protocol, silent: bool) {
+/// How the collector is down.
+#[derive(Clone, Copy, Debug)]
+enum Down {
+    /// Nothing listens: connections are refused.
+    Absent,
+    /// Connections are accepted and never answered.
+    Silent,
+    /// Connections are accepted and closed at once.
+    Closing,
+}
+
+fn collector_down(protocol: Protocol, down_how: Down) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let logs = logs();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -113,12 +124,16 @@ fn collector_down(protocol: Protocol, silent: bool) {
 
     let healthy_receiver = receiver(protocol, runtime.block_on(bind()));
     let down: SocketAddr = free_port();
-    let black_hole = silent.then(|| {
-        let listener = runtime
+    let listen = || {
+        runtime
             .block_on(tokio::net::TcpListener::bind(down))
-            .unwrap();
-        BlackHole::start(listener)
-    });
+            .unwrap()
+    };
+    let black_hole = match down_how {
+        Down::Absent => None,
+        Down::Silent => Some(BlackHole::start(listen())),
+        Down::Closing => Some(BlackHole::closing(listen())),
+    };
     let healthy = pipeline(protocol, healthy_receiver.url());
     let broken = pipeline(protocol, format!("http://{down}"));
     let labels = Labels::server("chat").request_model("m");
@@ -163,7 +178,7 @@ fn collector_down(protocol: Protocol, silent: bool) {
     );
     let (h, b) = (median(&mut healthy_ns), median(&mut broken_ns));
     eprintln!(
-        "{protocol} silent={silent}: {} rounds, median ns/token healthy {h:.1}, collector down {b:.1} \
+        "{protocol} {down_how:?}: {} rounds, median ns/token healthy {h:.1}, collector down {b:.1} \
          (ratio {:.2}), resident +{} KiB",
         healthy_ns.len(),
         b / h,
@@ -234,20 +249,30 @@ fn collector_down(protocol: Protocol, silent: bool) {
 
 #[test]
 fn grpc_with_nothing_listening() {
-    collector_down(Protocol::Grpc, false);
+    collector_down(Protocol::Grpc, Down::Absent);
 }
 
 #[test]
 fn grpc_with_a_receiver_that_never_answers() {
-    collector_down(Protocol::Grpc, true);
+    collector_down(Protocol::Grpc, Down::Silent);
+}
+
+#[test]
+fn grpc_with_a_receiver_that_closes_every_connection() {
+    collector_down(Protocol::Grpc, Down::Closing);
 }
 
 #[test]
 fn http_with_nothing_listening() {
-    collector_down(Protocol::HttpProtobuf, false);
+    collector_down(Protocol::HttpProtobuf, Down::Absent);
 }
 
 #[test]
 fn http_with_a_receiver_that_never_answers() {
-    collector_down(Protocol::HttpProtobuf, true);
+    collector_down(Protocol::HttpProtobuf, Down::Silent);
+}
+
+#[test]
+fn http_with_a_receiver_that_closes_every_connection() {
+    collector_down(Protocol::HttpProtobuf, Down::Closing);
 }

@@ -45,6 +45,44 @@ fn a_panic_while_polling_is_an_error() {
 }
 
 #[test]
+fn a_panic_in_the_classifier_is_an_error_and_propagates() {
+    let rig = Rig::server();
+    let results = stream::iter([Ok(1), Err("upstream said no"), Ok(2)]);
+    let metered = results.meter_results(rig.series.start());
+    let metered = metered.observe_with(tokenmeter::stream::Results::new().classify(|_: &&str| {
+        panic!("a classifier bug");
+    }));
+    let result = catch_unwind(AssertUnwindSafe(|| block_on(metered.collect::<Vec<_>>())));
+    assert!(
+        result.is_err(),
+        "the classifier's panic propagates to the caller"
+    );
+    let r = rig.only_record();
+    assert_eq!(r.outcome, Outcome::Error(ErrorClass::Other));
+    assert!(r.panicked);
+    assert_eq!(r.output_tokens, 1, "the item before the error was counted");
+    assert_eq!(rig.series.waiting() + rig.series.running(), 0);
+}
+
+#[test]
+fn a_panic_in_an_observer_is_an_error_and_propagates() {
+    let rig = Rig::server();
+    let metered = stream::iter(["a", "b", "c"]).meter_with(rig.series.start(), |item: &&str| {
+        assert_ne!(*item, "b", "an observer bug");
+        Observation::tokens(1)
+    });
+    let result = catch_unwind(AssertUnwindSafe(|| block_on(metered.collect::<Vec<_>>())));
+    assert!(
+        result.is_err(),
+        "the observer's panic propagates to the caller"
+    );
+    let r = rig.only_record();
+    assert_eq!(r.outcome, Outcome::Error(ErrorClass::Other));
+    assert!(r.panicked);
+    assert_eq!(r.output_tokens, 1);
+}
+
+#[test]
 fn degraded_answers_are_not_successes() {
     let rig = Rig::server();
     let mut metered = stream::iter([1, 1]).meter(rig.series.start());

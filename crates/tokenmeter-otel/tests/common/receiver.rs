@@ -206,12 +206,25 @@ pub(crate) struct BlackHole {
 }
 
 impl BlackHole {
+    /// Accepts every connection and holds it open without a byte in answer.
     pub(crate) fn start(listener: TcpListener) -> Self {
         let addr = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {
             let mut held = Vec::new();
             while let Ok((stream, _)) = listener.accept().await {
                 held.push(stream);
+            }
+        });
+        Self { addr, task }
+    }
+
+    /// Accepts every connection and closes it at once (a collector restarting, a proxy
+    /// refusing): the client sees its connection end before any answer.
+    pub(crate) fn closing(listener: TcpListener) -> Self {
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                drop(stream);
             }
         });
         Self { addr, task }
