@@ -17,10 +17,9 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use futures_util::{Stream, StreamExt};
-use tokenmeter::sink::InMemorySink;
 use tokenmeter::stream::Observe;
 use tokenmeter::{
-    Clock, Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter, MeterExt, Metered,
+    Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter, MeterExt, Metered,
     Observation, Outcome, RequestRecord, Series,
 };
 
@@ -424,11 +423,7 @@ pub fn check(scripts: &[Script]) {
     quiet_scripted_panics();
     let scripts = &scripts[..scripts.len().min(MAX_REQUESTS)];
     let clock = ManualClock::new();
-    let memory = InMemorySink::new();
-    let meter = Meter::builder()
-        .clock(Clock::manual(&clock))
-        .sink(memory.clone())
-        .build();
+    let (meter, memory) = Meter::manual(&clock);
     let series = meter.series(&Labels::server("chat").request_model("m"));
 
     let mut now = clock.now();

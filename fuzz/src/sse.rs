@@ -1,6 +1,6 @@
 //! `sse_chunks`: arbitrary bytes cut at arbitrary boundaries, read as the body of a streaming
 //! completion by [`tokenmeter_openai::SseChunks`] (the bench client's reader) and metered by
-//! [`SseChunks::meter`] on a [`ManualClock`] into an [`InMemorySink`].
+//! [`SseChunks::meter`] on a [`ManualClock`] into an [`InMemorySink`](tokenmeter::sink::InMemorySink).
 //!
 //! Input layout: byte 0 holds the number `k` of cuts (low 4 bits) and the response (high 4
 //! bits, see [`Response`]); the next `k` bytes are chunk lengths, the rest is the body; what
@@ -19,7 +19,6 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt, stream};
-use tokenmeter::sink::InMemorySink;
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Outcome};
 use tokenmeter_openai::{Chunk, SseChunks, StreamError};
 
@@ -138,11 +137,7 @@ pub fn check(data: &[u8]) {
 /// Reads the body through the meter and checks the record against the items.
 fn metered(response: Response, chunks: &[&[u8]]) {
     let clock = ManualClock::new();
-    let memory = InMemorySink::new();
-    let meter = Meter::builder()
-        .clock(Clock::manual(&clock))
-        .sink(memory.clone())
-        .build();
+    let (meter, memory) = Meter::manual(&clock);
     clock.advance(Duration::from_millis(1));
     let request = meter.series(&Labels::client("chat")).start();
     let arrival = clock.now();

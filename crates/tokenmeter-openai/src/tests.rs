@@ -38,11 +38,7 @@ struct Setup {
 
 fn setup() -> Setup {
     let manual = ManualClock::new();
-    let memory = InMemorySink::new();
-    let meter = Meter::builder()
-        .clock(Clock::manual(&manual))
-        .sink(memory.clone())
-        .build();
+    let (meter, memory) = Meter::manual(&manual);
     let request = meter.series(&Labels::client("chat")).start();
     Setup {
         manual,

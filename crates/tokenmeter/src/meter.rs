@@ -4,9 +4,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::Clock;
 use crate::series::{DEFAULT_MAX_SERIES, Labels, Registry, Resolved, Series};
-use crate::sink::{FanOut, NoopSink, Sink, StepRecorder};
+use crate::sink::{FanOut, InMemorySink, NoopSink, Sink, StepRecorder};
+use crate::{Clock, ManualClock};
 
 /// The entry point: resolves [`Series`] from [`Labels`], with a clock and the sinks every
 /// series reports to.
@@ -92,6 +92,32 @@ impl Meter {
     /// The clock.
     pub fn clock(&self) -> &Clock {
         &self.shared.clock
+    }
+
+    /// A meter for tests: time moves only when `time` is told, and every record is kept in the
+    /// returned [`InMemorySink`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Labels, ManualClock, Meter};
+    ///
+    /// let time = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&time);
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// time.advance(Duration::from_millis(40));
+    /// request.tokens(1);
+    /// request.succeed();
+    /// assert_eq!(memory.records()[0].ttft, Some(Duration::from_millis(40)));
+    /// ```
+    pub fn manual(time: &ManualClock) -> (Meter, InMemorySink) {
+        let memory = InMemorySink::new();
+        let meter = Meter::builder()
+            .clock(Clock::manual(time))
+            .sink(memory.clone())
+            .build();
+        (meter, memory)
     }
 }
 

@@ -18,7 +18,7 @@ use http::{Response, StatusCode, header};
 use http_body::{Body, Frame};
 use http_body_util::BodyExt;
 use tokenmeter::sink::InMemorySink;
-use tokenmeter::{Clock, Labels, ManualClock, Meter, RequestRecord};
+use tokenmeter::{Labels, ManualClock, Meter, RequestRecord};
 use tower::ServiceExt;
 use tower_layer::Layer;
 
@@ -38,11 +38,7 @@ pub(super) struct Harness {
 impl Harness {
     pub(super) fn new() -> Self {
         let time = ManualClock::new();
-        let memory = InMemorySink::new();
-        let meter = Meter::builder()
-            .clock(Clock::manual(&time))
-            .sink(memory.clone())
-            .build();
+        let (meter, memory) = Meter::manual(&time);
         Self {
             time,
             memory,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_core::Stream;
 use tokenmeter::sink::InMemorySink;
-use tokenmeter::{Clock, Labels, ManualClock, Meter, Series};
+use tokenmeter::{Labels, ManualClock, Meter, Series};
 
 /// Yields each item after advancing the manual clock by its delay, then ends after `end_after`.
 pub struct Scripted<T> {
@@ -67,11 +67,7 @@ pub struct Rig {
 impl Rig {
     pub fn new(labels: Labels<'_>) -> Self {
         let time = ManualClock::new();
-        let memory = InMemorySink::new();
-        let meter = Meter::builder()
-            .clock(Clock::manual(&time))
-            .sink(memory.clone())
-            .build();
+        let (meter, memory) = Meter::manual(&time);
         let series = meter.series(&labels);
         Self {
             time,
