@@ -2,6 +2,21 @@
 //! ratio of each pair measured in the same run.
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion};
+
+/// The group every per-token exporter comparison runs in: 1 s warm-up, 4 s of measurement,
+/// 50 samples, so the baseline and ours are measured alike in one run.
+pub fn per_token_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .sample_size(50);
+    group
+}
 
 /// The mean estimate, in nanoseconds, that criterion saved for `group/function` in this run.
 /// `None` when criterion did not save one (for example under `cargo test --benches`).

@@ -81,11 +81,7 @@ fn per_token(c: &mut Criterion) {
     let bound_provider = provider();
     let bound = series(&bound_provider, true);
 
-    let mut group = c.benchmark_group(GROUP);
-    group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4))
-        .sample_size(50);
+    let mut group = tokenmeter_benches::per_token_group(c, GROUP);
     group.bench_function("naive", |b| {
         let mut last = Instant::now();
         b.iter(|| {

@@ -10,22 +10,11 @@ use super::target::Target;
 use crate::names::{label, semconv, vllm};
 use crate::profile::Profile;
 
-/// The step kinds, in slot order. A kind added to the core later lands in the `mixed` slot.
-const KINDS: [StepKind; 3] = [StepKind::Prefill, StepKind::Decode, StepKind::Mixed];
-
-fn kind_index(kind: StepKind) -> usize {
-    match kind {
-        StepKind::Prefill => 0,
-        StepKind::Decode => 1,
-        _ => 2,
-    }
-}
-
 /// Every handle one engine's steps need, one per step kind where the metric has `kind`.
 pub(crate) struct StepHandles {
-    duration: [Histogram; 3],
-    batch_size: [Histogram; 3],
-    tokens: [Counter; 3],
+    duration: [Histogram; StepKind::ALL.len()],
+    batch_size: [Histogram; StepKind::ALL.len()],
+    tokens: [Counter; StepKind::ALL.len()],
     /// `vllm:iteration_tokens_total` (no `kind`, as in vLLM); a no-op in the semconv profile.
     iteration_tokens: Histogram,
 }
@@ -46,12 +35,12 @@ impl StepHandles {
             Profile::Semconv => Histogram::noop(),
         };
         Self {
-            duration: KINDS.map(|kind| {
+            duration: StepKind::ALL.map(|kind| {
                 target.histogram(semconv::ENGINE_STEP_DURATION.prometheus, by_kind(kind))
             }),
-            batch_size: KINDS
+            batch_size: StepKind::ALL
                 .map(|kind| target.histogram(semconv::ENGINE_BATCH_SIZE.prometheus, by_kind(kind))),
-            tokens: KINDS
+            tokens: StepKind::ALL
                 .map(|kind| target.counter(semconv::ENGINE_STEP_TOKENS.prometheus, by_kind(kind))),
             iteration_tokens,
         }
@@ -60,22 +49,10 @@ impl StepHandles {
 
 impl EngineSink for StepHandles {
     fn step(&self, step: &Step) {
-        let slot = kind_index(step.kind);
+        let slot = step.kind.index();
         self.duration[slot].record(step.duration.as_secs_f64());
         self.batch_size[slot].record(f64::from(step.batch_size));
         self.tokens[slot].increment(u64::from(step.tokens));
         self.iteration_tokens.record(f64::from(step.tokens));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_kind_has_its_own_slot_in_order() {
-        for (slot, kind) in KINDS.into_iter().enumerate() {
-            assert_eq!(kind_index(kind), slot, "{kind:?}");
-        }
     }
 }

@@ -19,6 +19,29 @@ pub enum StepKind {
 }
 
 impl StepKind {
+    /// Every kind, in [`index`](StepKind::index) order: exporters keep one prepared handle per
+    /// kind in an array of this length and pick it with `index`, with no lookup per step.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::sink::StepKind;
+    ///
+    /// for (slot, kind) in StepKind::ALL.into_iter().enumerate() {
+    ///     assert_eq!(kind.index(), slot);
+    /// }
+    /// ```
+    pub const ALL: [StepKind; 3] = [StepKind::Prefill, StepKind::Decode, StepKind::Mixed];
+
+    /// This kind's position in [`ALL`](StepKind::ALL).
+    pub const fn index(self) -> usize {
+        match self {
+            StepKind::Prefill => 0,
+            StepKind::Decode => 1,
+            StepKind::Mixed => 2,
+        }
+    }
+
     /// `prefill`, `decode` or `mixed`.
     pub const fn as_str(self) -> &'static str {
         match self {
