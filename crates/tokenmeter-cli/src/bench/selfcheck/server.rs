@@ -133,15 +133,17 @@ async fn connection(
             length / 4,
             length / 4 + max_tokens as usize
         );
-        write_event(socket, &usage).await?;
-        socket
-            .write_all(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
-            .await?;
+        // Recorded before the end of the response is written: the client cannot finish (and
+        // the check cannot take the truth) before the truth is there.
         truth
             .sent
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, sent);
+        write_event(socket, &usage).await?;
+        socket
+            .write_all(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
+            .await?;
     }
 }
 
