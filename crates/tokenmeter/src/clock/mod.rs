@@ -64,7 +64,8 @@ pub struct Clock {
 enum Kind {
     Monotonic(Instant),
     #[cfg(feature = "quanta")]
-    Quanta(quanta::Clock, quanta::Instant),
+    /// The clock and its origin as a raw counter reading.
+    Quanta(quanta::Clock, u64),
     Manual(ManualClock),
     #[cfg(feature = "tokio")]
     Tokio(tokio::time::Instant),
@@ -86,7 +87,7 @@ impl Clock {
     #[cfg(feature = "quanta")]
     pub fn quanta() -> Self {
         let clock = quanta::Clock::new();
-        let origin = clock.now();
+        let origin = clock.raw();
         Self {
             kind: Kind::Quanta(clock, origin),
         }
@@ -140,11 +141,33 @@ impl Clock {
         match &self.kind {
             Kind::Monotonic(origin) => origin.elapsed(),
             #[cfg(feature = "quanta")]
-            Kind::Quanta(clock, origin) => clock.now().saturating_duration_since(*origin),
+            Kind::Quanta(..) => Duration::from_nanos(self.now_nanos()),
             Kind::Manual(manual) => manual.now(),
             #[cfg(feature = "tokio")]
             Kind::Tokio(origin) => origin.elapsed(),
             Kind::Custom(source) => source.now(),
+        }
+    }
+
+    /// [`now`](Self::now) as whole nanoseconds (saturating at `u64::MAX`, some 584 years): the
+    /// form the per-token path keeps, which skips splitting into seconds and nanoseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let manual = tokenmeter::ManualClock::new();
+    /// let clock = tokenmeter::Clock::manual(&manual);
+    /// manual.advance(Duration::from_micros(1_500));
+    /// assert_eq!(clock.now_nanos(), 1_500_000);
+    /// assert_eq!(Duration::from_nanos(clock.now_nanos()), clock.now());
+    /// ```
+    #[inline]
+    pub fn now_nanos(&self) -> u64 {
+        match &self.kind {
+            #[cfg(feature = "quanta")]
+            Kind::Quanta(clock, origin) => clock.delta_as_nanos(*origin, clock.raw()),
+            _ => u64::try_from(self.now().as_nanos()).unwrap_or(u64::MAX),
         }
     }
 }

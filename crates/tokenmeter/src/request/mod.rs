@@ -66,7 +66,8 @@ pub struct Request {
     arrival: Duration,
     scheduled: Option<Duration>,
     first: Option<Duration>,
-    last: Option<Duration>,
+    /// The last token's time in nanoseconds; meaningful once `first` is set.
+    last_ns: u64,
     input_tokens: Option<u64>,
     output_tokens: u64,
     output_override: Option<u64>,
@@ -91,7 +92,7 @@ impl Request {
             arrival,
             scheduled: None,
             first: None,
-            last: None,
+            last_ns: 0,
             input_tokens: None,
             output_tokens: 0,
             output_override: None,
@@ -184,15 +185,15 @@ impl Request {
         if tokens == 0 {
             return;
         }
-        let now = self.series.clock().now();
+        let now = self.series.clock().now_nanos();
         self.items += 1;
         self.output_tokens += u64::from(tokens);
-        match self.last.replace(now) {
-            Some(previous) => {
-                let gap = now.saturating_sub(previous);
-                guarded(|| self.series.sink().item(gap, tokens));
-            }
-            None => self.first_token(now, tokens),
+        let previous = std::mem::replace(&mut self.last_ns, now);
+        if self.first.is_some() {
+            let gap = Duration::from_nanos(now.saturating_sub(previous));
+            guarded(|| self.series.sink().item(gap, tokens));
+        } else {
+            self.first_token(Duration::from_nanos(now), tokens);
         }
     }
 
@@ -270,6 +271,7 @@ impl Request {
             (other, _) => other,
         };
         let since = |from: Option<Duration>, to: Option<Duration>| Some(to?.saturating_sub(from?));
+        let last = self.first.map(|_| Duration::from_nanos(self.last_ns));
         let record = RequestRecord {
             id: self.id,
             series: self.series.clone(),
@@ -284,8 +286,8 @@ impl Request {
             queue: since(Some(self.arrival), self.scheduled),
             prefill: since(self.scheduled, self.first),
             ttft: since(Some(self.arrival), self.first),
-            decode: since(self.first, self.last),
-            inference: since(self.scheduled, self.last),
+            decode: since(self.first, last),
+            inference: since(self.scheduled, last),
             e2e: end - self.arrival,
         };
         self.series.gauge(held, -1);
