@@ -94,24 +94,30 @@ struct JsonBody {
 }
 
 impl<B: Body<Data = Bytes>> MeteredBody<B> {
-    /// Wraps `inner`, the body of a response with `status` and `headers`, for `request`.
-    /// A status of 400 or more ends the request at once with its class.
+    /// Wraps `inner`, the body of a response with `status` and `headers`, for `request` and
+    /// whether the body goes on the wire at all (not for a HEAD request or a 204/304).
+    /// A status of 400 or more ends the request at once with its class; a body that is never
+    /// sent ends it at once with success, since nobody will read it.
     pub(crate) fn new(
         inner: B,
         status: StatusCode,
         headers: &HeaderMap,
-        request: Option<Request>,
+        request: Option<(Request, bool)>,
         limit: usize,
     ) -> Self {
         let mut body = Self {
             metering: None,
             inner,
         };
-        let Some(request) = request else {
+        let Some((request, sent)) = request else {
             return body;
         };
         if let Some(class) = ErrorClass::from_http_status(status.as_u16()) {
             request.fail(class);
+            return body;
+        }
+        if !sent {
+            request.finish(Outcome::Success);
             return body;
         }
         let reader = match essence(headers) {

@@ -27,15 +27,18 @@ pin_project! {
         inner: F,
         request: Option<Request>,
         limit: usize,
+        // A HEAD request: the response's body is never sent.
+        head: bool,
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn new(inner: F, request: Request, limit: usize) -> Self {
+    pub(crate) fn new(inner: F, request: Request, limit: usize, head: bool) -> Self {
         Self {
             inner,
             request: Some(request),
             limit,
+            head,
         }
     }
 }
@@ -55,8 +58,14 @@ where
         Poll::Ready(match result {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
-                let body =
-                    MeteredBody::new(body, parts.status, &parts.headers, request, *this.limit);
+                let sent = !*this.head && !bodiless(parts.status);
+                let body = MeteredBody::new(
+                    body,
+                    parts.status,
+                    &parts.headers,
+                    request.map(|request| (request, sent)),
+                    *this.limit,
+                );
                 Ok(Response::from_parts(parts, body))
             }
             Err(error) => {
@@ -67,6 +76,13 @@ where
             }
         })
     }
+}
+
+/// Statuses whose responses never carry a body (RFC 9110 §6.4.1): servers do not read it.
+fn bodiless(status: http::StatusCode) -> bool {
+    status.is_informational()
+        || status == http::StatusCode::NO_CONTENT
+        || status == http::StatusCode::NOT_MODIFIED
 }
 
 impl<F> fmt::Debug for ResponseFuture<F> {

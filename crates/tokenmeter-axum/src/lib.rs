@@ -63,6 +63,7 @@
 //! | Response | Read as |
 //! |---|---|
 //! | status ≥ 400 | ends at once: error of the status' class (`rate_limited`, `overloaded`, `timeout`, `server_error`, `client_error`) |
+//! | the answer to a HEAD request, or a 1xx, 204 or 304 (no body goes on the wire) | ends at once: success |
 //! | `text/event-stream` | each SSE data event through [`tokenmeter_openai::chunk::parse`]: a token-bearing delta (content, reasoning, tool call) is one item, the time it passes is its token time; the role frame and empty deltas are frames without a token; `finish_reason` and `usage` (output and input tokens) are kept; an error object or `event: error` ends the request with its class; `[DONE]` ends it with success |
 //! | `application/json` | kept (up to [`MeterLayer::buffer_limit`]) and its `usage` and finish reason read at the end; an error object makes it an error |
 //! | anything else | success at the end |

@@ -85,8 +85,9 @@ where
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
         let (parts, body) = request.into_parts();
         let metered = self.choose.series(&parts).start();
+        let head = parts.method == http::Method::HEAD;
         let future = self.inner.call(http::Request::from_parts(parts, body));
-        ResponseFuture::new(future, metered, self.limit)
+        ResponseFuture::new(future, metered, self.limit, head)
     }
 }
 

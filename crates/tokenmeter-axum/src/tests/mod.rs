@@ -1,6 +1,7 @@
 //! Tests that drive the service with `tower::ServiceExt::oneshot`, a scripted body and a manual
 //! clock, and check the exact record.
 
+mod bodiless;
 mod lifecycle;
 mod router;
 mod statuses;
