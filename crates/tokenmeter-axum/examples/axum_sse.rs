@@ -20,11 +20,11 @@ use std::time::Duration;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Json, Router, middleware};
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 use tokenmeter::{Labels, Meter};
-use tokenmeter_axum::{MeterLayer, header_value};
+use tokenmeter_axum::{MeterLayer, model_from_body, request_model};
 use tokenmeter_prometheus::{Builder, CONTENT_TYPE, Handle, Profile};
 
 /// The model this server answers as.
@@ -43,21 +43,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (sink, metrics) = Builder::new(Profile::Semconv).build_local()?;
     let meter = Meter::builder().sink(sink).build();
 
-    // 2. The layer: one series per model header (capped by the meter), the arrival at the call.
+    // 2. The layer: one series per requested model (capped by the meter), the arrival at the
+    //    call. The model is in the JSON body, which `model_from_body` reads first.
     let layer = MeterLayer::labels(meter, |parts| {
-        let model = match header_value(parts, "x-model") {
-            "" => MODEL,
-            named => named,
-        };
         Labels::server("chat")
             .provider("example")
-            .request_model(model)
+            .request_model(request_model(parts))
     });
 
-    // 3. The routes: only the completion endpoint is metered.
+    // 3. The routes: only the completion endpoint is metered (the last layer runs first).
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route_layer(layer)
+        .route_layer(middleware::from_fn(model_from_body))
         .route("/metrics", get(move || render(metrics.clone())));
 
     let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -159,15 +157,20 @@ async fn ask_once(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         println!("{line}");
     }
     // The scripted test (`scripts/test.sh`) relies on this: the one request was metered.
+    // Labelled by the model named in the request's body.
     let metered = |name: &str, tail: &str| {
-        shown
-            .iter()
-            .any(|l| l.starts_with(name) && l.ends_with(tail))
+        shown.iter().any(|l| {
+            l.starts_with(name)
+                && l.contains(&format!("gen_ai_request_model=\"{MODEL}\""))
+                && l.ends_with(tail)
+        })
     };
     if !(metered("tokenmeter_requests_total", r#"outcome="success"} 1"#)
         && metered("gen_ai_server_time_to_first_token_seconds_count", " 1"))
     {
-        return Err("the request was not metered as one success with a TTFT".into());
+        return Err(
+            "the request was not metered as one success with a TTFT, labelled by its model".into(),
+        );
     }
     Ok(())
 }

@@ -218,14 +218,15 @@ impl JsonBody {
     }
 }
 
-enum Essence {
+/// What a body is, by its `content-type`.
+pub(crate) enum Essence {
     EventStream,
     Json,
     Other,
 }
 
 /// The media type of `content-type`, without parameters.
-fn essence(headers: &HeaderMap) -> Essence {
+pub(crate) fn essence(headers: &HeaderMap) -> Essence {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Essence::Other;
     };

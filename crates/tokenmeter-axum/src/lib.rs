@@ -92,8 +92,9 @@
 //!
 //! # Caveats
 //!
-//! - The model in an OpenAI request is in its JSON body, which the layer does not read: take the
-//!   labels from the path, a header or an extension set by an earlier layer.
+//! - The model in an OpenAI request is in its JSON body, which the layer does not read: add the
+//!   [`model_from_body`] middleware and label with [`request_model`], or take the labels from the
+//!   path, a header or an extension set by an earlier layer.
 //! - An SSE data event that is not a completion chunk counts as a frame without a token, and an
 //!   event longer than the buffer limit is passed through unread.
 //! - The server decides when a dropped connection drops the body: hyper notices it on its next
@@ -106,6 +107,7 @@ mod body;
 mod choose;
 mod future;
 mod layer;
+mod model;
 mod openai;
 mod service;
 mod sse;
@@ -118,4 +120,7 @@ pub use body::MeteredBody;
 pub use choose::{ByLabels, ChooseSeries, LabelsFn, header_value};
 pub use future::ResponseFuture;
 pub use layer::{DEFAULT_BUFFER_LIMIT, MeterLayer};
+pub use model::{
+    MODEL_BODY_LIMIT, RequestModel, model_from_body, model_from_body_limited, request_model,
+};
 pub use service::MeterService;

@@ -3,6 +3,7 @@
 
 mod bodiless;
 mod lifecycle;
+mod model;
 mod router;
 mod statuses;
 mod streams;
