@@ -41,6 +41,9 @@ cargo run -q -p tokenmeter-axum --example axum_sse -- --once >/dev/null
 
 echo "==> fuzzing, briefly (20 s per target; scripts/fuzz.sh, cargo fuzz on stable Rust)"
 bash scripts/fuzz.sh 20
+echo "==> the fuzz crate (outside the workspace): fmt and clippy"
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
 echo "==> tests (unit, integration, end-to-end; benchmarks once in test mode)"
 cargo nextest run --workspace --all-features --all-targets --no-fail-fast
