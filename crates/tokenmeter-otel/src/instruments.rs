@@ -2,7 +2,7 @@
 
 use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter, UpDownCounter};
 
-use crate::buckets::Buckets;
+use crate::Buckets;
 use crate::names::{self, MetricName};
 
 /// Every instrument of one sink. Cloning an instrument is one reference count.

@@ -124,7 +124,6 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod attrs;
-mod buckets;
 mod instruments;
 pub mod names;
 #[cfg(feature = "otlp")]
@@ -135,12 +134,15 @@ mod sink;
 mod steps;
 mod view;
 
-pub use buckets::{
-    BATCH_SIZE_EDGES, BucketError, Buckets, DURATION_EDGES, Metric, STEP_DURATION_EDGES,
-    TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
-};
 #[cfg(feature = "otlp")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "http"))))]
 pub use otlp::{DEFAULT_SHUTDOWN_WAIT, ExportStats, OtlpConfig, OtlpError, OtlpPipeline, Protocol};
 pub use sink::{EngineGauges, OtelSink, OtelSinkBuilder};
 pub use view::{DEFAULT_CARDINALITY_LIMIT, HistogramAggregation, views};
+
+// Bucket layouts: the semconv advice of `tokenmeter::conventions`, per-metric replacement and
+// extra edges (SLO thresholds), shared with the Prometheus exporter.
+pub use tokenmeter::conventions::{
+    BATCH_SIZE_EDGES, BucketError, Buckets, DURATION_EDGES, Metric, STEP_DURATION_EDGES,
+    TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
+};

@@ -8,8 +8,8 @@ use opentelemetry::metrics::{Counter, Gauge, Meter};
 use tokenmeter::sink::{EngineSink, SeriesSink, Sink};
 use tokenmeter::{Labels, Role};
 
+use crate::Buckets;
 use crate::attrs::{self, Set};
-use crate::buckets::Buckets;
 use crate::instruments::Instruments;
 use crate::series::OtelSeries;
 use crate::steps::OtelSteps;

@@ -1,101 +1,21 @@
-//! Bucket layouts: the defaults of `../shared/METRICS.md`, per-metric replacement, and extra
-//! edges (SLO thresholds) so that `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is exact.
-
-use std::collections::BTreeMap;
-use std::fmt;
+//! Bucket layouts: the defaults of [`tokenmeter::conventions`] and of vLLM
+//! (`../shared/METRICS.md`), per-metric replacement, and extra edges (SLO thresholds) so that
+//! `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is exact.
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use tokenmeter::conventions;
+pub use tokenmeter::conventions::Metric;
 
 use crate::error::Error;
 pub(crate) use crate::layout::Layout;
-use crate::profile::Profile;
-
-/// What a histogram measures, independent of the profile's names. Bucket settings are given per
-/// `Metric` and apply to every histogram of that meaning: [`Metric::Ttft`] is
-/// `gen_ai_server_time_to_first_token_seconds` and
-/// `gen_ai_client_operation_time_to_first_chunk_seconds` in the semconv profile and
-/// `vllm:time_to_first_token_seconds` in the vLLM profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Metric {
-    /// Time to first token (server) or first chunk (client), seconds.
-    Ttft,
-    /// Inter-token latency, one sample per item after the first, seconds.
-    Itl,
-    /// Time per output token, per request, seconds.
-    Tpot,
-    /// End-to-end request duration, seconds.
-    E2e,
-    /// Queue time, seconds.
-    Queue,
-    /// Prefill time, seconds.
-    Prefill,
-    /// Decode time, seconds.
-    Decode,
-    /// Inference time, seconds.
-    Inference,
-    /// Input tokens per request.
-    InputTokens,
-    /// Output tokens per request.
-    OutputTokens,
-    /// Duration of one engine step, seconds.
-    StepDuration,
-    /// Sequences in one engine step (the batch size).
-    BatchSize,
-    /// Tokens in one engine step (vLLM's `iteration_tokens_total`).
-    StepTokens,
-}
-
-impl Metric {
-    /// Every metric, in a fixed order.
-    pub const ALL: [Metric; 13] = [
-        Metric::Ttft,
-        Metric::Itl,
-        Metric::Tpot,
-        Metric::E2e,
-        Metric::Queue,
-        Metric::Prefill,
-        Metric::Decode,
-        Metric::Inference,
-        Metric::InputTokens,
-        Metric::OutputTokens,
-        Metric::StepDuration,
-        Metric::BatchSize,
-        Metric::StepTokens,
-    ];
-
-    /// `ttft`, `itl`, `tpot`, `e2e`, `queue`, `prefill`, `decode`, `inference`,
-    /// `input_tokens`, `output_tokens`, `step_duration`, `batch_size` or `step_tokens`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Metric::Ttft => "ttft",
-            Metric::Itl => "itl",
-            Metric::Tpot => "tpot",
-            Metric::E2e => "e2e",
-            Metric::Queue => "queue",
-            Metric::Prefill => "prefill",
-            Metric::Decode => "decode",
-            Metric::Inference => "inference",
-            Metric::InputTokens => "input_tokens",
-            Metric::OutputTokens => "output_tokens",
-            Metric::StepDuration => "step_duration",
-            Metric::BatchSize => "batch_size",
-            Metric::StepTokens => "step_tokens",
-        }
-    }
-}
-
-impl fmt::Display for Metric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::profile::{Histogram, Profile};
 
 /// The default context length for vLLM's 1-2-5 token buckets.
 pub const DEFAULT_CONTEXT_LENGTH: u64 = 131_072;
 
-/// Bucket settings for every histogram: the defaults of `../shared/METRICS.md`, replaced or
-/// extended per [`Metric`].
+/// Bucket settings for every histogram: the defaults of `../shared/METRICS.md` (those of
+/// [`tokenmeter::conventions`] for the semconv names, vLLM's for the vLLM profile), replaced
+/// or extended per [`Metric`].
 ///
 /// Add an SLO threshold as an edge with [`Buckets::add_edges`], so that
 /// `rate(x_bucket{le="<threshold>"}[w]) / rate(x_count[w])` is the exact fraction of requests at
@@ -117,8 +37,7 @@ pub const DEFAULT_CONTEXT_LENGTH: u64 = 131_072;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Buckets {
-    replaced: BTreeMap<Metric, Vec<f64>>,
-    extra: BTreeMap<Metric, Vec<f64>>,
+    settings: conventions::Buckets,
     context_length: Option<u64>,
 }
 
@@ -131,18 +50,13 @@ impl Buckets {
     /// Replaces the default layout of `metric` with `edges` (any order; duplicates removed).
     /// Edges added with [`Buckets::add_edges`] are kept.
     pub fn set(&mut self, metric: Metric, edges: &[f64]) -> Result<&mut Self, Error> {
-        let edges = validate(metric, edges)?;
-        if edges.is_empty() {
-            return Err(Error::EmptyBuckets { metric });
-        }
-        self.replaced.insert(metric, edges);
+        self.settings.set(metric, edges)?;
         Ok(self)
     }
 
     /// Adds `edges` to the layout of `metric` (default or replaced): the SLO thresholds.
     pub fn add_edges(&mut self, metric: Metric, edges: &[f64]) -> Result<&mut Self, Error> {
-        let edges = validate(metric, edges)?;
-        self.extra.entry(metric).or_default().extend(edges);
+        self.settings.add_edges(metric, edges)?;
         Ok(self)
     }
 
@@ -159,33 +73,22 @@ impl Buckets {
     /// The sorted edges of the histogram named `name` (its Prometheus name) in `profile`, or
     /// `None` if the profile has no such histogram.
     pub fn edges(&self, profile: Profile, name: &str) -> Option<Vec<f64>> {
-        let histogram = profile
-            .histograms()
-            .iter()
-            .find(|h| h.name.prometheus == name)?;
-        let context = self.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH);
-        let mut edges = Vec::new();
-        for concept in histogram.concepts {
-            match self.replaced.get(concept) {
-                Some(replaced) => edges.extend_from_slice(replaced),
-                None => edges.extend(histogram.default.edges(context)),
-            }
-            if let Some(extra) = self.extra.get(concept) {
-                edges.extend_from_slice(extra);
-            }
-        }
-        edges.sort_by(f64::total_cmp);
-        edges.dedup();
-        Some(edges)
+        let histogram = profile.histograms().find(|h| h.name.prometheus == name)?;
+        Some(self.edges_of(&histogram))
     }
 
     /// Every histogram of `profile` with its edges: what to give a `metrics` recorder.
     pub fn layout(&self, profile: Profile) -> Vec<(&'static str, Vec<f64>)> {
         profile
             .histograms()
-            .iter()
-            .filter_map(|h| Some((h.name.prometheus, self.edges(profile, h.name.prometheus)?)))
+            .map(|h| (h.name.prometheus, self.edges_of(&h)))
             .collect()
+    }
+
+    fn edges_of(&self, histogram: &Histogram) -> Vec<f64> {
+        let context = self.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH);
+        let default = histogram.default.edges(context);
+        self.settings.edges_for(histogram.concepts, &default)
     }
 
     /// Sets the buckets of every histogram of `profile` on a `metrics-exporter-prometheus`
@@ -212,16 +115,6 @@ impl Buckets {
         }
         builder
     }
-}
-
-fn validate(metric: Metric, edges: &[f64]) -> Result<Vec<f64>, Error> {
-    if let Some(&value) = edges.iter().find(|v| !v.is_finite() || **v < 0.0) {
-        return Err(Error::InvalidEdge { metric, value });
-    }
-    let mut edges = edges.to_vec();
-    edges.sort_by(f64::total_cmp);
-    edges.dedup();
-    Ok(edges)
 }
 
 #[cfg(test)]
@@ -254,6 +147,25 @@ mod tests {
             b.edges(Profile::Semconv, "vllm:e2e_request_latency_seconds"),
             None
         );
+    }
+
+    #[test]
+    fn semconv_layouts_are_those_of_the_conventions_under_the_translated_names() {
+        let mut ours = Buckets::new();
+        let mut conventions = conventions::Buckets::new();
+        for round in 0..2 {
+            let layout = ours.layout(Profile::Semconv);
+            assert_eq!(layout.len(), conventions::HISTOGRAMS.len());
+            for (h, (name, edges)) in conventions::HISTOGRAMS.iter().zip(&layout) {
+                assert_eq!(*name, h.instrument.prometheus_name(), "round {round}");
+                assert_eq!(Some(edges), conventions.edges(h.instrument.name).as_ref());
+            }
+            // The same settings on both, then again.
+            ours.add_edges(Metric::Ttft, &[0.35]).unwrap();
+            ours.set(Metric::OutputTokens, &[7.0]).unwrap();
+            conventions.add_edges(Metric::Ttft, &[0.35]).unwrap();
+            conventions.set(Metric::OutputTokens, &[7.0]).unwrap();
+        }
     }
 
     #[test]

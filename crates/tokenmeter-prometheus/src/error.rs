@@ -2,6 +2,8 @@
 
 use std::net::SocketAddr;
 
+use tokenmeter::conventions::BucketError;
+
 use crate::buckets::Metric;
 
 /// An error from configuring buckets, building or installing the exporter.
@@ -56,4 +58,13 @@ pub enum Error {
         "could not start the exporter's background runtime: {0}; check the process's thread and file limits"
     )]
     Runtime(String),
+}
+
+impl From<BucketError> for Error {
+    fn from(error: BucketError) -> Self {
+        match error {
+            BucketError::InvalidEdge { metric, value } => Error::InvalidEdge { metric, value },
+            BucketError::EmptyBuckets { metric } => Error::EmptyBuckets { metric },
+        }
+    }
 }

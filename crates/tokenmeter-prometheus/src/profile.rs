@@ -3,8 +3,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use tokenmeter::conventions;
+
 use crate::buckets::{Layout, Metric};
 use crate::error::Error;
+use crate::layout::{VLLM_ITERATION_TOKENS, VLLM_ITL, VLLM_REQUEST, VLLM_TTFT};
 use crate::names::{self, MetricName, semconv, vllm};
 
 /// The naming profile: which metric and label names are published (`../shared/METRICS.md` §3).
@@ -49,11 +52,8 @@ impl Profile {
     }
 
     /// The histograms of this profile, with the bucket concepts they follow.
-    pub(crate) fn histograms(self) -> &'static [Histogram] {
-        match self {
-            Profile::Semconv => SEMCONV_HISTOGRAMS,
-            Profile::Vllm => VLLM_HISTOGRAMS,
-        }
+    pub(crate) fn histograms(self) -> impl Iterator<Item = Histogram> {
+        self.metrics().filter_map(Histogram::of)
     }
 }
 
@@ -85,11 +85,27 @@ const VLLM_EXTRAS: &[MetricName] = &[
 ];
 
 /// A histogram of a profile: its name, the concepts whose buckets it takes, its default layout.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Histogram {
     pub(crate) name: &'static MetricName,
     pub(crate) concepts: &'static [Metric],
     pub(crate) default: Layout,
+}
+
+impl Histogram {
+    /// The histogram that `metric` is: a histogram of [`tokenmeter::conventions`] (the semconv
+    /// names, and the engine-step histograms the vLLM profile borrows) or one of vLLM's; `None`
+    /// for a counter or a gauge.
+    fn of(metric: &'static MetricName) -> Option<Self> {
+        if let Some(h) = conventions::histogram(metric.otel) {
+            return Some(Histogram {
+                name: metric,
+                concepts: h.metrics,
+                default: Layout::Fixed(h.edges),
+            });
+        }
+        VLLM_HISTOGRAMS.iter().find(|h| h.name == metric).copied()
+    }
 }
 
 const fn h(name: &'static MetricName, concepts: &'static [Metric], default: Layout) -> Histogram {
@@ -100,133 +116,62 @@ const fn h(name: &'static MetricName, concepts: &'static [Metric], default: Layo
     }
 }
 
-const SEMCONV_HISTOGRAMS: &[Histogram] = &[
-    h(
-        &semconv::SERVER_TIME_TO_FIRST_TOKEN,
-        &[Metric::Ttft],
-        Layout::SemconvTtft,
-    ),
-    h(
-        &semconv::SERVER_TIME_PER_OUTPUT_TOKEN,
-        &[Metric::Tpot],
-        Layout::SemconvTpot,
-    ),
-    h(
-        &semconv::SERVER_REQUEST_DURATION,
-        &[Metric::E2e],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::CLIENT_OPERATION_DURATION,
-        &[Metric::E2e],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::CLIENT_TIME_TO_FIRST_CHUNK,
-        &[Metric::Ttft],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::CLIENT_TIME_PER_OUTPUT_CHUNK,
-        &[Metric::Itl],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::CLIENT_TOKEN_USAGE,
-        &[Metric::InputTokens, Metric::OutputTokens],
-        Layout::SemconvTokens,
-    ),
-    h(
-        &semconv::INTER_TOKEN_LATENCY,
-        &[Metric::Itl],
-        Layout::SemconvTpot,
-    ),
-    h(
-        &semconv::TIME_PER_OUTPUT_TOKEN,
-        &[Metric::Tpot],
-        Layout::SemconvTpot,
-    ),
-    h(
-        &semconv::QUEUE_TIME,
-        &[Metric::Queue],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::PREFILL_TIME,
-        &[Metric::Prefill],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::DECODE_TIME,
-        &[Metric::Decode],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::INFERENCE_TIME,
-        &[Metric::Inference],
-        Layout::SemconvDuration,
-    ),
-    h(
-        &semconv::ENGINE_STEP_DURATION,
-        &[Metric::StepDuration],
-        Layout::StepDuration,
-    ),
-    h(
-        &semconv::ENGINE_BATCH_SIZE,
-        &[Metric::BatchSize],
-        Layout::BatchSize,
-    ),
-];
-
+/// vLLM's own histograms (METRICS.md §3.2).
 const VLLM_HISTOGRAMS: &[Histogram] = &[
     h(
         &vllm::TIME_TO_FIRST_TOKEN,
         &[Metric::Ttft],
-        Layout::VllmTtft,
+        Layout::Fixed(VLLM_TTFT),
     ),
-    h(&vllm::INTER_TOKEN_LATENCY, &[Metric::Itl], Layout::VllmItl),
+    h(
+        &vllm::INTER_TOKEN_LATENCY,
+        &[Metric::Itl],
+        Layout::Fixed(VLLM_ITL),
+    ),
     h(
         &vllm::TIME_PER_OUTPUT_TOKEN,
         &[Metric::Tpot],
-        Layout::VllmItl,
+        Layout::Fixed(VLLM_ITL),
     ),
     h(
         &vllm::E2E_REQUEST_LATENCY,
         &[Metric::E2e],
-        Layout::VllmRequest,
+        Layout::Fixed(VLLM_REQUEST),
     ),
-    h(&vllm::QUEUE_TIME, &[Metric::Queue], Layout::VllmRequest),
-    h(&vllm::PREFILL_TIME, &[Metric::Prefill], Layout::VllmRequest),
-    h(&vllm::DECODE_TIME, &[Metric::Decode], Layout::VllmRequest),
+    h(
+        &vllm::QUEUE_TIME,
+        &[Metric::Queue],
+        Layout::Fixed(VLLM_REQUEST),
+    ),
+    h(
+        &vllm::PREFILL_TIME,
+        &[Metric::Prefill],
+        Layout::Fixed(VLLM_REQUEST),
+    ),
+    h(
+        &vllm::DECODE_TIME,
+        &[Metric::Decode],
+        Layout::Fixed(VLLM_REQUEST),
+    ),
     h(
         &vllm::INFERENCE_TIME,
         &[Metric::Inference],
-        Layout::VllmRequest,
+        Layout::Fixed(VLLM_REQUEST),
     ),
     h(
         &vllm::REQUEST_PROMPT_TOKENS,
         &[Metric::InputTokens],
-        Layout::VllmTokens,
+        Layout::OneTwoFive,
     ),
     h(
         &vllm::REQUEST_GENERATION_TOKENS,
         &[Metric::OutputTokens],
-        Layout::VllmTokens,
+        Layout::OneTwoFive,
     ),
     h(
         &vllm::ITERATION_TOKENS,
         &[Metric::StepTokens],
-        Layout::VllmIterationTokens,
-    ),
-    h(
-        &semconv::ENGINE_STEP_DURATION,
-        &[Metric::StepDuration],
-        Layout::StepDuration,
-    ),
-    h(
-        &semconv::ENGINE_BATCH_SIZE,
-        &[Metric::BatchSize],
-        Layout::BatchSize,
+        Layout::Fixed(VLLM_ITERATION_TOKENS),
     ),
 ];
 
@@ -252,11 +197,7 @@ mod tests {
     #[test]
     fn every_histogram_of_a_profile_has_a_bucket_entry() {
         for profile in [Profile::Semconv, Profile::Vllm] {
-            let with_buckets: Vec<_> = profile
-                .histograms()
-                .iter()
-                .map(|h| h.name.prometheus)
-                .collect();
+            let with_buckets: Vec<_> = profile.histograms().map(|h| h.name.prometheus).collect();
             for metric in profile.metrics() {
                 assert_eq!(
                     metric.kind == Kind::Histogram,

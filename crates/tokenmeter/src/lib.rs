@@ -77,7 +77,7 @@
 //!
 //! # Features
 //!
-//! - `tokio`: [`Clock::tokio`], which follows tokio's paused time, and classification of
+//! - `tokio`: `Clock::tokio`, which follows tokio's paused time, and classification of
 //!   `tokio::time::error::Elapsed` as a timeout.
 //! - `quanta`: `Clock::quanta`, the CPU's time-stamp counter (about 7 ns a read instead of about
 //!   30 ns for `Instant::now` here), which then becomes the default clock. The Prometheus
@@ -96,6 +96,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod clock;
+pub mod conventions;
 mod meter;
 pub mod outcome;
 mod record;

@@ -1,4 +1,7 @@
-//! Label (attribute) names, in both spellings.
+//! Label (attribute) names, in both spellings: the attribute keys of
+//! [`tokenmeter::conventions::attr`] with dots as underscores, plus vLLM's own labels.
+
+use tokenmeter::conventions::attr;
 
 /// A label: its OpenTelemetry attribute key and its Prometheus label name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -11,41 +14,63 @@ pub struct LabelName {
 }
 
 impl LabelName {
-    const fn new(otel: &'static str, prometheus: &'static str) -> Self {
-        Self { otel, prometheus }
+    /// A label spelled the same in both (vLLM's labels, which exist only here).
+    const fn same(name: &'static str) -> Self {
+        Self {
+            otel: name,
+            prometheus: name,
+        }
+    }
+
+    /// The attribute `key` of [`tokenmeter::conventions::attr`] as the label `prometheus`.
+    ///
+    /// # Panics
+    ///
+    /// At compile time (in a `const`) when `prometheus` is not `key` with dots as underscores.
+    const fn semconv(key: &'static str, prometheus: &'static str) -> Self {
+        assert!(
+            attr::is_prometheus_label(key, prometheus),
+            "a label name is not its attribute key with dots as underscores"
+        );
+        Self {
+            otel: key,
+            prometheus,
+        }
     }
 }
 
-/// `gen_ai.operation.name`: `chat`, `text_completion`, `embeddings`, …
-pub const OPERATION: LabelName = LabelName::new("gen_ai.operation.name", "gen_ai_operation_name");
-/// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0).
-pub const PROVIDER: LabelName = LabelName::new("gen_ai.provider.name", "gen_ai_provider_name");
-/// `gen_ai.request.model`.
-pub const REQUEST_MODEL: LabelName = LabelName::new("gen_ai.request.model", "gen_ai_request_model");
-/// `gen_ai.response.model`.
+/// `gen_ai_operation_name`: [`attr::OPERATION`] (`chat`, `text_completion`, `embeddings`, …).
+pub const OPERATION: LabelName = LabelName::semconv(attr::OPERATION, "gen_ai_operation_name");
+/// `gen_ai_provider_name`: [`attr::PROVIDER`].
+pub const PROVIDER: LabelName = LabelName::semconv(attr::PROVIDER, "gen_ai_provider_name");
+/// `gen_ai_request_model`: [`attr::REQUEST_MODEL`].
+pub const REQUEST_MODEL: LabelName =
+    LabelName::semconv(attr::REQUEST_MODEL, "gen_ai_request_model");
+/// `gen_ai_response_model`: [`attr::RESPONSE_MODEL`].
 pub const RESPONSE_MODEL: LabelName =
-    LabelName::new("gen_ai.response.model", "gen_ai_response_model");
-/// `server.address`.
-pub const SERVER_ADDRESS: LabelName = LabelName::new("server.address", "server_address");
-/// `server.port`.
-pub const SERVER_PORT: LabelName = LabelName::new("server.port", "server_port");
-/// `error.type`: one of the fixed [`ErrorClass`](tokenmeter::ErrorClass) values; only on
-/// requests that ended in an error.
-pub const ERROR_TYPE: LabelName = LabelName::new("error.type", "error_type");
-/// `gen_ai.token.type`: `input` or `output` (on `gen_ai.client.token.usage`).
-pub const TOKEN_TYPE: LabelName = LabelName::new("gen_ai.token.type", "gen_ai_token_type");
-/// `role`: `server` or `client`, on every `tokenmeter_` metric, so a process that is both a
-/// server and a client of another provider keeps the two apart.
-pub const ROLE: LabelName = LabelName::new("role", "role");
-/// `outcome`: `success`, `error`, `cancelled` or `degraded` (on `tokenmeter_requests_total`).
-pub const OUTCOME: LabelName = LabelName::new("outcome", "outcome");
-/// `kind`: `prefill`, `decode` or `mixed` ([`StepKind`](tokenmeter::sink::StepKind)), on the
-/// engine-step metrics.
-pub const STEP_KIND: LabelName = LabelName::new("kind", "kind");
+    LabelName::semconv(attr::RESPONSE_MODEL, "gen_ai_response_model");
+/// `server_address`: [`attr::SERVER_ADDRESS`].
+pub const SERVER_ADDRESS: LabelName = LabelName::semconv(attr::SERVER_ADDRESS, "server_address");
+/// `server_port`: [`attr::SERVER_PORT`].
+pub const SERVER_PORT: LabelName = LabelName::semconv(attr::SERVER_PORT, "server_port");
+/// `error_type`: [`attr::ERROR_TYPE`], one of the fixed [`ErrorClass`](tokenmeter::ErrorClass)
+/// values; only on requests that ended in an error.
+pub const ERROR_TYPE: LabelName = LabelName::semconv(attr::ERROR_TYPE, "error_type");
+/// `gen_ai_token_type`: [`attr::TOKEN_TYPE`], `input` or `output` (on
+/// `gen_ai_client_token_usage`).
+pub const TOKEN_TYPE: LabelName = LabelName::semconv(attr::TOKEN_TYPE, "gen_ai_token_type");
+/// `role`: [`attr::ROLE`], `server` or `client`, on every `tokenmeter_` metric.
+pub const ROLE: LabelName = LabelName::semconv(attr::ROLE, "role");
+/// `outcome`: [`attr::OUTCOME`], `success`, `error`, `cancelled` or `degraded` (on
+/// `tokenmeter_requests_total`).
+pub const OUTCOME: LabelName = LabelName::semconv(attr::OUTCOME, "outcome");
+/// `kind`: [`attr::KIND`], `prefill`, `decode` or `mixed`
+/// ([`StepKind`](tokenmeter::sink::StepKind)), on the engine-step metrics.
+pub const STEP_KIND: LabelName = LabelName::semconv(attr::KIND, "kind");
 /// vLLM's `model_name`: the response model, or the request model when unknown.
-pub const MODEL_NAME: LabelName = LabelName::new("model_name", "model_name");
+pub const MODEL_NAME: LabelName = LabelName::same("model_name");
 /// vLLM's `finished_reason`: `stop`, `length`, `abort` or `error`.
-pub const FINISHED_REASON: LabelName = LabelName::new("finished_reason", "finished_reason");
+pub const FINISHED_REASON: LabelName = LabelName::same("finished_reason");
 
 /// Values of [`TOKEN_TYPE`].
 pub mod token_type {
@@ -67,4 +92,30 @@ pub mod finished_reason {
     pub const ERROR: &str = "error";
     /// All four, in this order.
     pub const ALL: [&str; 4] = [STOP, LENGTH, ABORT, ERROR];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_attribute_key_of_the_conventions_has_a_label() {
+        let pairs = [
+            (attr::OPERATION, OPERATION),
+            (attr::PROVIDER, PROVIDER),
+            (attr::REQUEST_MODEL, REQUEST_MODEL),
+            (attr::RESPONSE_MODEL, RESPONSE_MODEL),
+            (attr::SERVER_ADDRESS, SERVER_ADDRESS),
+            (attr::SERVER_PORT, SERVER_PORT),
+            (attr::ERROR_TYPE, ERROR_TYPE),
+            (attr::TOKEN_TYPE, TOKEN_TYPE),
+            (attr::ROLE, ROLE),
+            (attr::OUTCOME, OUTCOME),
+            (attr::KIND, STEP_KIND),
+        ];
+        for (key, label) in pairs {
+            assert_eq!(key, label.otel);
+        }
+        assert_eq!(pairs.map(|(key, _)| key), attr::ALL);
+    }
 }

@@ -1,15 +1,18 @@
 //! Every metric and label name this crate publishes, in one place.
 //!
 //! Names follow upstream: the OpenTelemetry GenAI semantic conventions (status: development) and
-//! vLLM's `/metrics`. When upstream renames something, this module is the one place to change.
+//! vLLM's `/metrics`. The semconv names and their units, kinds and descriptions come from
+//! [`tokenmeter::conventions`], the one table the OpenTelemetry exporter uses too; vLLM's names
+//! exist only here.
 //!
 //! Each [`MetricName`] carries both spellings of a metric: the OpenTelemetry instrument name
 //! with its UCUM unit, and the Prometheus name as it appears in the exposition, which is the
 //! OTel→Prometheus translation of the former (dots become underscores, the unit becomes a
 //! suffix — `s` → `_seconds`, `1` → `_ratio`, annotations like `{token}` are dropped — and
-//! counters end in `_total`). An OpenTelemetry exporter that creates instruments with
-//! [`MetricName::otel`] and [`MetricName::unit`] therefore lands on the same Prometheus series as
-//! this crate.
+//! counters end in `_total`). The Prometheus names are spelled out, so that they can be found
+//! by searching; the build fails if one is not the translation of its instrument. An
+//! OpenTelemetry exporter that creates instruments with [`MetricName::otel`] and
+//! [`MetricName::unit`] therefore lands on the same Prometheus series as this crate.
 //!
 //! - [`semconv`]: the default profile — `gen_ai.*` names, plus what semconv does not name under
 //!   the `tokenmeter_` prefix.
@@ -36,6 +39,8 @@ pub use label::LabelName;
 
 use std::fmt;
 
+use tokenmeter::conventions::{Instrument, InstrumentKind};
+
 /// What kind of instrument a metric is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -49,6 +54,16 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The Prometheus kind of an OpenTelemetry instrument kind: up-down counters and gauges
+    /// are both gauges.
+    pub(crate) const fn of(kind: InstrumentKind) -> Self {
+        match kind {
+            InstrumentKind::Histogram => Kind::Histogram,
+            InstrumentKind::Counter => Kind::Counter,
+            InstrumentKind::UpDownCounter | InstrumentKind::Gauge => Kind::Gauge,
+        }
+    }
+
     /// `histogram`, `counter` or `gauge`: the Prometheus `# TYPE`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -100,6 +115,33 @@ impl MetricName {
         }
     }
 
+    /// `instrument` of [`tokenmeter::conventions`] published as `prometheus`, with the
+    /// instrument's description as help text.
+    ///
+    /// # Panics
+    ///
+    /// At compile time (in a `const`) when `prometheus` is not the OTel→Prometheus translation
+    /// of the instrument's name.
+    pub(crate) const fn semconv(instrument: Instrument, prometheus: &'static str) -> Self {
+        assert!(
+            instrument.is_prometheus_name(prometheus),
+            "a semconv Prometheus name is not the OTel->Prometheus translation of its instrument"
+        );
+        Self::new(
+            instrument.name,
+            prometheus,
+            instrument.unit,
+            Kind::of(instrument.kind),
+            instrument.description,
+        )
+    }
+
+    /// The same metric with another help text: the description with attribute keys spelled as
+    /// Prometheus labels.
+    pub(crate) const fn with_help(self, help: &'static str) -> Self {
+        Self { help, ..self }
+    }
+
     /// The `metrics` unit for `describe_*`: seconds for `s`, a count for `{…}`, none for `1`.
     pub fn metrics_unit(&self) -> Option<metrics::Unit> {
         match self.unit {
@@ -119,31 +161,6 @@ impl fmt::Display for MetricName {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The OTel→Prometheus translation, as the OpenTelemetry Prometheus exporter does it.
-    fn translate(metric: &MetricName) -> String {
-        let mut name = metric.otel.replace('.', "_");
-        let suffix = match metric.unit {
-            "s" => Some("seconds"),
-            "1" if metric.kind == Kind::Gauge => Some("ratio"),
-            _ => None,
-        };
-        if let Some(suffix) = suffix {
-            name.push('_');
-            name.push_str(suffix);
-        }
-        if metric.kind == Kind::Counter {
-            name.push_str("_total");
-        }
-        name
-    }
-
-    #[test]
-    fn prometheus_names_are_the_translation_of_the_otel_names() {
-        for metric in semconv::ALL {
-            assert_eq!(translate(metric), metric.prometheus, "{metric:?}");
-        }
-    }
 
     #[test]
     fn every_name_is_a_valid_prometheus_name_and_unique() {

@@ -173,7 +173,7 @@ impl Clock {
 }
 
 impl Default for Clock {
-    /// [`Clock::monotonic`], or [`Clock::quanta`] with the `quanta` feature.
+    /// [`Clock::monotonic`], or `Clock::quanta` with the `quanta` feature.
     fn default() -> Self {
         default_clock()
     }

@@ -1,0 +1,66 @@
+//! Attribute keys: the OpenTelemetry spelling. An exporter to Prometheus writes them with dots
+//! as underscores ([`is_prometheus_label`]).
+//!
+//! Sources: `../shared/METRICS.md` §3.1 (the semconv attributes; `gen_ai.system` was renamed
+//! `gen_ai.provider.name` in semconv v1.37.0); `role`, `outcome` and `kind` are tokenmeter's.
+//!
+//! # Examples
+//!
+//! ```
+//! use tokenmeter::conventions::attr;
+//!
+//! assert_eq!(attr::REQUEST_MODEL, "gen_ai.request.model");
+//! assert!(attr::is_prometheus_label(attr::REQUEST_MODEL, "gen_ai_request_model"));
+//! ```
+
+use super::translate;
+
+/// `gen_ai.operation.name`: `chat`, `text_completion`, `embeddings`, … METRICS.md §3.1.
+pub const OPERATION: &str = "gen_ai.operation.name";
+/// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0). METRICS.md §3.1.
+pub const PROVIDER: &str = "gen_ai.provider.name";
+/// `gen_ai.request.model`. METRICS.md §3.1.
+pub const REQUEST_MODEL: &str = "gen_ai.request.model";
+/// `gen_ai.response.model`. METRICS.md §3.1.
+pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
+/// `server.address`. METRICS.md §3.1.
+pub const SERVER_ADDRESS: &str = "server.address";
+/// `server.port` (an integer). METRICS.md §3.1.
+pub const SERVER_PORT: &str = "server.port";
+/// `error.type`: one of the fixed [`ErrorClass`](crate::ErrorClass) values, only on requests
+/// that ended in an error. METRICS.md §2 and §3.1.
+pub const ERROR_TYPE: &str = "error.type";
+/// `gen_ai.token.type`: `input` or `output`, on
+/// [`CLIENT_TOKEN_USAGE`](super::names::CLIENT_TOKEN_USAGE). METRICS.md §3.1.
+pub const TOKEN_TYPE: &str = "gen_ai.token.type";
+/// `role`: `server` or `client`, on every `tokenmeter.*` instrument, so that a process that is
+/// both a server and a client of another provider keeps the two apart.
+pub const ROLE: &str = "role";
+/// `outcome`: `success`, `error`, `cancelled` or `degraded` (METRICS.md §2), on
+/// [`REQUESTS`](super::names::REQUESTS).
+pub const OUTCOME: &str = "outcome";
+/// `kind`: `prefill`, `decode` or `mixed` ([`StepKind`](crate::sink::StepKind)), on the
+/// engine-step instruments.
+pub const KIND: &str = "kind";
+
+/// Every attribute key above.
+pub const ALL: [&str; 11] = [
+    OPERATION,
+    PROVIDER,
+    REQUEST_MODEL,
+    RESPONSE_MODEL,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+    ERROR_TYPE,
+    TOKEN_TYPE,
+    ROLE,
+    OUTCOME,
+    KIND,
+];
+
+/// Whether `label` is the Prometheus label name of the attribute `key`: the key with dots
+/// (and dashes) as underscores. A `const fn`, so that an exporter can check the label names it
+/// spells out when it compiles.
+pub const fn is_prometheus_label(key: &str, label: &str) -> bool {
+    translate::translates(key, "", label)
+}

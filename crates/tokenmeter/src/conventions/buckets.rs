@@ -1,0 +1,169 @@
+//! The default bucket edges of every histogram in [`names`](super::names), and which
+//! [`Metric`] settings each histogram follows.
+
+use super::instrument::Instrument;
+use super::metric::Metric;
+use super::names;
+
+/// Semconv bucket advice for `gen_ai.server.time_to_first_token` (METRICS.md §3.1).
+pub const TTFT_EDGES: &[f64] = &[
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+/// Semconv bucket advice for `gen_ai.server.time_per_output_token` (METRICS.md §3.1), also
+/// used for `tokenmeter.inter_token_latency` and `tokenmeter.time_per_output_token`.
+pub const TPOT_EDGES: &[f64] = &[
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
+];
+/// Semconv bucket advice for durations: 0.01 doubling to 81.92 (METRICS.md §3.1, for
+/// `gen_ai.server.request.duration` and the `gen_ai.client.operation.*` histograms), also used
+/// for the `tokenmeter.request.*` phases.
+pub const DURATION_EDGES: &[f64] = &[
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+/// Semconv bucket advice for `gen_ai.client.token.usage`: 1, ×4, … 67108864 (METRICS.md §3.1).
+pub const TOKEN_EDGES: &[f64] = &[
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0, 67108864.0,
+];
+/// Engine step durations: 1 ms doubling to 8.192 s (not in METRICS.md: tokenmeter's). A decode
+/// step takes milliseconds to tens of milliseconds, a long prefill seconds; doubling keeps the
+/// relative error of a quantile under a factor of 2 across that range with 14 buckets.
+pub const STEP_DURATION_EDGES: &[f64] = &[
+    0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096,
+    8.192,
+];
+/// Sequences per engine step: powers of two from 1 to 1024, as engines batch (not in
+/// METRICS.md: tokenmeter's).
+pub const BATCH_SIZE_EDGES: &[f64] = &[
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+
+/// A histogram of [`names`](super::names): the [`Metric`]s whose bucket settings it takes and
+/// its default edges.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Histogram {
+    /// The instrument.
+    pub instrument: Instrument,
+    /// The metrics whose settings apply: one, or both token directions for
+    /// `gen_ai.client.token.usage`.
+    pub metrics: &'static [Metric],
+    /// The default edges, sorted.
+    pub edges: &'static [f64],
+}
+
+const fn of(
+    instrument: Instrument,
+    metrics: &'static [Metric],
+    edges: &'static [f64],
+) -> Histogram {
+    Histogram {
+        instrument,
+        metrics,
+        edges,
+    }
+}
+
+/// Every histogram of [`names`](super::names), in the order of [`names::ALL`].
+pub const HISTOGRAMS: &[Histogram] = &[
+    of(
+        names::SERVER_TIME_TO_FIRST_TOKEN,
+        &[Metric::Ttft],
+        TTFT_EDGES,
+    ),
+    of(
+        names::SERVER_TIME_PER_OUTPUT_TOKEN,
+        &[Metric::Tpot],
+        TPOT_EDGES,
+    ),
+    of(
+        names::SERVER_REQUEST_DURATION,
+        &[Metric::E2e],
+        DURATION_EDGES,
+    ),
+    of(
+        names::CLIENT_OPERATION_DURATION,
+        &[Metric::E2e],
+        DURATION_EDGES,
+    ),
+    of(
+        names::CLIENT_TIME_TO_FIRST_CHUNK,
+        &[Metric::Ttft],
+        DURATION_EDGES,
+    ),
+    of(
+        names::CLIENT_TIME_PER_OUTPUT_CHUNK,
+        &[Metric::Itl],
+        DURATION_EDGES,
+    ),
+    of(
+        names::CLIENT_TOKEN_USAGE,
+        &[Metric::InputTokens, Metric::OutputTokens],
+        TOKEN_EDGES,
+    ),
+    of(names::INTER_TOKEN_LATENCY, &[Metric::Itl], TPOT_EDGES),
+    of(names::TIME_PER_OUTPUT_TOKEN, &[Metric::Tpot], TPOT_EDGES),
+    of(names::QUEUE_TIME, &[Metric::Queue], DURATION_EDGES),
+    of(names::PREFILL_TIME, &[Metric::Prefill], DURATION_EDGES),
+    of(names::DECODE_TIME, &[Metric::Decode], DURATION_EDGES),
+    of(names::INFERENCE_TIME, &[Metric::Inference], DURATION_EDGES),
+    of(
+        names::ENGINE_STEP_DURATION,
+        &[Metric::StepDuration],
+        STEP_DURATION_EDGES,
+    ),
+    of(
+        names::ENGINE_BATCH_SIZE,
+        &[Metric::BatchSize],
+        BATCH_SIZE_EDGES,
+    ),
+];
+
+/// The histogram of [`HISTOGRAMS`] whose instrument is named `name`, if any.
+pub fn histogram(name: &str) -> Option<&'static Histogram> {
+    HISTOGRAMS.iter().find(|h| h.instrument.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conventions::InstrumentKind;
+
+    #[test]
+    fn every_histogram_instrument_has_exactly_one_layout() {
+        let histograms: Vec<_> = HISTOGRAMS.iter().map(|h| h.instrument).collect();
+        let expected: Vec<_> = names::ALL
+            .iter()
+            .copied()
+            .filter(|i| i.kind == InstrumentKind::Histogram)
+            .collect();
+        assert_eq!(histograms, expected);
+        for h in HISTOGRAMS {
+            assert!(!h.metrics.is_empty(), "{}", h.instrument);
+            assert!(h.edges.windows(2).all(|p| p[0] < p[1]), "{}", h.instrument);
+        }
+    }
+
+    #[test]
+    fn defaults_match_the_metrics_reference() {
+        assert_eq!((TTFT_EDGES.len(), TPOT_EDGES.len()), (16, 13));
+        let doubling = |edges: &[f64]| edges.windows(2).all(|p| (p[1] / p[0] - 2.0).abs() < 1e-12);
+        assert!(
+            doubling(DURATION_EDGES) && doubling(STEP_DURATION_EDGES) && doubling(BATCH_SIZE_EDGES)
+        );
+        assert_eq!(
+            (DURATION_EDGES[0], DURATION_EDGES.last()),
+            (0.01, Some(&81.92))
+        );
+        assert!(TOKEN_EDGES.windows(2).all(|p| p[1] == p[0] * 4.0));
+        assert_eq!(TOKEN_EDGES.last(), Some(&67108864.0));
+        assert_eq!(
+            (STEP_DURATION_EDGES[0], STEP_DURATION_EDGES.len()),
+            (0.001, 14)
+        );
+        assert_eq!(
+            (BATCH_SIZE_EDGES[0], BATCH_SIZE_EDGES.last()),
+            (1.0, Some(&1024.0))
+        );
+    }
+}
