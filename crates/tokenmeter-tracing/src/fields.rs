@@ -14,7 +14,7 @@ pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
 /// for a list; a single-choice response records its one reason.
 pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
 /// The error class (`timeout`, `rate_limited`, …), for errors only. OTel semconv.
-pub const ERROR_TYPE: &str = "error.type";
+pub const ERROR_TYPE: &str = tokenmeter::conventions::attr::ERROR_TYPE;
 /// `success`, `error`, `cancelled` or `degraded`.
 pub const OUTCOME: &str = "tokenmeter.outcome";
 /// Time per output token after the first, in seconds (`f64`), when there were two or more.
