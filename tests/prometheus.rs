@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{TempDir, free_port, http, require_binary};
+use crate::{TempDir, http, require_binary};
 
 /// One scrape job: name, target and path.
 #[derive(Debug)]
@@ -52,27 +52,64 @@ impl Prometheus {
         let config_path = dir.0.join("prometheus.yml");
         std::fs::write(&config_path, config).expect("write prometheus.yml");
         let log = std::fs::File::create(dir.0.join("prometheus.log")).expect("create log");
-        let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+        // Port 0: Prometheus listens on a port the kernel picks and logs it (at level info),
+        // so no other process can take the port between its choice and the bind, nor answer
+        // in its place.
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config_path.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
                 dir.0.join("data").display()
             ))
-            .arg(format!("--web.listen-address={addr}"))
-            .arg("--log.level=warn")
+            .arg("--web.listen-address=127.0.0.1:0")
+            .arg("--log.level=info")
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone log"))
             .stderr(log)
             .spawn()
             .expect("prometheus starts");
-        let mut server = Self { child, addr, dir };
-        server.wait_ready(Duration::from_secs(20));
+        let mut server = Self {
+            child,
+            addr: ([127, 0, 0, 1], 0).into(),
+            dir,
+        };
+        let limit = Duration::from_secs(20);
+        server.addr = server.listening(limit);
+        server.wait_ready(limit);
         server
     }
 
     fn log(&self) -> String {
         std::fs::read_to_string(self.dir.0.join("prometheus.log")).unwrap_or_default()
+    }
+
+    /// The address of the `msg="Listening on" address=ADDR` line of the log.
+    fn listening(&mut self, limit: Duration) -> SocketAddr {
+        let deadline = Instant::now() + limit;
+        loop {
+            let log = self.log();
+            // Whole lines only: the line may be in the middle of being written.
+            let printed = log
+                .split_inclusive('\n')
+                .filter(|line| line.ends_with('\n'))
+                .filter_map(|line| line.split_once(r#"msg="Listening on""#))
+                .find_map(|(_, rest)| rest.split_once("address="))
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .map(|address| address.trim_matches('"').to_owned());
+            if let Some(address) = printed {
+                return address.parse().unwrap_or_else(|e| {
+                    panic!("prometheus logged the address {address:?} ({e}):\n{log}")
+                });
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("prometheus exited ({status}) before it listened:\n{log}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "prometheus logged no listening address within {limit:?}:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn wait_ready(&mut self, limit: Duration) {

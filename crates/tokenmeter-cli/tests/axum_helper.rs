@@ -251,7 +251,8 @@ fn a_client_that_hangs_up_mid_stream_is_cancelled_on_both_sides() {
         1.0,
         Duration::from_secs(10),
     );
-    assert!(hung_up.elapsed() < Duration::from_secs(15));
+    // Both sides saw the cancel before the stream could have ended by itself (21 s).
+    assert!(hung_up.elapsed() < Duration::from_secs(20));
     assert_eq!(
         metric(&serve, "tokenmeter_requests_total", r#",outcome="success""#),
         0.0

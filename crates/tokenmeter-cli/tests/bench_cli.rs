@@ -3,7 +3,7 @@
 #[path = "bench_support/mod.rs"]
 mod support;
 
-use support::{Reply, bench, serve, text};
+use support::{Reply, bench, refusing, serve, text};
 
 fn fails_with(args: &[&str], fragments: &[&str]) {
     let output = bench(args);
@@ -44,10 +44,7 @@ fn bad_urls_name_the_fix() {
     fails_with(&["--url", "localhost:8000"], &["--url", "http://"]);
     fails_with(&["--url", "not a url"], &["http://127.0.0.1:8000"]);
     fails_with(&["--url", "ftp://127.0.0.1/"], &["unsupported scheme"]);
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_reserved, closed) = refusing();
     let url = format!("http://{closed}");
     fails_with(
         &["--url", &url, "--model", "m"],

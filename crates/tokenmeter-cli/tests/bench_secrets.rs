@@ -6,7 +6,7 @@ mod support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use support::{Reply, temp_dir, text, tokenmeter};
+use support::{Reply, refusing, temp_dir, text, tokenmeter};
 
 const KEY: &str = "sk-planted-7f3a9c2e51d84b6f";
 
@@ -90,10 +90,7 @@ fn the_key_is_sent_but_never_printed() {
 
 #[test]
 fn an_unreachable_server_does_not_print_the_key_either() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_reserved, closed) = refusing();
     let url = format!("http://user:{KEY}@{closed}/v1?api-key={KEY}");
     let output = tokenmeter()
         .env("OPENAI_API_KEY", KEY)

@@ -15,7 +15,7 @@ use tokenmeter::{Labels, Meter, Series};
 use tokenmeter_otel::names::{self, attr};
 use tokenmeter_otel::{OtlpConfig, OtlpPipeline, Protocol};
 
-use common::receiver::{BlackHole, Receiver, bind, free_port};
+use common::receiver::{BlackHole, Receiver, bind, reserved_port};
 
 /// The tests of this binary measure time and memory: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -71,12 +71,12 @@ fn median(samples: &mut [f64]) -> f64 {
     samples[samples.len() / 2]
 }
 
-fn pipeline(protocol: Protocol, url: String) -> OtlpPipeline {
+fn pipeline(protocol: Protocol, url: String, timeout: Duration) -> OtlpPipeline {
     OtlpConfig::new()
         .protocol(protocol)
         .endpoint(url)
         .interval(Duration::from_millis(100))
-        .timeout(EXPORT_TIMEOUT)
+        .timeout(timeout)
         .header("x-api-key", SECRET)
         .install()
         .expect("install")
@@ -123,19 +123,22 @@ fn collector_down(protocol: Protocol, down_how: Down) {
     let _enter = runtime.enter();
 
     let healthy_receiver = receiver(protocol, runtime.block_on(bind()));
-    let down: SocketAddr = free_port();
-    let listen = || {
-        runtime
-            .block_on(tokio::net::TcpListener::bind(down))
-            .unwrap()
+    // The collector's port stays reserved until the receiver comes up on it: bound and not
+    // listening while nothing answers.
+    let reserved = reserved_port();
+    let down: SocketAddr = reserved.local_addr().unwrap();
+    let (black_hole, reserved) = match down_how {
+        Down::Absent => (None, Some(reserved)),
+        Down::Silent => (Some(BlackHole::start(reserved.listen(1024).unwrap())), None),
+        Down::Closing => (
+            Some(BlackHole::closing(reserved.listen(1024).unwrap())),
+            None,
+        ),
     };
-    let black_hole = match down_how {
-        Down::Absent => None,
-        Down::Silent => Some(BlackHole::start(listen())),
-        Down::Closing => Some(BlackHole::closing(listen())),
-    };
-    let healthy = pipeline(protocol, healthy_receiver.url());
-    let broken = pipeline(protocol, format!("http://{down}"));
+    // The healthy pipeline's exports get all the time a loaded machine may need: only the
+    // broken one's must time out.
+    let healthy = pipeline(protocol, healthy_receiver.url(), Duration::from_secs(10));
+    let broken = pipeline(protocol, format!("http://{down}"), EXPORT_TIMEOUT);
     let labels = Labels::server("chat").request_model("m");
     let healthy_series = Meter::builder()
         .sink(healthy.sink())
@@ -189,6 +192,17 @@ fn collector_down(protocol: Protocol, down_how: Down) {
         "per-token cost {b:.1} ns with the collector down vs {h:.1} ns healthy"
     );
     assert!(grown < 16 << 20, "resident memory grew by {grown} bytes");
+    // An export fails every 100 ms (refused) to 400 ms (timed out) while the machine keeps
+    // up: wait for the third rather than count on the workload's time.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while broken.stats().failed < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "fewer than 3 failed exports after 20 s: {:?}",
+            broken.stats()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let stats = broken.stats();
     assert!(stats.failed >= 3 && stats.succeeded == 0, "{stats:?}");
     assert_eq!(healthy.stats().failed, 0, "{:?}", healthy.stats());
@@ -203,9 +217,12 @@ fn collector_down(protocol: Protocol, down_how: Down) {
     if let Some(hole) = black_hole {
         runtime.block_on(hole.stop());
     }
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(down))
-        .unwrap();
+    let listener = match reserved {
+        Some(socket) => socket.listen(1024).unwrap(),
+        None => runtime
+            .block_on(tokio::net::TcpListener::bind(down))
+            .unwrap(),
+    };
     let recovered = receiver(protocol, listener);
     runtime.block_on(async {
         recovered

@@ -12,12 +12,21 @@ use tokenmeter_prometheus::{Builder, DEFAULT_LISTEN, Error, Metric, Profile};
 #[test]
 fn install_serves_histograms_with_buckets_over_http_on_loopback() {
     assert_eq!(DEFAULT_LISTEN.to_string(), "127.0.0.1:9464");
-    let addr: SocketAddr = ([127, 0, 0, 1], support::free_port()).into();
-    let (sink, handle) = Builder::new(Profile::Semconv)
-        .listen(addr)
-        .add_edges(Metric::Ttft, &[0.35])
-        .and_then(Builder::install)
-        .expect("install the exporter");
+    // A port that was free a moment ago may be taken before the exporter binds it (by another
+    // test's server): then another one is tried. Nothing is installed when the bind fails.
+    let mut attempts = 0;
+    let (addr, (sink, handle)) = loop {
+        attempts += 1;
+        let addr: SocketAddr = ([127, 0, 0, 1], support::free_port()).into();
+        let installed = Builder::new(Profile::Semconv)
+            .listen(addr)
+            .add_edges(Metric::Ttft, &[0.35])
+            .and_then(Builder::install);
+        match installed {
+            Err(Error::Listen { .. }) if attempts < 5 => continue,
+            installed => break (addr, installed.expect("install the exporter")),
+        }
+    };
 
     let again = Builder::new(Profile::Vllm).install_recorder();
     let err = again.expect_err("a second global recorder is refused");

@@ -40,6 +40,18 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A loopback address where nothing listens: a socket bound to a port the kernel picked that
+/// never listens, so connections to it are refused. Keep the socket while the address is in
+/// use: the port stays reserved (a port merely closed could be taken by another test's server).
+pub fn refusing() -> (tokio::net::TcpSocket, SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    socket
+        .bind(([127, 0, 0, 1], 0).into())
+        .expect("bind 127.0.0.1:0");
+    let addr = socket.local_addr().expect("address");
+    (socket, addr)
+}
+
 /// What the server saw.
 #[derive(Clone, Debug, Default)]
 pub struct Seen {

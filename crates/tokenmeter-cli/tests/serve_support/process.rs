@@ -6,23 +6,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use tokenmeter_tests::{TempDir, free_port};
+use tokenmeter_tests::TempDir;
 
 use super::exposition::Exposition;
 use super::http;
 
-/// A `tokenmeter serve` process on a free loopback port, killed on drop (also when the test
-/// fails).
+/// A `tokenmeter serve` process on a loopback port the kernel picked, killed on drop (also when
+/// the test fails).
 #[derive(Debug)]
 pub struct Serve {
     child: Child,
     pub addr: SocketAddr,
     /// Where stdout and stderr go, when kept.
     pub logs: Option<(PathBuf, PathBuf)>,
+    /// Where stdout and stderr go when they are not kept (removed on drop).
+    scratch: Option<TempDir>,
 }
 
 impl Serve {
-    /// Starts `tokenmeter serve ARGS` with its output discarded, and waits until it answers.
+    /// Starts `tokenmeter serve ARGS` with its output in a temporary directory (removed on
+    /// drop), and waits until it answers.
     pub fn start(args: &[impl AsRef<OsStr>]) -> Self {
         Self::spawn(args, &[], None)
     }
@@ -34,26 +37,33 @@ impl Serve {
     }
 
     fn spawn(args: &[impl AsRef<OsStr>], env: &[(&str, &str)], dir: Option<&Path>) -> Self {
-        let addr: SocketAddr = ([127, 0, 0, 1], free_port()).into();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tokenmeter"));
-        command
-            .args(["serve", "--listen", &addr.to_string()])
+        // Port 0: serve binds a port the kernel picks and prints its URL, so no other process
+        // can take the port between its choice and the bind (as it could with a port that was
+        // free a moment ago), nor answer in serve's place.
+        let scratch = dir.is_none().then(|| TempDir::new("serve"));
+        let out_dir = dir.or(scratch.as_ref().map(|s| s.0.as_path()));
+        let out_dir = out_dir.expect("a directory for the output");
+        let (out, err) = (out_dir.join("stdout.log"), out_dir.join("stderr.log"));
+        let file = |path: &PathBuf| std::fs::File::create(path).expect("create a log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .envs(env.iter().copied())
-            .stdin(Stdio::null());
-        let logs = dir.map(|dir| (dir.join("stdout.log"), dir.join("stderr.log")));
-        match &logs {
-            Some((out, err)) => {
-                let file = |path: &PathBuf| std::fs::File::create(path).expect("create a log file");
-                command.stdout(file(out)).stderr(file(err));
-            }
-            None => {
-                command.stdout(Stdio::null()).stderr(Stdio::null());
-            }
-        }
-        let child = command.spawn().expect("tokenmeter serve starts");
-        let mut server = Self { child, addr, logs };
+            .stdin(Stdio::null())
+            .stdout(file(&out))
+            .stderr(file(&err))
+            .spawn()
+            .expect("tokenmeter serve starts");
+        let logs = dir.map(|_| (out, err.clone()));
+        let mut server = Self {
+            child,
+            addr: ([127, 0, 0, 1], 0).into(),
+            logs,
+            scratch,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
+        server.addr = server.listening(&err, deadline);
+        let addr = server.addr;
         while !http::request(addr, "GET", "/health", &[], b"").is_ok_and(|r| r.status == 200) {
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("tokenmeter serve on {addr} exited: {status}");
@@ -65,6 +75,34 @@ impl Serve {
             std::thread::sleep(Duration::from_millis(50));
         }
         server
+    }
+
+    /// The address serve prints on stderr once it listens (`tokenmeter serve: model M on
+    /// http://ADDR  (…`); panics if it exits first or prints none before `deadline`.
+    fn listening(&mut self, stderr: &Path, deadline: Instant) -> SocketAddr {
+        loop {
+            let text = std::fs::read_to_string(stderr).unwrap_or_default();
+            // Whole lines only: the line may be in the middle of being written.
+            let printed = text
+                .split_inclusive('\n')
+                .filter(|line| line.ends_with('\n'))
+                .filter(|line| line.starts_with("tokenmeter serve: model "))
+                .find_map(|line| line.split_once(" on http://"))
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            if let Some(printed) = printed {
+                return printed.parse().unwrap_or_else(|e| {
+                    panic!("tokenmeter serve printed the address {printed:?} ({e}):\n{text}")
+                });
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("tokenmeter serve exited ({status}) before it listened:\n{text}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "tokenmeter serve printed no address within 20 s; its stderr:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// `http://ADDR`.

@@ -242,8 +242,15 @@ pub(crate) async fn bind() -> TcpListener {
     TcpListener::bind("127.0.0.1:0").await.unwrap()
 }
 
-/// A loopback port with nothing listening on it (bound, then closed).
-pub(crate) fn free_port() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
+/// A loopback socket bound to a port the kernel picked and not listening: connections to it
+/// are refused, and the port stays ours until the socket listens (`TcpSocket::listen`) or is
+/// dropped, so no other process can take it meanwhile. `SO_REUSEADDR` as
+/// `TcpListener::bind` sets it, so the port can be bound again once it is closed.
+pub(crate) fn reserved_port() -> tokio::net::TcpSocket {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+    socket.set_reuseaddr(true).expect("SO_REUSEADDR");
+    socket
+        .bind(([127, 0, 0, 1], 0).into())
+        .expect("bind 127.0.0.1:0");
+    socket
 }

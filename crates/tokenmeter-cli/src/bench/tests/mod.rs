@@ -7,15 +7,16 @@ mod server;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokenmeter::Meter;
-use tokenmeter::sink::InMemorySink;
+use tokenmeter::sink::{FirstToken, InMemorySink, SeriesSink, Sink};
+use tokenmeter::{Labels, Meter};
+use tokio::sync::watch;
 
 use crate::bench::client::{Api, ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
 use crate::bench::trace::Trace;
 use crate::bench::workload::{Prompt, RequestSpec};
 
-use server::{Step, chat_stream};
+use server::{Step, chat_stream, paced_chat_stream};
 
 /// A client for the server at `addr`, its core sink, with `timeout`.
 fn client(
@@ -23,12 +24,25 @@ fn client(
     timeout: Duration,
     key: Option<&str>,
 ) -> (Arc<Client>, InMemorySink) {
+    client_seen(addr, timeout, key, None)
+}
+
+/// [`client`], whose meter also counts the tokens it takes into `seen`.
+fn client_seen(
+    addr: std::net::SocketAddr,
+    timeout: Duration,
+    key: Option<&str>,
+    seen: Option<TokensSeen>,
+) -> (Arc<Client>, InMemorySink) {
     let clock = BenchClock::start();
     let core = InMemorySink::new();
-    let meter = Meter::builder()
+    let mut meter = Meter::builder()
         .clock(clock.meter_clock())
-        .sink(core.clone())
-        .build();
+        .sink(core.clone());
+    if let Some(seen) = seen {
+        meter = meter.sink(seen);
+    }
+    let meter = meter.build();
     let target = Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap(),
         api: Api::Chat,
@@ -41,6 +55,40 @@ fn client(
         Arc::new(Client::new(target, key, clock, &meter).unwrap()),
         core,
     )
+}
+
+/// A sink that counts the tokens the client's meter has taken (the first and every later one,
+/// each counted when the client reads and stamps it), for a server that paces its writes on
+/// the client's reads ([`paced_chat_stream`]).
+#[derive(Clone)]
+struct TokensSeen(Arc<watch::Sender<u64>>);
+
+impl TokensSeen {
+    /// A count at 0 and a receiver that follows it.
+    fn new() -> (Self, watch::Receiver<u64>) {
+        let (count, seen) = watch::channel(0);
+        (Self(Arc::new(count)), seen)
+    }
+
+    fn add(&self, tokens: u32) {
+        self.0.send_modify(|n| *n += u64::from(tokens));
+    }
+}
+
+impl Sink for TokensSeen {
+    fn series(&self, _labels: &Labels<'_>) -> Box<dyn SeriesSink> {
+        Box::new(self.clone())
+    }
+}
+
+impl SeriesSink for TokensSeen {
+    fn first_token(&self, event: &FirstToken) {
+        self.add(event.tokens);
+    }
+
+    fn item(&self, _gap: Duration, tokens: u32) {
+        self.add(tokens);
+    }
 }
 
 fn spec(id: u64) -> RequestSpec {
@@ -63,11 +111,13 @@ async fn one(
 
 #[tokio::test]
 async fn a_good_stream_is_traced_and_metered_at_the_same_instants() {
-    let (trace, core) = one(
-        |_| chat_stream(5, Duration::from_millis(3)),
-        Duration::from_secs(10),
-    )
-    .await;
+    // Each token is written 3 ms after the client took the one before, so every gap the client
+    // sees is at least 3 ms however late it reads (a busy machine); a client that stamped the
+    // tokens only when the stream ended would never take the first and fail here.
+    let (seen, taken) = TokensSeen::new();
+    let addr = server::start(move |_| paced_chat_stream(5, Duration::from_millis(3), &taken)).await;
+    let (client, core) = client_seen(addr, Duration::from_secs(10), None, Some(seen));
+    let trace = client.send(&spec(0)).await;
     assert_eq!(trace.outcome, "success", "{trace:?}");
     assert_eq!(trace.status, Some(200));
     assert_eq!(trace.output_tokens, 5);

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 
 /// What the server does, in order.
 #[derive(Clone, Debug)]
@@ -22,6 +23,10 @@ pub(crate) enum Step {
     Raw(Vec<u8>),
     /// A pause.
     Sleep(Duration),
+    /// Waits until the count `seen` holds reaches `n` (the client has taken `n` tokens), so
+    /// that what follows is written after the client saw what came before, however late it
+    /// reads. Panics after 10 s.
+    WaitFor(watch::Receiver<u64>, u64),
     /// The terminating chunk: the body ends cleanly.
     End,
     /// Closes the connection without ending the body.
@@ -79,12 +84,43 @@ pub(crate) fn chat_stream(tokens: u64, gap: Duration) -> Vec<Step> {
             r#"{{"id":"r1","choices":[{{"index":0,"delta":{{"content":"w{i} "}},"finish_reason":{finish}}}]}}"#
         )));
     }
+    end_of_chat_stream(&mut steps, tokens);
+    steps
+}
+
+/// [`chat_stream`], except that each token after the first is written `gap` after the client
+/// took the one before (as `seen` counts them): every gap the client sees is at least `gap`,
+/// however late it reads.
+pub(crate) fn paced_chat_stream(
+    tokens: u64,
+    gap: Duration,
+    seen: &watch::Receiver<u64>,
+) -> Vec<Step> {
+    let mut steps = vec![
+        Step::StreamHead,
+        Step::Data(r#"{"id":"r1","choices":[{"index":0,"delta":{"role":"assistant"}}]}"#.into()),
+    ];
+    for i in 0..tokens {
+        if i > 0 {
+            steps.push(Step::WaitFor(seen.clone(), i));
+        }
+        steps.push(Step::Sleep(gap));
+        let finish = if i + 1 == tokens { "\"stop\"" } else { "null" };
+        steps.push(Step::Data(format!(
+            r#"{{"id":"r1","choices":[{{"index":0,"delta":{{"content":"w{i} "}},"finish_reason":{finish}}}]}}"#
+        )));
+    }
+    end_of_chat_stream(&mut steps, tokens);
+    steps
+}
+
+/// Usage, `[DONE]` and the end of the body.
+fn end_of_chat_stream(steps: &mut Vec<Step>, tokens: u64) {
     steps.push(Step::Data(format!(
         r#"{{"id":"r1","choices":[],"usage":{{"prompt_tokens":7,"completion_tokens":{tokens}}}}}"#
     )));
     steps.push(Step::Data("[DONE]".into()));
     steps.push(Step::End);
-    steps
 }
 
 async fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Seen>> {
@@ -148,6 +184,12 @@ async fn connection(socket: TcpStream, script: Script) -> std::io::Result<()> {
                 Step::Data(data) => chunk(socket, format!("data: {data}\n\n").as_bytes()).await?,
                 Step::Raw(bytes) => chunk(socket, &bytes).await?,
                 Step::Sleep(d) => tokio::time::sleep(d).await,
+                Step::WaitFor(mut seen, n) => {
+                    tokio::time::timeout(Duration::from_secs(10), seen.wait_for(|&got| got >= n))
+                        .await
+                        .unwrap_or_else(|_| panic!("the client did not take token {n} within 10 s"))
+                        .expect("the client's token count is kept");
+                }
                 Step::End => socket.write_all(b"0\r\n\r\n").await?,
                 Step::Close => {
                     socket.shutdown().await?;

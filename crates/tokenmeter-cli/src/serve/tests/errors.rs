@@ -24,8 +24,10 @@ async fn a_full_queue_answers_429_in_openais_shape() {
         ..ServeArgs::default()
     })
     .await;
-    // One runs (its first chunk has arrived), one waits in the queue...
-    let running = post(&handle, "/v1/chat/completions", &chat(60, true)).await;
+    // One runs (its first chunk has arrived) until its client hangs up below: 1,000 tokens
+    // would take 7 s, so the queue cannot drain however slowly this test runs. One waits in
+    // the queue...
+    let running = post(&handle, "/v1/chat/completions", &chat(1_000, true)).await;
     assert_eq!(running.status(), 200);
     let waiting = tokio::spawn({
         let url = handle.url();
@@ -57,14 +59,19 @@ async fn a_full_queue_answers_429_in_openais_shape() {
             .contains("queue")
     );
 
-    let _ = running.text().await.expect("the running one finishes");
+    // The running one's client hangs up: the engine cancels it, which frees the batch for the
+    // waiting one (recorded when it ends, before its answer is sent).
+    drop(running);
     assert_eq!(waiting.await.expect("task"), 200);
     let records = handle.records();
-    let limited = records
-        .iter()
-        .filter(|r| r.outcome == Outcome::Error(ErrorClass::RateLimited))
-        .count();
-    assert_eq!((records.len(), limited), (3, 1));
+    let count = |outcome: Outcome| records.iter().filter(|r| r.outcome == outcome).count();
+    let limited = count(Outcome::Error(ErrorClass::RateLimited));
+    assert_eq!((records.len(), limited), (3, 1), "{records:#?}");
+    assert_eq!(
+        (count(Outcome::Cancelled), count(Outcome::Success)),
+        (1, 1),
+        "{records:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

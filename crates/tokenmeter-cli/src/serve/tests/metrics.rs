@@ -109,9 +109,14 @@ async fn kv_usage_and_gauges_follow_the_engine() {
             .then_some(())
     })
     .await;
-    let text = handle.metrics_text();
-    assert_eq!(sample(&text, "tokenmeter_kv_cache_usage_ratio{"), Some(0.0));
-    assert_eq!(sample(&text, RUNNING_CHAT), Some(0.0));
+    // The engine records the cancellation, then frees the KV cache and publishes its state (in
+    // the same step, a moment later): the gauges follow it once it has published.
+    let text = eventually("the KV-cache and running gauges at 0", || {
+        let text = handle.metrics_text();
+        let usage = sample(&text, "tokenmeter_kv_cache_usage_ratio{");
+        (usage == Some(0.0) && sample(&text, RUNNING_CHAT) == Some(0.0)).then_some(text)
+    })
+    .await;
     let cancelled = r#"tokenmeter_requests_total{gen_ai_operation_name="chat",gen_ai_provider_name="tokenmeter-sim",gen_ai_request_model="sim-llama-3-8b",role="server",outcome="cancelled"} 1"#;
     assert!(text.contains(cancelled), "{text}");
 }
