@@ -4,6 +4,7 @@
 #![allow(missing_docs, unreachable_pub)]
 
 pub mod http;
+pub mod logged;
 pub mod prometheus;
 
 use std::path::PathBuf;

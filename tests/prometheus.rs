@@ -85,31 +85,12 @@ impl Prometheus {
 
     /// The address of the `msg="Listening on" address=ADDR` line of the log.
     fn listening(&mut self, limit: Duration) -> SocketAddr {
-        let deadline = Instant::now() + limit;
-        loop {
-            let log = self.log();
-            // Whole lines only: the line may be in the middle of being written.
-            let printed = log
-                .split_inclusive('\n')
-                .filter(|line| line.ends_with('\n'))
-                .filter_map(|line| line.split_once(r#"msg="Listening on""#))
-                .find_map(|(_, rest)| rest.split_once("address="))
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                .map(|address| address.trim_matches('"').to_owned());
-            if let Some(address) = printed {
-                return address.parse().unwrap_or_else(|e| {
-                    panic!("prometheus logged the address {address:?} ({e}):\n{log}")
-                });
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("prometheus exited ({status}) before it listened:\n{log}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "prometheus logged no listening address within {limit:?}:\n{log}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let log = self.dir.0.join("prometheus.log");
+        crate::logged::listening_address(&mut self.child, &log, limit, |line| {
+            let (_, rest) = line.split_once(r#"msg="Listening on""#)?;
+            let (_, rest) = rest.split_once("address=")?;
+            Some(rest.split_whitespace().next()?.trim_matches('"'))
+        })
     }
 
     fn wait_ready(&mut self, limit: Duration) {

@@ -80,29 +80,12 @@ impl Serve {
     /// The address serve prints on stderr once it listens (`tokenmeter serve: model M on
     /// http://ADDR  (…`); panics if it exits first or prints none before `deadline`.
     fn listening(&mut self, stderr: &Path, deadline: Instant) -> SocketAddr {
-        loop {
-            let text = std::fs::read_to_string(stderr).unwrap_or_default();
-            // Whole lines only: the line may be in the middle of being written.
-            let printed = text
-                .split_inclusive('\n')
-                .filter(|line| line.ends_with('\n'))
-                .filter(|line| line.starts_with("tokenmeter serve: model "))
-                .find_map(|line| line.split_once(" on http://"))
-                .and_then(|(_, rest)| rest.split_whitespace().next());
-            if let Some(printed) = printed {
-                return printed.parse().unwrap_or_else(|e| {
-                    panic!("tokenmeter serve printed the address {printed:?} ({e}):\n{text}")
-                });
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("tokenmeter serve exited ({status}) before it listened:\n{text}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "tokenmeter serve printed no address within 20 s; its stderr:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let limit = deadline.saturating_duration_since(Instant::now());
+        tokenmeter_tests::logged::listening_address(&mut self.child, stderr, limit, |line| {
+            let rest = line.strip_prefix("tokenmeter serve: model ")?;
+            let (_, rest) = rest.split_once(" on http://")?;
+            rest.split_whitespace().next()
+        })
     }
 
     /// `http://ADDR`.

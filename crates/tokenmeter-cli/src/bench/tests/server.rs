@@ -73,19 +73,7 @@ pub(crate) async fn start(
 /// A normal chat stream: a role frame, `tokens` content deltas `gap` apart, a finish reason,
 /// usage, `[DONE]`.
 pub(crate) fn chat_stream(tokens: u64, gap: Duration) -> Vec<Step> {
-    let mut steps = vec![
-        Step::StreamHead,
-        Step::Data(r#"{"id":"r1","choices":[{"index":0,"delta":{"role":"assistant"}}]}"#.into()),
-    ];
-    for i in 0..tokens {
-        steps.push(Step::Sleep(gap));
-        let finish = if i + 1 == tokens { "\"stop\"" } else { "null" };
-        steps.push(Step::Data(format!(
-            r#"{{"id":"r1","choices":[{{"index":0,"delta":{{"content":"w{i} "}},"finish_reason":{finish}}}]}}"#
-        )));
-    }
-    end_of_chat_stream(&mut steps, tokens);
-    steps
+    chat_steps(tokens, gap, None)
 }
 
 /// [`chat_stream`], except that each token after the first is written `gap` after the client
@@ -96,12 +84,18 @@ pub(crate) fn paced_chat_stream(
     gap: Duration,
     seen: &watch::Receiver<u64>,
 ) -> Vec<Step> {
+    chat_steps(tokens, gap, Some(seen))
+}
+
+/// The role frame, then `tokens` content chunks each `gap` after the one before (after the
+/// client took it, when `seen` counts what it took), then the end.
+fn chat_steps(tokens: u64, gap: Duration, seen: Option<&watch::Receiver<u64>>) -> Vec<Step> {
     let mut steps = vec![
         Step::StreamHead,
         Step::Data(r#"{"id":"r1","choices":[{"index":0,"delta":{"role":"assistant"}}]}"#.into()),
     ];
     for i in 0..tokens {
-        if i > 0 {
+        if let Some(seen) = seen.filter(|_| i > 0) {
             steps.push(Step::WaitFor(seen.clone(), i));
         }
         steps.push(Step::Sleep(gap));
