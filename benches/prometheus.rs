@@ -5,6 +5,14 @@
 //!
 //! Two reference points in the same group show the floor both pay: `clock_only` (one
 //! `Instant::now()`) and `record_only` (one record on a pre-registered handle of this recorder).
+//! `tokenmeter` is measured per token as a server calls it, one `request.tokens(1)` per token:
+//! the request hands its items to the sink in batches (`tokenmeter::sink::Items`), and the
+//! batches' flushes happen inside the measured loop, so their cost is in the figure.
+//! `tokenmeter_unbatched` is the same on a meter with `item_batch(1)` (one sink call and one
+//! epoch pin per token), so `batched/unbatched` is what the batches save.
+//!
+//! A second group, `prometheus_batch`, measures what the sink's one epoch pin per batch saves:
+//! a batch of records without and with the pin (`pinned/unpinned`).
 //!
 //! `cargo bench -p tokenmeter-benches --bench prometheus` prints
 //! `ratio prometheus_per_token: tokenmeter/naive = …` (goal: at most 0.2).
@@ -13,11 +21,13 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
+use tokenmeter::sink::Items;
 use tokenmeter::{Labels, Meter};
 use tokenmeter_benches::print_ratio;
 use tokenmeter_prometheus::{Builder, Profile};
 
 const GROUP: &str = "prometheus_per_token";
+const BATCH_GROUP: &str = "prometheus_batch";
 
 fn per_token(c: &mut Criterion) {
     // Upkeep every 100 ms keeps the samples both sides push bounded during the run.
@@ -25,8 +35,11 @@ fn per_token(c: &mut Criterion) {
         .upkeep_interval(Duration::from_millis(100))
         .install_recorder()
         .expect("install the recorder once in this process");
+    let labels = Labels::server("chat").request_model("llama-3-8b");
+    let unbatched = Meter::builder().sink(sink.clone()).item_batch(1).build();
+    let unbatched = unbatched.series(&labels);
     let meter = Meter::builder().sink(sink).build();
-    let series = meter.series(&Labels::server("chat").request_model("llama-3-8b"));
+    let series = meter.series(&labels);
     let model = String::from("llama-3-8b");
     let probe = metrics::histogram!("probe_seconds");
 
@@ -46,6 +59,12 @@ fn per_token(c: &mut Criterion) {
         b.iter(|| request.tokens(black_box(1)));
         request.succeed();
     });
+    group.bench_function("tokenmeter_unbatched", |b| {
+        let mut request = unbatched.start();
+        request.tokens(1);
+        b.iter(|| request.tokens(black_box(1)));
+        request.succeed();
+    });
     let noop = Meter::builder()
         .sink(tokenmeter::sink::NoopSink)
         .build()
@@ -59,11 +78,40 @@ fn per_token(c: &mut Criterion) {
     group.bench_function("clock_only", |b| b.iter(|| black_box(Instant::now())));
     group.bench_function("record_only", |b| b.iter(|| probe.record(black_box(0.02))));
     group.finish();
+
+    // What the sink's one epoch pin per batch saves: a batch of records as the sink makes them,
+    // with and without the pin held around it.
+    let mut batches = tokenmeter_benches::per_token_group(c, BATCH_GROUP);
+    let batch = |probe: &metrics::Histogram| {
+        for _ in 0..Items::CAPACITY {
+            probe.record(black_box(0.02));
+        }
+    };
+    batches.bench_function("record_batch", |b| b.iter(|| batch(&probe)));
+    batches.bench_function("record_batch_pinned", |b| {
+        b.iter(|| {
+            let _pinned = crossbeam_epoch::pin();
+            batch(&probe);
+        })
+    });
+    batches.finish();
     drop(handle);
     if tokenmeter_benches::measured() {
         print_ratio(GROUP, "tokenmeter/naive", "tokenmeter", "naive");
+        print_ratio(
+            GROUP,
+            "batched/unbatched",
+            "tokenmeter",
+            "tokenmeter_unbatched",
+        );
         print_ratio(GROUP, "floor: clock", "clock_only", "naive");
         print_ratio(GROUP, "floor: record", "record_only", "naive");
+        print_ratio(
+            BATCH_GROUP,
+            "pinned/unpinned",
+            "record_batch_pinned",
+            "record_batch",
+        );
     }
 }
 

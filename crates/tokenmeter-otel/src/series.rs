@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Histogram;
-use tokenmeter::sink::{FirstToken, Gauge, SeriesSink};
+use tokenmeter::sink::{FirstToken, Gauge, Items, SeriesSink};
 use tokenmeter::{Labels, RequestRecord, Role};
 
 use crate::attrs::SeriesAttributes;
@@ -93,6 +93,21 @@ impl SeriesSink for OtelSeries {
             return;
         }
         self.itl.record(secs(gap), self.set(self.itl_on));
+    }
+
+    #[inline]
+    fn items(&self, items: Items<'_>) {
+        #[cfg(feature = "bound-instruments")]
+        if let Some(bound) = &self.itl_bound {
+            for gap in items.gaps() {
+                bound.record(secs(gap));
+            }
+            return;
+        }
+        let attributes = self.set(self.itl_on);
+        for gap in items.gaps() {
+            self.itl.record(secs(gap), attributes);
+        }
     }
 
     fn end(&self, record: &RequestRecord) {

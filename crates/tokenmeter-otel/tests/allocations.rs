@@ -38,7 +38,8 @@ fn allocations_per_item(builder: OtelSinkBuilder) {
         let (series, _provider) = series(builder.clone(), &labels);
         let mut request = series.start();
         request.tokens(1);
-        request.tokens(1); // the SDK creates this attribute set's data point once
+        request.tokens(1);
+        request.flush(); // the SDK creates this attribute set's data point once
         let info = allocation_counter::measure(|| {
             for _ in 0..10_000 {
                 request.tokens(1);

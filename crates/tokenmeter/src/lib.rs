@@ -85,9 +85,13 @@
 //!
 //! # Cost
 //!
-//! Per token-bearing item: one clock read, a few integer operations, and one call into each
-//! sink's pre-built series handle. No allocation, no lock, no lookup. Resolving a series takes a
-//! lock: do it once per label set.
+//! Per token-bearing item: one clock read and a few integer operations, held in the request.
+//! Items after the first token go to the sinks' pre-built series handles in batches of up to
+//! 16 ([`sink::Items`]: when the batch is full, 1 s after its first item, at the request's end,
+//! or on [`Request::flush`]), so a sink pays its per-call costs once per batch;
+//! [`MeterBuilder::item_batch`] sets a smaller batch, 1 for every item at once. The first
+//! token, the end and the gauges go to the sinks at once. No allocation, no lock, no lookup.
+//! Resolving a series takes a lock: do it once per label set.
 //!
 //! A panic inside a sink is caught and counted ([`sink::sink_panics`]): the other sinks, the
 //! request and the stream carry on.

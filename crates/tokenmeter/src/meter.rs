@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::series::{DEFAULT_MAX_SERIES, Labels, Registry, Resolved, Series};
-use crate::sink::{FanOut, InMemorySink, NoopSink, Sink, StepRecorder};
+use crate::sink::{FanOut, InMemorySink, Items, NoopSink, Sink, StepRecorder};
 use crate::{Clock, ManualClock};
 
 /// The entry point: resolves [`Series`] from [`Labels`], with a clock and the sinks every
@@ -143,6 +143,7 @@ pub struct MeterBuilder {
     clock: Option<Clock>,
     sinks: FanOut,
     max_series: Option<usize>,
+    item_batch: Option<usize>,
 }
 
 impl MeterBuilder {
@@ -171,6 +172,30 @@ impl MeterBuilder {
         self
     }
 
+    /// How many items after the first token a request holds before it hands them to the sinks
+    /// in one call: 1 to [`Items::CAPACITY`] (the default); a value outside that range is
+    /// taken as the nearest end of it. 1 hands every item on as it arrives, for a sink that
+    /// must see each at once (a live display, a test that waits on items); the default saves a
+    /// sink call per item. [`Items`] says when else a batch goes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter, sink::InMemorySink};
+    ///
+    /// let memory = InMemorySink::new();
+    /// let meter = Meter::builder().sink(memory.clone()).item_batch(1).build();
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// request.tokens(1);
+    /// request.tokens(1);
+    /// assert_eq!(memory.gaps().len(), 1, "handed on at once");
+    /// request.succeed();
+    /// ```
+    pub fn item_batch(mut self, items: usize) -> Self {
+        self.item_batch = Some(items.clamp(1, Items::CAPACITY));
+        self
+    }
+
     /// The meter.
     pub fn build(self) -> Meter {
         let mut sinks = self.sinks.into_sinks();
@@ -183,7 +208,10 @@ impl MeterBuilder {
             shared: Arc::new(Shared {
                 clock: self.clock.unwrap_or_default(),
                 sink,
-                registry: Mutex::new(Registry::new(self.max_series.unwrap_or(DEFAULT_MAX_SERIES))),
+                registry: Mutex::new(Registry::new(
+                    self.max_series.unwrap_or(DEFAULT_MAX_SERIES),
+                    self.item_batch.unwrap_or(Items::CAPACITY),
+                )),
                 folded: AtomicU64::new(0),
             }),
         }
@@ -196,6 +224,7 @@ impl fmt::Debug for MeterBuilder {
             .field("clock", &self.clock)
             .field("sinks", &self.sinks.len())
             .field("max_series", &self.max_series)
+            .field("item_batch", &self.item_batch)
             .finish()
     }
 }

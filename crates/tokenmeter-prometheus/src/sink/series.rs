@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Label};
-use tokenmeter::sink::{FirstToken, Gauge as LifecycleGauge, SeriesSink};
+use tokenmeter::sink::{FirstToken, Gauge as LifecycleGauge, Items, SeriesSink};
 use tokenmeter::{ErrorClass, FinishReason, Labels, Outcome, RequestRecord, Role};
 
 use super::labels::{self, with, with_role};
@@ -201,9 +201,22 @@ impl SeriesSink for SeriesHandles {
         self.ttft.record(secs(event.ttft));
     }
 
-    #[inline]
     fn item(&self, gap: Duration, _tokens: u32) {
         self.itl.record(secs(gap));
+    }
+
+    /// One epoch pin for the whole batch: `metrics-exporter-prometheus` keeps a histogram's
+    /// samples in a `metrics-util` `AtomicBucket`, which pins crossbeam's default epoch
+    /// collector on every push. Pinned already, each push's pin is a counter increment instead
+    /// of a full fence (measured: `cargo bench -p tokenmeter-benches --bench prometheus`,
+    /// `record_batch` against `record_batch_pinned`). With another recorder the pin is a few
+    /// nanoseconds per batch spent for nothing.
+    #[inline]
+    fn items(&self, items: Items<'_>) {
+        let _pinned = crossbeam_epoch::pin();
+        for gap in items.gaps() {
+            self.itl.record(secs(gap));
+        }
     }
 
     fn end(&self, record: &RequestRecord) {

@@ -24,7 +24,7 @@ use std::time::Duration;
 use crate::outcome::{Degradation, ErrorClass, FinishReason, Outcome};
 use crate::record::RequestRecord;
 use crate::series::Series;
-use crate::sink::{FirstToken, Gauge, guarded};
+use crate::sink::{FirstToken, Gauge, Pending, guarded};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -76,6 +76,8 @@ pub struct Request {
     finish_reason: Option<FinishReason>,
     degraded: Option<Degradation>,
     state: State,
+    /// Items after the first not yet handed to the sink.
+    pending: Pending,
 }
 
 /// The next request id: unique within the process.
@@ -86,6 +88,7 @@ impl Request {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         series.gauge(Gauge::Waiting, 1);
         guarded(|| series.sink().start(id));
+        let pending = Pending::new(series.batch());
         Self {
             id,
             series,
@@ -101,6 +104,7 @@ impl Request {
             finish_reason: None,
             degraded: None,
             state: State::Waiting,
+            pending,
         }
     }
 
@@ -175,7 +179,11 @@ impl Request {
     /// Records an item that carried `tokens` tokens, now. An item with zero tokens (a role-only
     /// frame, a keep-alive, an empty delta) is counted as a frame and sets no timestamp.
     ///
-    /// The per-token path: no allocation, no lock, no lookup.
+    /// The first token-bearing item goes to the sink at once; later ones go in batches (see
+    /// [`Items`](crate::sink::Items) for when), each with the gap taken now.
+    ///
+    /// The per-token path: no allocation, no lock, no lookup, and a sink call only once per
+    /// batch.
     #[inline]
     pub fn tokens(&mut self, tokens: u32) {
         if self.state == State::Ended {
@@ -190,11 +198,42 @@ impl Request {
         self.output_tokens += u64::from(tokens);
         let previous = std::mem::replace(&mut self.last_ns, now);
         if self.first.is_some() {
-            let gap = Duration::from_nanos(now.saturating_sub(previous));
-            guarded(|| self.series.sink().item(gap, tokens));
+            if self.pending.push(now, now.saturating_sub(previous), tokens) {
+                self.flush();
+            }
         } else {
             self.first_token(Duration::from_nanos(now), tokens);
         }
+    }
+
+    /// Hands the items recorded so far and not yet sent to the sink now, instead of with the
+    /// batch they would go with (see [`Items`](crate::sink::Items)). A request ends with a
+    /// flush of its own; call this only to make items visible sooner, for example before
+    /// reading a sink in the middle of a long request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, ManualClock, Meter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&clock);
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// request.tokens(1);
+    /// request.tokens(1);
+    /// assert!(memory.gaps().is_empty(), "the second item waits in the request's batch");
+    /// request.flush();
+    /// assert_eq!(memory.gaps().len(), 1);
+    /// request.succeed();
+    /// ```
+    #[cold]
+    pub fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let items = self.pending.take();
+        let sink = self.series.sink();
+        guarded(|| sink.items(items));
     }
 
     /// Applies what a stream item said: its tokens, its finish reason, and an error, which ends
@@ -264,6 +303,7 @@ impl Request {
             State::Waiting => Gauge::Waiting,
             State::Running => Gauge::Running,
         };
+        self.flush();
         self.state = State::Ended;
         let end = self.series.clock().now().max(self.arrival);
         let outcome = match (outcome, self.degraded) {

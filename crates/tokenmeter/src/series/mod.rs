@@ -52,17 +52,24 @@ struct SeriesInner {
     labels: Labels<'static>,
     clock: Clock,
     sink: Box<dyn SeriesSink>,
+    batch: usize,
     waiting: AtomicI64,
     running: AtomicI64,
 }
 
 impl Series {
-    pub(crate) fn new(labels: Labels<'static>, clock: Clock, sink: Box<dyn SeriesSink>) -> Self {
+    pub(crate) fn new(
+        labels: Labels<'static>,
+        clock: Clock,
+        sink: Box<dyn SeriesSink>,
+        batch: usize,
+    ) -> Self {
         Self {
             inner: Arc::new(SeriesInner {
                 labels,
                 clock,
                 sink,
+                batch,
                 waiting: AtomicI64::new(0),
                 running: AtomicI64::new(0),
             }),
@@ -101,6 +108,11 @@ impl Series {
     }
 
     #[inline]
+    /// Items a request on this series holds before it hands them to the sink.
+    pub(crate) fn batch(&self) -> usize {
+        self.inner.batch
+    }
+
     pub(crate) fn sink(&self) -> &dyn SeriesSink {
         &*self.inner.sink
     }

@@ -11,6 +11,8 @@ pub(crate) struct Registry {
     by_key: HashMap<u64, Vec<Series>>,
     count: usize,
     max: usize,
+    /// Items a request on these series holds before it hands them on (1..=`Items::CAPACITY`).
+    batch: usize,
     folded: [Option<Series>; 2],
 }
 
@@ -23,11 +25,12 @@ pub(crate) enum Resolved {
 }
 
 impl Registry {
-    pub(crate) fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize, batch: usize) -> Self {
         Self {
             by_key: HashMap::new(),
             count: 0,
             max,
+            batch,
             folded: [None, None],
         }
     }
@@ -55,18 +58,20 @@ impl Registry {
             return Resolved::Folded(self.folded(labels.role(), clock, sink));
         }
         let owned = labels.clone().into_owned();
-        let series = Series::new(owned.clone(), clock.clone(), sink.series(&owned));
+        let handle = sink.series(&owned);
+        let series = Series::new(owned, clock.clone(), handle, self.batch);
         self.by_key.entry(key).or_default().push(series.clone());
         self.count += 1;
         Resolved::Found(series)
     }
 
     fn folded(&mut self, role: Role, clock: &Clock, sink: &dyn Sink) -> Series {
+        let batch = self.batch;
         let slot = &mut self.folded[role as usize];
         slot.get_or_insert_with(|| {
             let labels = Labels::folded(role);
             let handle = sink.series(&labels);
-            Series::new(labels, clock.clone(), handle)
+            Series::new(labels, clock.clone(), handle, batch)
         })
         .clone()
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::step::EngineFanOut;
-use super::{EngineSink, FirstToken, Gauge, SeriesSink, Sink, guarded};
+use super::{EngineSink, FirstToken, Gauge, Items, SeriesSink, Sink, guarded};
 use crate::record::RequestRecord;
 use crate::series::{Labels, Role};
 
@@ -116,10 +116,16 @@ impl SeriesSink for FanOutSeries {
         }
     }
 
-    #[inline]
     fn item(&self, gap: Duration, tokens: u32) {
         for h in self.handles.iter() {
             guarded(|| h.item(gap, tokens));
+        }
+    }
+
+    #[inline]
+    fn items(&self, items: Items<'_>) {
+        for h in self.handles.iter() {
+            guarded(|| h.items(items));
         }
     }
 

@@ -7,9 +7,9 @@ static SINK_PANICS: AtomicU64 = AtomicU64::new(0);
 
 /// Panics caught inside sinks since the process started.
 ///
-/// A sink that panics loses that one event; the other sinks of a [`FanOut`](super::FanOut), the
-/// request and the stream carry on. The panic message still goes to the panic hook (stderr by
-/// default).
+/// A sink that panics loses what that one call carried (one event, or one batch of items);
+/// the other sinks of a [`FanOut`](super::FanOut), the request and the stream carry on. The
+/// panic message still goes to the panic hook (stderr by default).
 ///
 /// # Examples
 ///

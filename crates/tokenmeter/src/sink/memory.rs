@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use super::{SeriesSink, Sink};
+use super::{Items, SeriesSink, Sink};
 use crate::record::RequestRecord;
 use crate::report::Report;
 use crate::series::{Labels, Role};
@@ -13,7 +13,7 @@ use crate::series::{Labels, Role};
 /// [`Report`].
 ///
 /// Memory grows with every request and token: use it for tests, benchmarks and short runs, not
-/// as a production exporter. Recording an item takes a mutex and pushes to a vector.
+/// as a production exporter. Recording a batch of items takes a mutex and extends a vector.
 /// Clones share the same store; once every clone is dropped the store is freed, and what the
 /// meter's series record after that goes nowhere.
 ///
@@ -65,7 +65,9 @@ impl InMemorySink {
         lock(&self.store).records.clone()
     }
 
-    /// Every inter-token gap with the tokens of the item that closed it, in arrival order.
+    /// Every inter-token gap with the tokens of the item that closed it. Each request's are in
+    /// their order; requests' batches interleave in the order they reached the sink (a request
+    /// hands its items on in batches, always before it ends: see [`Items`]).
     pub fn gaps(&self) -> Vec<(Duration, u32)> {
         lock(&self.store).gaps.clone()
     }
@@ -126,6 +128,13 @@ impl SeriesSink for MemorySeries {
     fn item(&self, gap: Duration, tokens: u32) {
         if let Some(store) = self.store.upgrade() {
             lock(&store).gaps.push((gap, tokens));
+        }
+    }
+
+    fn items(&self, items: Items<'_>) {
+        if let Some(store) = self.store.upgrade() {
+            let gaps = items.iter().map(|item| (item.gap, item.tokens));
+            lock(&store).gaps.extend(gaps);
         }
     }
 

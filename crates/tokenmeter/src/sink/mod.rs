@@ -8,7 +8,7 @@
 //! | Event | When | Carries |
 //! |---|---|---|
 //! | [`SeriesSink::first_token`] | the first item that carries at least one token | TTFT, queue and prefill when known, tokens in that item |
-//! | [`SeriesSink::item`] | every later token-bearing item (the hot path) | the gap since the previous token-bearing item (one ITL sample), tokens in it |
+//! | [`SeriesSink::items`] | later token-bearing items, in batches of up to [`Items::CAPACITY`] (the hot path; see [`Items`] for when a batch goes) | for each, the gap since the previous token-bearing item (one ITL sample) and its tokens; by default each goes to [`SeriesSink::item`] |
 //! | [`SeriesSink::end`] | exactly once per request, on every path | the complete [`RequestRecord`] |
 //! | [`SeriesSink::gauge`] | a request enters or leaves `waiting` or `running` | the change |
 //! | [`Sink::series_folded`] | a label set past the cap was folded into `_OTHER` | the role |
@@ -19,6 +19,7 @@
 
 mod fanout;
 mod guard;
+mod items;
 mod memory;
 mod noop;
 mod step;
@@ -26,6 +27,8 @@ mod step;
 pub use fanout::FanOut;
 pub(crate) use guard::guarded;
 pub use guard::sink_panics;
+pub(crate) use items::Pending;
+pub use items::{Item, Items, ItemsIter};
 pub use memory::InMemorySink;
 pub use noop::NoopSink;
 pub use step::{EngineSink, Step, StepKind, StepRecorder};
@@ -124,9 +127,20 @@ pub trait SeriesSink: Send + Sync + 'static {
     }
 
     /// A later token-bearing item arrived `gap` after the previous one, carrying `tokens`.
-    /// The hot path: no allocation, no lock, no lookup.
+    /// Called for each item by the default [`items`](Self::items); a sink that implements
+    /// `items` itself need not implement this.
     fn item(&self, gap: Duration, tokens: u32) {
         let _ = (gap, tokens);
+    }
+
+    /// Later token-bearing items of one request, oldest first, in a batch (see [`Items`] for
+    /// when a batch goes: always before the request's [`end`](Self::end)). The hot path: no
+    /// allocation, no lock, no lookup. The default calls [`item`](Self::item) for each; a sink
+    /// implements this to pay its per-call costs once per batch.
+    fn items(&self, items: Items<'_>) {
+        for item in items {
+            self.item(item.gap, item.tokens);
+        }
     }
 
     /// The request ended. Called exactly once per request.

@@ -40,7 +40,8 @@ fn client_seen(
         .clock(clock.meter_clock())
         .sink(core.clone());
     if let Some(seen) = seen {
-        meter = meter.sink(seen);
+        // The server waits on each item the meter takes: it must see each at once.
+        meter = meter.sink(seen).item_batch(1);
     }
     let meter = meter.build();
     let target = Target {
