@@ -99,12 +99,14 @@
 //!
 //! # Cost
 //!
-//! Per token-bearing item: one histogram record with an attribute slice prepared when the series
-//! was resolved — no allocation. The SDK still hashes that slice to find the data point; with
-//! the `bound-instruments` feature and `OtelSinkBuilder::bound_instruments(true)` the lookup is
-//! done once per series instead. Measured by the `otel` benchmark against the naive way (four
-//! `KeyValue`s built per token): about 0.8× its cost on the portable path, about 0.24× with
-//! bound instruments.
+//! Per token-bearing item after the first: one histogram record with an attribute slice prepared
+//! when the series was resolved — no allocation. The core hands a request's items over in
+//! batches ([`tokenmeter::sink::Items`]), one sink call per batch. The SDK still hashes that
+//! slice to find the data point on every record; with the `bound-instruments` feature and
+//! `OtelSinkBuilder::bound_instruments(true)` the lookup is done once per series instead.
+//! Measured by the `otel` benchmark (`cargo bench -p tokenmeter-benches --bench otel`) against
+//! the naive way (four `KeyValue`s built per token) on the project's 2-core machine: 0.621 of
+//! its cost on the portable path, 0.102 with bound instruments.
 //!
 //! # Failure behaviour
 //!
