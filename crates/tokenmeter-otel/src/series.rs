@@ -85,14 +85,9 @@ impl SeriesSink for OtelSeries {
         self.ttft.record(secs(event.ttft), &self.attrs.semconv);
     }
 
-    #[inline]
-    fn item(&self, gap: Duration, _tokens: u32) {
-        #[cfg(feature = "bound-instruments")]
-        if let Some(bound) = &self.itl_bound {
-            bound.record(secs(gap));
-            return;
-        }
-        self.itl.record(secs(gap), self.set(self.itl_on));
+    fn item(&self, gap: Duration, tokens: u32) {
+        let gap_ns = u64::try_from(gap.as_nanos()).unwrap_or(u64::MAX);
+        self.items(Items::new(&[gap_ns], &[tokens]));
     }
 
     #[inline]

@@ -192,7 +192,7 @@ impl MeterBuilder {
     /// request.succeed();
     /// ```
     pub fn item_batch(mut self, items: usize) -> Self {
-        self.item_batch = Some(items.clamp(1, Items::CAPACITY));
+        self.item_batch = Some(items); // the request's batch takes it into range
         self
     }
 

@@ -107,12 +107,13 @@ impl Series {
         self.inner.running.load(Ordering::Relaxed)
     }
 
-    #[inline]
-    /// Items a request on this series holds before it hands them to the sink.
+    /// Items a request on this series holds before it hands them to the sink, as the meter was
+    /// given it (the request's batch takes it into range).
     pub(crate) fn batch(&self) -> usize {
         self.inner.batch
     }
 
+    #[inline]
     pub(crate) fn sink(&self) -> &dyn SeriesSink {
         &*self.inner.sink
     }

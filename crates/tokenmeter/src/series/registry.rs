@@ -11,7 +11,7 @@ pub(crate) struct Registry {
     by_key: HashMap<u64, Vec<Series>>,
     count: usize,
     max: usize,
-    /// Items a request on these series holds before it hands them on (1..=`Items::CAPACITY`).
+    /// Items a request on these series holds before it hands them on, as the meter was given it.
     batch: usize,
     folded: [Option<Series>; 2],
 }
