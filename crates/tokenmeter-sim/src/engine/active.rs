@@ -24,8 +24,18 @@ pub(super) struct Job {
 pub(super) enum Emitted {
     /// A token went out; more will follow.
     Token,
-    /// The request ended (its last token, an injected error, or its consumer went away).
+    /// The request ended (its last token, an injected error, or its consumer went away). A last
+    /// token or an error is held until [`Active::finish`].
     Ended,
+}
+
+/// What a request that left the batch still has to deliver, after the engine has published
+/// the state without it.
+enum Ending {
+    /// The last token: the request succeeds.
+    Last(Token),
+    /// The planned error: the request fails.
+    Failed(StreamError),
 }
 
 /// A request the engine holds, with its fault plan drawn at arrival.
@@ -46,6 +56,8 @@ pub(super) struct Active {
     /// Out of the decode batch until then.
     pub(super) stalled_until: Option<Instant>,
     words: SmallRng,
+    /// Set when the request ended with a token or an error still to deliver.
+    ending: Option<Ending>,
 }
 
 impl Active {
@@ -69,6 +81,7 @@ impl Active {
             stall_at,
             stalled_until: None,
             words,
+            ending: None,
         }
     }
 
@@ -125,7 +138,8 @@ impl Active {
     }
 
     /// Emits the next token (or the planned error) at the end of a step. The measurement is
-    /// taken before the token is sent, so the server's timestamps never trail the client's.
+    /// taken before the token is sent, so the server's timestamps never trail the client's. A
+    /// last token or an error is measured now and delivered by [`finish`](Self::finish).
     pub(super) fn emit(&mut self) -> Emitted {
         self.prefilled = true;
         if self.abandoned() {
@@ -137,13 +151,9 @@ impl Active {
         };
         let index = self.emitted;
         if self.fail_at == Some(index) {
-            let error = StreamError::Injected {
+            self.ending = Some(Ending::Failed(StreamError::Injected {
                 after_tokens: index,
-            };
-            if let Some(request) = self.request.take() {
-                request.fail(tokenmeter::stream::HasErrorClass::error_class(&error));
-            }
-            let _ = self.tx.send(Err(error));
+            }));
             return Emitted::Ended;
         }
         let last = index + 1 >= self.params.generated();
@@ -156,10 +166,7 @@ impl Active {
         };
         if last {
             request.set_finish_reason(self.params.finish);
-            if let Some(request) = self.request.take() {
-                request.succeed();
-            }
-            let _ = self.tx.send(Ok(token));
+            self.ending = Some(Ending::Last(token));
             return Emitted::Ended;
         }
         if self.tx.send(Ok(token)).is_err() {
@@ -167,5 +174,26 @@ impl Active {
             return Emitted::Ended;
         }
         Emitted::Token
+    }
+
+    /// Ends a request that left the batch: records its outcome and delivers its last token or
+    /// its error. The engine calls it after publishing its state, so a consumer that sees its
+    /// stream end sees an engine that no longer holds it.
+    pub(super) fn finish(mut self) {
+        match self.ending.take() {
+            Some(Ending::Last(token)) => {
+                if let Some(request) = self.request.take() {
+                    request.succeed();
+                }
+                let _ = self.tx.send(Ok(token));
+            }
+            Some(Ending::Failed(error)) => {
+                if let Some(request) = self.request.take() {
+                    request.fail(tokenmeter::stream::HasErrorClass::error_class(&error));
+                }
+                let _ = self.tx.send(Err(error));
+            }
+            None => {}
+        }
     }
 }

@@ -117,7 +117,9 @@ impl Engine {
         Ok(TokenStream::new(rx, id, arrival))
     }
 
-    /// The engine's state now.
+    /// The engine's state now. It is published before a finished request's last token or
+    /// error goes out and before the meter records its end, so whoever sees a request end
+    /// sees a snapshot without it.
     pub fn snapshot(&self) -> Snapshot {
         let mut snapshot = *self
             .shared

@@ -8,7 +8,10 @@
 //! 3. run the step: prefill the newly admitted requests and one decode step for the running
 //!    batch, for the time the [`CostModel`](crate::CostModel) gives;
 //! 4. at the step's end, every request that took part emits one token (its first, for the newly
-//!    admitted), or its planned error; finished requests leave the batch and free their KV cache.
+//!    admitted), or its planned error; finished requests leave the batch and free their KV cache;
+//! 5. the engine publishes its state, then the finished requests end: their last token or error
+//!    goes out and the meter records their outcome, so a consumer that sees its stream end, or a
+//!    sink that sees the request's end, sees an engine that no longer holds it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -39,6 +42,8 @@ pub(super) struct Scheduler {
     rng: SmallRng,
     waiting: VecDeque<Active>,
     running: Vec<Active>,
+    /// Requests that left the batch in this step, to end after the state is published.
+    ended: Vec<Active>,
     kv_reserved: u64,
     steps: u64,
     origin: Instant,
@@ -75,6 +80,7 @@ impl Scheduler {
             rng,
             waiting: VecDeque::new(),
             running: Vec::new(),
+            ended: Vec::new(),
             kv_reserved: 0,
             steps: 0,
             origin: Instant::now(),
@@ -227,6 +233,9 @@ impl Scheduler {
             hook(&stats);
         }
         self.publish(Some(stats));
+        for active in self.ended.drain(..) {
+            active.finish();
+        }
         end
     }
 
@@ -264,24 +273,25 @@ impl Scheduler {
         admitted
     }
 
-    /// Every request that took part in the step emits; finished ones leave the batch and free
-    /// their KV cache.
+    /// Every request that took part in the step emits; finished ones leave the batch for
+    /// `ended` and free their KV cache.
     fn emit(&mut self) -> usize {
         let mut emitted = 0;
         let mut freed = 0;
-        self.running.retain_mut(|active| {
+        let leaving = self.running.extract_if(.., |active| {
             if !std::mem::take(&mut active.in_step) {
-                return true;
+                return false;
             }
             emitted += 1;
             match active.emit() {
-                Emitted::Token => true,
+                Emitted::Token => false,
                 Emitted::Ended => {
                     freed += active.kv_reserved();
-                    false
+                    true
                 }
             }
         });
+        self.ended.extend(leaving);
         self.kv_reserved -= freed;
         emitted
     }
