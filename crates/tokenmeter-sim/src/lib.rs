@@ -45,7 +45,10 @@
 //! running batch, whose time grows with the batch: by default 1 → 7 ms, 8 → 8 ms, 32 → 12 ms,
 //! 64 → 18 ms (an 8B model on one H100), linear in between ([`CostModel`]). At the end of the
 //! step every request in it gets one token: its first after the prefill, its next after a
-//! decode. A request that cannot be admitted waits in the queue.
+//! decode. A request that cannot be admitted waits in the queue. Finished requests leave the
+//! batch and free their KV cache; the engine publishes its state, and only then do their last
+//! token (or error) go out and their end get recorded, so whoever sees a request end sees an
+//! [`Engine::snapshot`] without it.
 //!
 //! Every random choice (which requests fail and where, which stall, the words) comes from
 //! [`SimConfig::seed`]: the same seed and the same arrivals, in the same order, give the same run
