@@ -67,6 +67,19 @@ impl OtelSeries {
     fn set(&self, on: On) -> &[KeyValue] {
         set(&self.attrs, on)
     }
+
+    /// Records ITL samples: the one recording path of `item` and `items`, which picks the
+    /// bound instrument or the attribute set once per call.
+    #[inline]
+    fn record_itl(&self, gaps: impl Iterator<Item = Duration>) {
+        #[cfg(feature = "bound-instruments")]
+        if let Some(bound) = &self.itl_bound {
+            gaps.for_each(|gap| bound.record(secs(gap)));
+            return;
+        }
+        let attributes = self.set(self.itl_on);
+        gaps.for_each(|gap| self.itl.record(secs(gap), attributes));
+    }
 }
 
 fn set(attrs: &SeriesAttributes, on: On) -> &[KeyValue] {
@@ -85,24 +98,13 @@ impl SeriesSink for OtelSeries {
         self.ttft.record(secs(event.ttft), &self.attrs.semconv);
     }
 
-    fn item(&self, gap: Duration, tokens: u32) {
-        let gap_ns = u64::try_from(gap.as_nanos()).unwrap_or(u64::MAX);
-        self.items(Items::new(&[gap_ns], &[tokens]));
+    fn item(&self, gap: Duration, _tokens: u32) {
+        self.record_itl(std::iter::once(gap));
     }
 
     #[inline]
     fn items(&self, items: Items<'_>) {
-        #[cfg(feature = "bound-instruments")]
-        if let Some(bound) = &self.itl_bound {
-            for gap in items.gaps() {
-                bound.record(secs(gap));
-            }
-            return;
-        }
-        let attributes = self.set(self.itl_on);
-        for gap in items.gaps() {
-            self.itl.record(secs(gap), attributes);
-        }
+        self.record_itl(items.gaps());
     }
 
     fn end(&self, record: &RequestRecord) {
