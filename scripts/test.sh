@@ -1,38 +1,67 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace on a fresh machine: installs what the tests need when it is
-# missing (Debian's prometheus for promtool and the server, chromium for the HTML report's
-# screenshot test), then the CI gates: fmt, clippy, docs, all tests and doc tests.
+# Runs the tests of the workspace.
+#
+#   bash scripts/test.sh          every test, on a fresh machine: installs what the tests need
+#                                 when it is missing (Debian's prometheus for promtool and the
+#                                 server, chromium for the HTML report's screenshot test, cargo
+#                                 tools), then the quick tier, then everything else. `.ci/run`
+#                                 calls exactly this.
+#   bash scripts/test.sh --quick  the quick tier alone, for day-to-day work: needs no root and no
+#                                 network (cargo-nextest must be installed): fmt, clippy, docs,
+#                                 doc tests and unit tests (those that need no outside program).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-need_apt=()
-command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
-command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "==> installing ${need_apt[*]} (Debian packages the tests use)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
-command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
-
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-echo "==> cargo fmt --check"
-cargo fmt --all -- --check
+mode="${1:-full}"
+case "$mode" in
+  --quick) mode=quick ;;
+  full) ;;
+  *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
 
-echo "==> cargo clippy (all targets, all features, warnings are errors)"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+# Everything the tests need from outside the workspace, installed in this one place.
+install_tools() {
+  local need_apt=()
+  command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "==> installing ${need_apt[*]} (Debian packages the tests use)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  fi
+  command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
+  command -v cargo-deny >/dev/null 2>&1 || cargo install --locked cargo-deny
+}
+
+quick_tier() {
+  echo "==> [quick] cargo fmt --check"
+  cargo fmt --all -- --check
+
+  echo "==> [quick] cargo clippy (all targets, all features, warnings are errors)"
+  cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+  echo "==> [quick] cargo doc (warnings are errors)"
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
+
+  echo "==> [quick] doc tests"
+  cargo test --workspace --all-features --doc
+
+  echo "==> [quick] unit tests (no outside program: promtool's are in the full run)"
+  cargo nextest run --workspace --all-features --lib --bins --no-fail-fast -E 'not test(/promtool/)'
+}
+
+if [ "$mode" = quick ]; then
+  quick_tier
+  exit 0
+fi
+
+install_tools
+quick_tier
 
 echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
-command -v cargo-deny >/dev/null 2>&1 || cargo install --locked cargo-deny
 cargo deny check --hide-inclusion-graph licenses bans
-
-echo "==> cargo doc (warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
-
-echo "==> doc tests"
-cargo test --workspace --all-features --doc
 
 echo "==> the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null
@@ -45,5 +74,6 @@ echo "==> the fuzz crate (outside the workspace): fmt and clippy"
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
-echo "==> tests (unit, integration, end-to-end; benchmarks once in test mode)"
-cargo nextest run --workspace --all-features --all-targets --no-fail-fast
+echo "==> the rest of the tests (integration, end-to-end, promtool's unit tests; benchmarks once in test mode)"
+cargo nextest run --workspace --all-features --all-targets --no-fail-fast \
+  -E 'not (kind(lib) | kind(bin)) | test(/promtool/)'
