@@ -43,7 +43,8 @@ fn close(got: f64, want: f64) -> bool {
 async fn the_analysis_reproduces_the_simulator_table() {
     let table = observe(CostModel::default(), &[1, 8, 20, 21, 32, 48, 49, 64]).await;
     println!("{table}");
-    // batch → TPOT, tokens/s per user, tokens/s per GPU (METRICS.md's 8B-on-H100 table).
+    // batch → TPOT, tokens/s per user, tokens/s per GPU (the simulator's default cost model:
+    // an 8B model on one H100).
     for (batch, ms, per_user, per_gpu) in [
         (1, 7.0, 143.0, 143.0),
         (8, 8.0, 125.0, 1_000.0),

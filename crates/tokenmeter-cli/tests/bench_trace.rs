@@ -1,5 +1,5 @@
 //! The summary (`--json`) is recomputed from the raw timestamps of `--trace` with the formulas
-//! of `vllm bench serve` (METRICS.md §4), implemented here independently, and agrees.
+//! of `vllm bench serve` (`docs/metrics.md` §5), implemented here independently, and agrees.
 
 #[path = "bench_support/mod.rs"]
 mod support;

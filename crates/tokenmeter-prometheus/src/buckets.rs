@@ -1,5 +1,5 @@
 //! Bucket layouts: the defaults of [`tokenmeter::conventions`] and of vLLM
-//! (`../shared/METRICS.md`), per-metric replacement, and extra edges (SLO thresholds) so that
+//! (`docs/metrics.md` §4), per-metric replacement, and extra edges (SLO thresholds) so that
 //! `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is exact.
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
@@ -13,7 +13,7 @@ use crate::profile::{Histogram, Profile};
 /// The default context length for vLLM's 1-2-5 token buckets.
 pub const DEFAULT_CONTEXT_LENGTH: u64 = 131_072;
 
-/// Bucket settings for every histogram: the defaults of `../shared/METRICS.md` (those of
+/// Bucket settings for every histogram: the defaults of `docs/metrics.md` §4 (those of
 /// [`tokenmeter::conventions`] for the semconv names, vLLM's for the vLLM profile), replaced
 /// or extended per [`Metric`].
 ///

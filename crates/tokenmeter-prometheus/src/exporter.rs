@@ -67,7 +67,7 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Defaults: the given profile, the buckets of `../shared/METRICS.md`, [`DEFAULT_LISTEN`],
+    /// Defaults: the given profile, the buckets of `docs/metrics.md` §4, [`DEFAULT_LISTEN`],
     /// [`DEFAULT_UPKEEP_INTERVAL`].
     pub fn new(profile: Profile) -> Self {
         Self {

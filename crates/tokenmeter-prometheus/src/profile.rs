@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::layout::{VLLM_ITERATION_TOKENS, VLLM_ITL, VLLM_REQUEST, VLLM_TTFT};
 use crate::names::{self, MetricName, semconv, vllm};
 
-/// The naming profile: which metric and label names are published (`../shared/METRICS.md` §3).
+/// The naming profile: which metric and label names are published (`docs/metrics.md` §3).
 ///
 /// # Examples
 ///
@@ -116,7 +116,7 @@ const fn h(name: &'static MetricName, concepts: &'static [Metric], default: Layo
     }
 }
 
-/// vLLM's own histograms (METRICS.md §3.2).
+/// vLLM's own histograms (`docs/metrics.md` §4).
 const VLLM_HISTOGRAMS: &[Histogram] = &[
     h(
         &vllm::TIME_TO_FIRST_TOKEN,

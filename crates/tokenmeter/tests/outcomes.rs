@@ -225,6 +225,8 @@ fn label_values_are_sanitised_and_bounded() {
     );
 }
 
+// `Clock::tokio` exists only with the `tokio` feature; the other tests run without it.
+#[cfg(feature = "tokio")]
 #[tokio::test(start_paused = true)]
 async fn tokio_paused_time_drives_the_clock() {
     use std::time::Duration;

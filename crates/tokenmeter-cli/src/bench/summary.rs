@@ -1,5 +1,5 @@
 //! The bench summary, computed from the traces alone with the formulas of `vllm bench serve`
-//! (`METRICS.md` §4):
+//! (`docs/metrics.md` §5):
 //!
 //! - TTFT = first token-bearing event − send; E2EL = last data event − send;
 //!   TPOT = (E2EL − TTFT) / (output tokens − 1) for more than one output token;

@@ -1,5 +1,5 @@
 //! `--sweep`: runs increasing request rates and finds the highest one at which SLO attainment
-//! reaches the target (DistServe's goodput, `METRICS.md` §5).
+//! reaches the target (DistServe's goodput, `docs/metrics.md` §5).
 
 use serde::Serialize;
 

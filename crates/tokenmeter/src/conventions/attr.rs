@@ -1,7 +1,7 @@
 //! Attribute keys: the OpenTelemetry spelling. An exporter to Prometheus writes them with dots
 //! as underscores ([`is_prometheus_label`]).
 //!
-//! Sources: `../shared/METRICS.md` §3.1 (the semconv attributes; `gen_ai.system` was renamed
+//! Sources: `docs/metrics.md` §3 (the semconv attributes; `gen_ai.system` was renamed
 //! `gen_ai.provider.name` in semconv v1.37.0); `role`, `outcome` and `kind` are tokenmeter's.
 //!
 //! # Examples
@@ -15,28 +15,28 @@
 
 use super::translate;
 
-/// `gen_ai.operation.name`: `chat`, `text_completion`, `embeddings`, … METRICS.md §3.1.
+/// `gen_ai.operation.name`: `chat`, `text_completion`, `embeddings`, … `docs/metrics.md` §3.
 pub const OPERATION: &str = "gen_ai.operation.name";
-/// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0). METRICS.md §3.1.
+/// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0). `docs/metrics.md` §3.
 pub const PROVIDER: &str = "gen_ai.provider.name";
-/// `gen_ai.request.model`. METRICS.md §3.1.
+/// `gen_ai.request.model`. `docs/metrics.md` §3.
 pub const REQUEST_MODEL: &str = "gen_ai.request.model";
-/// `gen_ai.response.model`. METRICS.md §3.1.
+/// `gen_ai.response.model`. `docs/metrics.md` §3.
 pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
-/// `server.address`. METRICS.md §3.1.
+/// `server.address`. `docs/metrics.md` §3.
 pub const SERVER_ADDRESS: &str = "server.address";
-/// `server.port` (an integer). METRICS.md §3.1.
+/// `server.port` (an integer). `docs/metrics.md` §3.
 pub const SERVER_PORT: &str = "server.port";
 /// `error.type`: one of the fixed [`ErrorClass`](crate::ErrorClass) values, only on requests
-/// that ended in an error. METRICS.md §2 and §3.1.
+/// that ended in an error. `docs/metrics.md` §2 and §3.
 pub const ERROR_TYPE: &str = "error.type";
 /// `gen_ai.token.type`: `input` or `output`, on
-/// [`CLIENT_TOKEN_USAGE`](super::names::CLIENT_TOKEN_USAGE). METRICS.md §3.1.
+/// [`CLIENT_TOKEN_USAGE`](super::names::CLIENT_TOKEN_USAGE). `docs/metrics.md` §3.
 pub const TOKEN_TYPE: &str = "gen_ai.token.type";
 /// `role`: `server` or `client`, on every `tokenmeter.*` instrument, so that a process that is
 /// both a server and a client of another provider keeps the two apart.
 pub const ROLE: &str = "role";
-/// `outcome`: `success`, `error`, `cancelled` or `degraded` (METRICS.md §2), on
+/// `outcome`: `success`, `error`, `cancelled` or `degraded` (`docs/metrics.md` §2), on
 /// [`REQUESTS`](super::names::REQUESTS).
 pub const OUTCOME: &str = "outcome";
 /// `kind`: `prefill`, `decode` or `mixed` ([`StepKind`](crate::sink::StepKind)), on the

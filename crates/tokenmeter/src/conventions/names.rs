@@ -1,10 +1,10 @@
 //! Every instrument tokenmeter publishes: the OpenTelemetry GenAI semantic-convention names
 //! (`gen_ai.*`, status: development) and, for what semconv does not name, `tokenmeter.*`.
 //!
-//! Sources, named on each constant: `../shared/METRICS.md` §3.1 (the semconv table, from
+//! Sources, named on each constant: `docs/metrics.md` §3 (the semconv table, from
 //! open-telemetry/semantic-conventions `docs/gen-ai/gen-ai-metrics.md`, moved in v1.42.0 to
 //! open-telemetry/semantic-conventions-genai), §1 (the lifecycle intervals), §2 (outcomes) and
-//! §5 (saturation). When upstream renames something, this module is the one place to change.
+//! §6 (saturation). When upstream renames something, this module is the one place to change.
 //!
 //! # Examples
 //!
@@ -28,47 +28,47 @@ const fn counter(name: &'static str, unit: &'static str, description: &'static s
 }
 
 /// `gen_ai.server.time_to_first_token`: first token − arrival, recorded at the first token.
-/// METRICS.md §3.1.
+/// `docs/metrics.md` §3.
 pub const SERVER_TIME_TO_FIRST_TOKEN: Instrument = h(
     "gen_ai.server.time_to_first_token",
     "s",
     "Time to generate the first token: first token minus request arrival.",
 );
 /// `gen_ai.server.time_per_output_token`: decode / (output tokens − 1), per request.
-/// METRICS.md §3.1 (the TPOT of §1).
+/// `docs/metrics.md` §3 (the TPOT of §1).
 pub const SERVER_TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "gen_ai.server.time_per_output_token",
     "s",
     "Time per output token after the first: decode time / (output tokens - 1), per request.",
 );
-/// `gen_ai.server.request.duration`: end − arrival, for every request. METRICS.md §3.1.
+/// `gen_ai.server.request.duration`: end − arrival, for every request. `docs/metrics.md` §3.
 pub const SERVER_REQUEST_DURATION: Instrument = h(
     "gen_ai.server.request.duration",
     "s",
     "Request duration from arrival to the end of the stream, error or cancellation.",
 );
-/// `gen_ai.client.operation.duration`: end − send, for every request. METRICS.md §3.1.
+/// `gen_ai.client.operation.duration`: end − send, for every request. `docs/metrics.md` §3.
 pub const CLIENT_OPERATION_DURATION: Instrument = h(
     "gen_ai.client.operation.duration",
     "s",
     "GenAI operation duration from send to the end of the stream, error or cancellation.",
 );
 /// `gen_ai.client.operation.time_to_first_chunk`: first token-bearing chunk − send.
-/// METRICS.md §3.1.
+/// `docs/metrics.md` §3.
 pub const CLIENT_TIME_TO_FIRST_CHUNK: Instrument = h(
     "gen_ai.client.operation.time_to_first_chunk",
     "s",
     "Time to receive the first chunk that carries a token, from the send.",
 );
 /// `gen_ai.client.operation.time_per_output_chunk`: one sample per chunk after the first.
-/// METRICS.md §3.1.
+/// `docs/metrics.md` §3.
 pub const CLIENT_TIME_PER_OUTPUT_CHUNK: Instrument = h(
     "gen_ai.client.operation.time_per_output_chunk",
     "s",
     "Time between consecutive token-bearing chunks, one sample per chunk after the first.",
 );
-/// `gen_ai.client.token.usage`, with `gen_ai.token.type` = `input` or `output`. METRICS.md
-/// §3.1: the token metrics are being reworked upstream (per-direction histograms); this is the
+/// `gen_ai.client.token.usage`, with `gen_ai.token.type` = `input` or `output`. `docs/metrics.md`
+/// §3: the token metrics are being reworked upstream (per-direction histograms); this is the
 /// one place to follow them.
 pub const CLIENT_TOKEN_USAGE: Instrument = h(
     "gen_ai.client.token.usage",
@@ -76,14 +76,14 @@ pub const CLIENT_TOKEN_USAGE: Instrument = h(
     "Input and output tokens per request, by gen_ai.token.type.",
 );
 /// `tokenmeter.inter_token_latency` (server): one sample per token-bearing item after the
-/// first (the ITL of METRICS.md §1). The client side uses [`CLIENT_TIME_PER_OUTPUT_CHUNK`].
+/// first (the ITL of `docs/metrics.md` §1). The client side uses [`CLIENT_TIME_PER_OUTPUT_CHUNK`].
 pub const INTER_TOKEN_LATENCY: Instrument = h(
     "tokenmeter.inter_token_latency",
     "s",
     "Inter-token latency: gap between consecutive token-bearing items, one sample per item after the first.",
 );
 /// `tokenmeter.time_per_output_token` (client): decode / (output tokens − 1) per request, as
-/// `vllm bench serve` computes TPOT (METRICS.md §1 and §4). The server side uses
+/// `vllm bench serve` computes TPOT (`docs/metrics.md` §1 and §5). The server side uses
 /// [`SERVER_TIME_PER_OUTPUT_TOKEN`].
 pub const TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "tokenmeter.time_per_output_token",
@@ -91,45 +91,45 @@ pub const TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "Time per output token seen by the client: decode time / (output tokens - 1), per request.",
 );
 /// `tokenmeter.request.queue_time`: scheduled − arrival, when the server marks `scheduled`.
-/// METRICS.md §1.
+/// `docs/metrics.md` §1.
 pub const QUEUE_TIME: Instrument = h(
     "tokenmeter.request.queue_time",
     "s",
     "Time in the queue: scheduled minus arrival.",
 );
-/// `tokenmeter.request.prefill_time`: first token − scheduled. METRICS.md §1.
+/// `tokenmeter.request.prefill_time`: first token − scheduled. `docs/metrics.md` §1.
 pub const PREFILL_TIME: Instrument = h(
     "tokenmeter.request.prefill_time",
     "s",
     "Prefill time: first token minus scheduled.",
 );
-/// `tokenmeter.request.decode_time`: last token − first token. METRICS.md §1.
+/// `tokenmeter.request.decode_time`: last token − first token. `docs/metrics.md` §1.
 pub const DECODE_TIME: Instrument = h(
     "tokenmeter.request.decode_time",
     "s",
     "Decode time: last token minus first token.",
 );
-/// `tokenmeter.request.inference_time`: last token − scheduled. METRICS.md §1.
+/// `tokenmeter.request.inference_time`: last token − scheduled. `docs/metrics.md` §1.
 pub const INFERENCE_TIME: Instrument = h(
     "tokenmeter.request.inference_time",
     "s",
     "Inference time: last token minus scheduled.",
 );
 /// `tokenmeter.requests`: requests ended, by `outcome` and `error.type`; cancelled requests
-/// are counted. METRICS.md §2.
+/// are counted. `docs/metrics.md` §2.
 pub const REQUESTS: Instrument = counter(
     "tokenmeter.requests",
     "{request}",
     "Requests ended, by outcome (success, error, cancelled, degraded) and error.type.",
 );
-/// `tokenmeter.input_tokens`: input tokens of ended requests, where known. METRICS.md §3.2
+/// `tokenmeter.input_tokens`: input tokens of ended requests, where known. `docs/metrics.md` §3
 /// (vLLM's `prompt_tokens_total`).
 pub const INPUT_TOKENS: Instrument = counter(
     "tokenmeter.input_tokens",
     "{token}",
     "Input (prompt) tokens of ended requests, where known.",
 );
-/// `tokenmeter.output_tokens`: output tokens of ended requests. METRICS.md §3.2 (vLLM's
+/// `tokenmeter.output_tokens`: output tokens of ended requests. `docs/metrics.md` §3 (vLLM's
 /// `generation_tokens_total`).
 pub const OUTPUT_TOKENS: Instrument = counter(
     "tokenmeter.output_tokens",
@@ -137,7 +137,7 @@ pub const OUTPUT_TOKENS: Instrument = counter(
     "Output (generated) tokens of ended requests.",
 );
 /// `tokenmeter.requests.waiting`: started and not yet scheduled nor past the first token.
-/// METRICS.md §5 (queue depth leads latency).
+/// `docs/metrics.md` §6 (queue depth leads latency).
 pub const REQUESTS_WAITING: Instrument = Instrument::new(
     "tokenmeter.requests.waiting",
     "{request}",
@@ -145,7 +145,7 @@ pub const REQUESTS_WAITING: Instrument = Instrument::new(
     "Requests waiting: started and not yet scheduled nor past their first token.",
 );
 /// `tokenmeter.requests.running`: scheduled or past the first token, not yet ended.
-/// METRICS.md §3.2 (vLLM's `num_requests_running`).
+/// `docs/metrics.md` §3 (vLLM's `num_requests_running`).
 pub const REQUESTS_RUNNING: Instrument = Instrument::new(
     "tokenmeter.requests.running",
     "{request}",
@@ -153,14 +153,14 @@ pub const REQUESTS_RUNNING: Instrument = Instrument::new(
     "Requests running: scheduled or past their first token, not yet ended.",
 );
 /// `tokenmeter.series.folded`: label sets folded into `_OTHER` because the series cap was
-/// reached (DESIGN.md, Series; not in METRICS.md).
+/// reached (`docs/metrics.md` §3, Cardinality).
 pub const SERIES_FOLDED: Instrument = counter(
     "tokenmeter.series.folded",
     "{series}",
     "Label sets folded into the _OTHER series because the series cap was reached.",
 );
 /// `tokenmeter.kv_cache.usage`: KV-cache usage as a fraction from 0 to 1, set by the engine.
-/// METRICS.md §5 (saturation) and §3.2 (vLLM's `kv_cache_usage_perc`).
+/// `docs/metrics.md` §6 (saturation) and §3 (vLLM's `kv_cache_usage_perc`).
 pub const KV_CACHE_USAGE: Instrument = Instrument::new(
     "tokenmeter.kv_cache.usage",
     "1",
@@ -168,7 +168,7 @@ pub const KV_CACHE_USAGE: Instrument = Instrument::new(
     "KV-cache usage as a fraction from 0 to 1, set by the engine.",
 );
 /// `tokenmeter.preemptions`: requests preempted by the engine (their KV cache was evicted),
-/// as the engine reports them. Not in METRICS.md.
+/// as the engine reports them. Tokenmeter's own (`docs/metrics.md` §3).
 pub const PREEMPTIONS: Instrument = counter(
     "tokenmeter.preemptions",
     "{preemption}",
@@ -176,7 +176,7 @@ pub const PREEMPTIONS: Instrument = counter(
 );
 /// `tokenmeter.engine.step.duration`: how long one engine step (scheduler iteration) took, by
 /// `kind` (`prefill`, `decode`, `mixed`), recorded from [`Meter::steps`](crate::Meter::steps).
-/// Not in METRICS.md.
+/// Tokenmeter's own (`docs/metrics.md` §3).
 pub const ENGINE_STEP_DURATION: Instrument = h(
     "tokenmeter.engine.step.duration",
     "s",
@@ -184,7 +184,8 @@ pub const ENGINE_STEP_DURATION: Instrument = h(
 );
 /// `tokenmeter.engine.batch_size`: sequences in one engine step, by `kind`. Against
 /// [`ENGINE_STEP_DURATION`] it shows the batch-size trade-off: a bigger batch makes each step
-/// (each user's next token) slower and the engine's throughput higher. Not in METRICS.md.
+/// (each user's next token) slower and the engine's throughput higher. Tokenmeter's own
+/// (`docs/metrics.md` §3).
 pub const ENGINE_BATCH_SIZE: Instrument = h(
     "tokenmeter.engine.batch_size",
     "{sequence}",
@@ -192,8 +193,8 @@ pub const ENGINE_BATCH_SIZE: Instrument = h(
 );
 /// `tokenmeter.engine.step.tokens`: tokens processed by engine steps, by `kind` (prompt tokens
 /// for a prefill, one per sequence for a decode). The rate of the `decode` series is the
-/// engine's output tokens per second: per GPU when one engine runs on one GPU. Not in
-/// METRICS.md.
+/// engine's output tokens per second: per GPU when one engine runs on one GPU. Tokenmeter's
+/// own (`docs/metrics.md` §3).
 pub const ENGINE_STEP_TOKENS: Instrument = counter(
     "tokenmeter.engine.step.tokens",
     "{token}",

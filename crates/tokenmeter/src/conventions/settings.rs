@@ -1,4 +1,4 @@
-//! [`Buckets`]: the default layouts, replaced or extended per [`Metric`] (METRICS.md §3.2:
+//! [`Buckets`]: the default layouts, replaced or extended per [`Metric`] (`docs/metrics.md` §4:
 //! buckets configurable per metric, every SLO threshold a bucket edge).
 
 use std::collections::BTreeMap;
