@@ -33,9 +33,9 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use tokio::io::AsyncWriteExt as _;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower_service::Service as _;
@@ -44,6 +44,10 @@ use super::chunks::error_body;
 use super::connections::{Admission, Connections, InFlight, Receiving, Slot, Watched};
 use super::http_counts::{Closed, HttpCounts, route};
 use super::limits::Limits;
+
+/// Connections refused at the limit that get a 503 at once (each for at most a second);
+/// more are closed without one.
+const REFUSING: usize = 64;
 
 /// How a server stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -68,6 +72,7 @@ pub(crate) async fn serve(
     let connections = Connections::new(limits.max_connections);
     let (shutdown, watching) = watch::channel(false);
     let mut tasks: JoinSet<Option<Closed>> = JoinSet::new();
+    let refusing = Arc::new(Semaphore::new(REFUSING));
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -93,7 +98,14 @@ pub(crate) async fn serve(
                         }
                         Admission::Full => {
                             counts.refused_full();
-                            tasks.spawn(refuse(stream));
+                            // At most REFUSING answered at once; past that, closed at once.
+                            if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                                tasks.spawn(async move {
+                                    let closed = refuse(stream).await;
+                                    drop(permit);
+                                    closed
+                                });
+                            }
                         }
                     }
                 }
@@ -209,11 +221,16 @@ async fn refuse(mut stream: TcpStream) -> Option<Closed> {
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
-    let write = async {
+    // Write, close the write side, then read (and drop) what the client sends until it closes:
+    // closing with its request unread would reset the connection and could lose the answer.
+    let answer = async {
         stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await
+        stream.shutdown().await?;
+        let mut sink = [0u8; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        io::Result::Ok(())
     };
-    let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;
     Some(Closed::Full)
 }
 
