@@ -119,6 +119,12 @@ impl ServeHandle {
             .unwrap_or_default()
     }
 
+    /// The sink that keeps the server-side records (with [`spawn`]): still readable after
+    /// [`ServeHandle::shutdown`].
+    pub(crate) fn record_sink(&self) -> Option<InMemorySink> {
+        self.records.clone()
+    }
+
     /// The server-side record of the request whose response carried `id` (the `id` field of
     /// the JSON body and of every SSE chunk; also the `x-request-id` response header), once it
     /// has ended.
