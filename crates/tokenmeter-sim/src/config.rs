@@ -12,6 +12,10 @@ pub const DEFAULT_MAX_BATCH: usize = 64;
 /// per token in fp16) on an 80 GB H100.
 pub const DEFAULT_KV_CAPACITY: u64 = 400_000;
 
+/// Default context length (prompt plus output tokens) of the simulated model: 8,192, the
+/// `max_model_len` vLLM serves an 8B Llama 3 model with.
+pub const DEFAULT_MAX_MODEL_LEN: u64 = 8_192;
+
 /// Default length of an injected stall.
 pub const DEFAULT_STALL: Duration = Duration::from_millis(500);
 
@@ -26,9 +30,11 @@ pub const DEFAULT_STALL: Duration = Duration::from_millis(500);
 /// let config = SimConfig::default()
 ///     .max_batch(8)
 ///     .kv_capacity_tokens(20_000)
+///     .max_model_len(4_096)
 ///     .seed(7)
 ///     .faults(Faults::default().error_rate(0.01).queue_limit(100));
 /// assert_eq!(config.max_batch, 8);
+/// assert_eq!(config.max_model_len, 4_096);
 /// assert_eq!(config.faults.queue_limit, Some(100));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +45,10 @@ pub struct SimConfig {
     /// KV-cache capacity in tokens. A request is admitted only when its prompt plus its whole
     /// output fit beside the reservations of the running batch (no preemption).
     pub kv_capacity_tokens: u64,
+    /// The model's context length: a request whose prompt plus output tokens exceed it is
+    /// refused ([`SubmitError::ContextLength`](crate::SubmitError::ContextLength), an HTTP 400
+    /// with vLLM's message). Default [`DEFAULT_MAX_MODEL_LEN`].
+    pub max_model_len: u64,
     /// Step costs.
     pub cost: CostModel,
     /// Fault injection.
@@ -52,6 +62,7 @@ impl Default for SimConfig {
         Self {
             max_batch: DEFAULT_MAX_BATCH,
             kv_capacity_tokens: DEFAULT_KV_CAPACITY,
+            max_model_len: DEFAULT_MAX_MODEL_LEN,
             cost: CostModel::default(),
             faults: Faults::default(),
             seed: 0,
@@ -69,6 +80,12 @@ impl SimConfig {
     /// Sets [`SimConfig::kv_capacity_tokens`].
     pub fn kv_capacity_tokens(mut self, tokens: u64) -> Self {
         self.kv_capacity_tokens = tokens;
+        self
+    }
+
+    /// Sets [`SimConfig::max_model_len`].
+    pub fn max_model_len(mut self, tokens: u64) -> Self {
+        self.max_model_len = tokens;
         self
     }
 
@@ -98,6 +115,11 @@ impl SimConfig {
         if self.kv_capacity_tokens == 0 {
             return Err(ConfigError::Zero {
                 name: "kv_capacity_tokens",
+            });
+        }
+        if self.max_model_len == 0 {
+            return Err(ConfigError::Zero {
+                name: "max_model_len",
             });
         }
         self.faults.validate()

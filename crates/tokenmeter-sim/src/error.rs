@@ -58,6 +58,21 @@ pub enum SubmitError {
         /// The configured limit.
         limit: usize,
     },
+    /// Prompt plus output exceed the model's context length
+    /// ([`SimConfig::max_model_len`](crate::SimConfig::max_model_len)), an HTTP 400. The message
+    /// is vLLM's (and OpenAI's), word for word.
+    #[error(
+        "This model's maximum context length is {max_model_len} tokens. However, you requested {} tokens ({prompt} in the messages, {completion} in the completion). Please reduce the length of the messages or completion.",
+        u64::from(*.prompt) + u64::from(*.completion)
+    )]
+    ContextLength {
+        /// Prompt tokens.
+        prompt: u32,
+        /// Output tokens asked for (`max_tokens`, or the server's default).
+        completion: u32,
+        /// The context length.
+        max_model_len: u64,
+    },
     /// Prompt plus output can never fit in the KV cache (an HTTP 400).
     #[error(
         "the request needs {needed} KV-cache tokens (prompt + output) but the cache holds {capacity}: shorten the prompt or max_tokens"
@@ -78,7 +93,9 @@ impl SubmitError {
     pub fn error_class(&self) -> ErrorClass {
         match self {
             SubmitError::QueueFull { .. } => ErrorClass::RateLimited,
-            SubmitError::TooLarge { .. } => ErrorClass::ClientError,
+            SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => {
+                ErrorClass::ClientError
+            }
             SubmitError::Stopped => ErrorClass::Overloaded,
         }
     }
@@ -87,7 +104,7 @@ impl SubmitError {
     pub fn http_status(&self) -> u16 {
         match self {
             SubmitError::QueueFull { .. } => 429,
-            SubmitError::TooLarge { .. } => 400,
+            SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => 400,
             SubmitError::Stopped => 503,
         }
     }

@@ -69,7 +69,9 @@
 //! # Faults
 //!
 //! [`Faults`]: an error rate (a request fails before or during its stream), a queue limit
-//! (arrivals beyond it are refused, an HTTP 429), and stalls (a stream pauses once).
+//! (arrivals beyond it are refused, an HTTP 429), and stalls (a stream pauses once). Apart from
+//! faults, a request whose prompt plus output exceed [`SimConfig::max_model_len`] (default
+//! 8,192) is refused with vLLM's context-length message (an HTTP 400).
 //!
 //! # Caveats
 //!
@@ -92,7 +94,9 @@ mod snapshot;
 mod stream;
 mod token;
 
-pub use config::{DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_STALL, Faults, SimConfig};
+pub use config::{
+    DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_MAX_MODEL_LEN, DEFAULT_STALL, Faults, SimConfig,
+};
 pub use cost::{CostModel, H100_8B_DECODE, H100_8B_PREFILL_BASE, H100_8B_PREFILL_PER_TOKEN};
 pub use engine::{DEFAULT_MODEL, Engine, EngineBuilder, PROVIDER};
 pub use error::{ConfigError, StreamError, SubmitError};

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use tokenmeter_sim::{CostModel, Faults, SimConfig};
 
+use super::limits::{self, Limits, parse_size};
+
 /// Default listen address: loopback only.
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
 /// Default output length when a request gives no `max_tokens`.
@@ -71,9 +73,43 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 0.0, value_parser = probability)]
     pub(crate) error_rate: f64,
 
-    /// Answer 429 when this many requests already wait in the queue (default: no limit).
-    #[arg(long)]
-    pub(crate) queue_limit: Option<usize>,
+    /// Answer 429 when this many requests already wait in the engine's queue (0 refuses every
+    /// request that would wait).
+    #[arg(long, default_value_t = limits::DEFAULT_QUEUE_LIMIT)]
+    pub(crate) queue_limit: usize,
+
+    /// The model's context length: prompt plus max_tokens beyond it is answered 400 (vLLM's
+    /// "maximum context length" error).
+    #[arg(long, default_value_t = tokenmeter_sim::DEFAULT_MAX_MODEL_LEN, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_model_len: u64,
+
+    /// Close a connection whose request line and headers are not complete this long after
+    /// their first byte (e.g. 10s).
+    #[arg(long, default_value = "10s", value_parser = positive_duration)]
+    pub(crate) header_timeout: Duration,
+
+    /// Answer 408 when a request body has not arrived whole this long after its headers.
+    #[arg(long, default_value = "30s", value_parser = positive_duration)]
+    pub(crate) body_timeout: Duration,
+
+    /// Close a connection idle (no request, no byte) this long between requests.
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
+    pub(crate) keep_alive_timeout: Duration,
+
+    /// Answer 413 to request bodies larger than this (bytes, or KiB, MiB, ...).
+    #[arg(long, default_value = "2MiB", value_parser = parse_size)]
+    pub(crate) max_body_size: usize,
+
+    /// Connections open at once; lowered to leave headroom under the process's open-file
+    /// limit. When full, the longest-idle connection is closed to make room; when every one is
+    /// busy, new ones get a quick 503.
+    #[arg(long, default_value_t = limits::DEFAULT_MAX_CONNECTIONS, value_parser = positive_usize)]
+    pub(crate) max_connections: usize,
+
+    /// At Ctrl-C or SIGTERM, how long in-flight responses get to end before they are
+    /// cancelled (idle and half-sent connections close at once).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub(crate) shutdown_grace: Duration,
 
     /// Fraction of streams that pause once mid-stream, from 0 to 1.
     #[arg(long, default_value_t = 0.0, value_parser = probability)]
@@ -104,7 +140,14 @@ impl Default for ServeArgs {
             prefill_base: tokenmeter_sim::H100_8B_PREFILL_BASE,
             prefill_per_token: tokenmeter_sim::H100_8B_PREFILL_PER_TOKEN,
             error_rate: 0.0,
-            queue_limit: None,
+            queue_limit: limits::DEFAULT_QUEUE_LIMIT,
+            max_model_len: tokenmeter_sim::DEFAULT_MAX_MODEL_LEN,
+            header_timeout: limits::DEFAULT_HEADER_TIMEOUT,
+            body_timeout: limits::DEFAULT_BODY_TIMEOUT,
+            keep_alive_timeout: limits::DEFAULT_KEEP_ALIVE,
+            max_body_size: limits::DEFAULT_MAX_BODY,
+            max_connections: limits::DEFAULT_MAX_CONNECTIONS,
+            shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
             stall: tokenmeter_sim::DEFAULT_STALL,
             slo_spec: None,
@@ -120,20 +163,37 @@ impl ServeArgs {
             self.prefill_base,
             self.prefill_per_token,
         )?;
-        let mut faults = Faults::default()
+        let faults = Faults::default()
             .error_rate(self.error_rate)
-            .stalls(self.stall_rate, self.stall);
-        if let Some(limit) = self.queue_limit {
-            faults = faults.queue_limit(limit);
-        }
+            .stalls(self.stall_rate, self.stall)
+            .queue_limit(self.queue_limit);
         let config = SimConfig::default()
             .max_batch(self.max_batch)
             .kv_capacity_tokens(self.kv_capacity)
+            .max_model_len(self.max_model_len)
             .cost(cost)
             .faults(faults)
             .seed(self.seed);
         config.validate()?;
         Ok(config)
+    }
+}
+
+impl ServeArgs {
+    /// The connection and request limits, the connection limit lowered under the process's
+    /// open-file limit.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            header_timeout: self.header_timeout,
+            body_timeout: self.body_timeout,
+            keep_alive: self.keep_alive_timeout,
+            max_body: self.max_body_size,
+            max_connections: limits::connection_limit(
+                self.max_connections,
+                limits::open_file_limit(),
+            ),
+            shutdown_grace: self.shutdown_grace,
+        }
     }
 }
 
@@ -176,6 +236,13 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        Duration::ZERO => Err("give a time greater than 0 (e.g. 10s)".to_owned()),
+        d => Ok(d),
+    }
+}
+
 fn positive_usize(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(0) => Err("give at least 1".to_owned()),
@@ -210,10 +277,20 @@ mod tests {
         assert_eq!(parsed.default_max_tokens, default.default_max_tokens);
         assert_eq!(parsed.profile, default.profile);
         assert_eq!(parsed.queue_limit, default.queue_limit);
+        assert_eq!(parsed.max_model_len, default.max_model_len);
+        assert_eq!(parsed.header_timeout, default.header_timeout);
+        assert_eq!(parsed.body_timeout, default.body_timeout);
+        assert_eq!(parsed.keep_alive_timeout, default.keep_alive_timeout);
+        assert_eq!(parsed.max_body_size, default.max_body_size);
+        assert_eq!(parsed.max_connections, default.max_connections);
+        assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
+        assert_eq!(default.limits(), Limits::default());
         assert!(default.listen.ip().is_loopback());
         assert_eq!(
             default.sim_config().expect("valid"),
-            SimConfig::default().seed(0)
+            SimConfig::default()
+                .seed(0)
+                .faults(Faults::default().queue_limit(limits::DEFAULT_QUEUE_LIMIT))
         );
     }
 
@@ -253,6 +330,10 @@ mod tests {
             ("--stall", "5y", "unknown unit"),
             ("--max-batch", "0", "at least 1"),
             ("--listen", "localhost", "invalid"),
+            ("--header-timeout", "0s", "greater than 0"),
+            ("--max-body-size", "2 parsecs", "size unit"),
+            ("--max-connections", "0", "at least 1"),
+            ("--max-model-len", "0", "0"),
         ] {
             let error = Cli::try_parse_from(["serve", flag, value])
                 .err()

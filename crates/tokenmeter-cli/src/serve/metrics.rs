@@ -1,4 +1,7 @@
-//! `/metrics`: the tokenmeter-prometheus sink and handle, and the engine's KV-cache gauge.
+//! `/metrics`: the tokenmeter-prometheus sink and handle, the engine's KV-cache gauge, and the
+//! server's HTTP answers and closed connections ([`HttpCounts`]).
+
+use std::sync::Arc;
 
 use tokenmeter::Labels;
 use tokenmeter_prometheus::{Builder, EngineGauges, Handle, Profile, PrometheusSink};
@@ -7,6 +10,7 @@ use tokenmeter_sim::{Engine, PROVIDER};
 use tokenmeter_slo::SloSpec;
 
 use super::args::MetricsProfile;
+use super::http_counts::HttpCounts;
 use super::slo::add_threshold_edges;
 
 /// What `/metrics` renders.
@@ -14,6 +18,8 @@ use super::slo::add_threshold_edges;
 pub(crate) struct Metrics {
     handle: Handle,
     engine: EngineGauges,
+    /// Every HTTP answer and every connection the server closed.
+    pub(crate) http: Arc<HttpCounts>,
 }
 
 impl Metrics {
@@ -23,6 +29,7 @@ impl Metrics {
         model: &str,
         spec: Option<&SloSpec>,
     ) -> anyhow::Result<(PrometheusSink, Self)> {
+        let http = Arc::new(HttpCounts::new(profile));
         let profile = match profile {
             MetricsProfile::Semconv => Profile::Semconv,
             MetricsProfile::Vllm => Profile::Vllm,
@@ -37,13 +44,26 @@ impl Metrics {
                 .provider(PROVIDER)
                 .request_model(model),
         );
-        Ok((sink, Self { handle, engine }))
+        Ok((
+            sink,
+            Self {
+                handle,
+                engine,
+                http,
+            },
+        ))
     }
 
-    /// The exposition now, with the KV-cache usage read from `engine` at this moment.
+    /// The exposition now, with the KV-cache usage read from `engine` at this moment, then the
+    /// HTTP counts.
     pub(crate) fn render(&self, engine: &Engine) -> String {
         self.engine.set_kv_cache_usage(engine.kv_usage());
-        self.handle.render()
+        let mut text = self.handle.render();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&self.http.render());
+        text
     }
 }
 

@@ -6,14 +6,39 @@
 //! | `POST /v1/chat/completions` | chat; SSE when `"stream": true` (role frame, one chunk per token, finish chunk, `usage` chunk with `stream_options.include_usage`, `[DONE]`), else one JSON body with `usage` |
 //! | `POST /v1/completions` | the same for text completions |
 //! | `GET /v1/models` | the served model |
-//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage |
+//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage and every HTTP answer by route, method and status class |
 //! | `GET /health` | `{"status":"ok"}` |
+//! | `GET /slo` | the SLO monitor's report (with `--slo-spec`) |
+//! | any other path / method | 404 / 405 with OpenAI's error body |
 //!
-//! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`: 400 for a request it
-//! cannot serve, 429 (with `retry-after`) when the queue is at `--queue-limit`, 500 for an
-//! injected failure before the first token, and in the middle of a stream an SSE event
-//! `data: {"error":{...}}` followed by `data: [DONE]`. A client that disconnects mid-stream
-//! cancels its request (recorded as cancelled).
+//! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`:
+//!
+//! | Status | When |
+//! |---|---|
+//! | 400 | a body the server cannot parse or serve; prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`) |
+//! | 404, 405 | an unknown path, or a method the route does not answer |
+//! | 408 | a body not whole within `--body-timeout` (default 30 s) of its headers |
+//! | 413 | a body over `--max-body-size` (default 2 MiB), refused from its `content-length` before it is read |
+//! | 429 | the queue holds `--queue-limit` requests (default 256), with `retry-after` |
+//! | 500 | an injected failure before the first token (mid-stream: an SSE `data: {"error":{...}}` then `data: [DONE]`) |
+//! | 503 | every connection at `--max-connections` is busy (a quick answer, then the connection closes) |
+//!
+//! A client that disconnects mid-stream cancels its request (recorded as cancelled).
+//!
+//! # Connections
+//!
+//! | Limit | Default | What happens |
+//! |---|---|---|
+//! | `--header-timeout` | 10 s | a request line and headers not complete this long after their first byte: the connection is closed |
+//! | `--keep-alive-timeout` | 5 s | a connection with no request and no byte this long: closed |
+//! | `--body-timeout` | 30 s | 408 |
+//! | `--max-body-size` | 2 MiB | 413 |
+//! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose request is still arriving counts) is closed to make room; if all are busy, 503 |
+//! | `--shutdown-grace` | 1 s | at Ctrl-C / SIGTERM / [`ServeHandle::shutdown`]: idle and half-sent connections close at once; in-flight responses get the grace, then are dropped and their requests recorded `cancelled`; exit 0 |
+//!
+//! Every answer is counted on `/metrics` (`tokenmeter_http_responses_total` or vLLM's
+//! `http_requests_total`), and every connection the server closes on its own by reason
+//! (`tokenmeter_http_connections_closed_total`); see `http_counts.rs`.
 //!
 //! Embedded use (the bench, tests): bind a listener, [`spawn`] on it, then read
 //! [`ServeHandle::addr`] / [`ServeHandle::url`], the server-side [`ServeHandle::records`] (or
@@ -22,6 +47,10 @@
 
 mod args;
 mod chunks;
+mod connections;
+mod http_counts;
+mod limits;
+mod listener;
 mod metrics;
 mod openai;
 mod routes;
@@ -47,11 +76,15 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use listener::Stopped;
 use metrics::Metrics;
 use routes::AppState;
 
-/// How long [`ServeHandle::shutdown`] waits for in-flight responses.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long [`ServeHandle::shutdown`] waits, past the grace, for the server to stop: dropping
+/// the connections left and the engine recording their cancellation take milliseconds.
+const STOP_MARGIN: Duration = Duration::from_secs(5);
+/// How long a stopping server waits for the engine to record the requests it cancelled.
+const ENGINE_SETTLE: Duration = Duration::from_secs(2);
 
 /// A running server started by [`spawn`]. Dropping it stops the server (gracefully, in the
 /// background).
@@ -61,8 +94,9 @@ pub(crate) struct ServeHandle {
     state: AppState,
     #[allow(dead_code)] // read by embedders (the bench, tests)
     records: Option<InMemorySink>,
+    grace: Duration,
     shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<std::io::Result<()>>,
+    task: JoinHandle<Stopped>,
 }
 
 #[allow(dead_code)] // the embedding API: the bench and tests use parts of it
@@ -83,6 +117,12 @@ impl ServeHandle {
             .as_ref()
             .map(InMemorySink::records)
             .unwrap_or_default()
+    }
+
+    /// The sink that keeps the server-side records (with [`spawn`]): still readable after
+    /// [`ServeHandle::shutdown`].
+    pub(crate) fn record_sink(&self) -> Option<InMemorySink> {
+        self.records.clone()
     }
 
     /// The server-side record of the request whose response carried `id` (the `id` field of
@@ -108,20 +148,20 @@ impl ServeHandle {
         &self.state.engine
     }
 
-    /// Stops accepting, lets in-flight responses end (up to 10 s), and waits for the server to
-    /// stop.
-    pub(crate) async fn shutdown(mut self) -> anyhow::Result<()> {
+    /// Stops accepting, closes idle and half-sent connections at once, lets in-flight
+    /// responses end within `--shutdown-grace`, cancels the rest (recorded once each), and
+    /// waits for the server to stop.
+    pub(crate) async fn shutdown(mut self) -> anyhow::Result<Stopped> {
         if let Some(signal) = self.shutdown.take() {
             let _ = signal.send(());
         }
-        match tokio::time::timeout(SHUTDOWN_GRACE, &mut self.task).await {
-            Ok(joined) => joined
-                .context("the server task failed")?
-                .context("the server stopped with an error"),
+        let limit = self.grace + ENGINE_SETTLE + STOP_MARGIN;
+        match tokio::time::timeout(limit, &mut self.task).await {
+            Ok(joined) => joined.context("the server task failed"),
             Err(_) => {
                 self.task.abort();
                 anyhow::bail!(
-                    "in-flight responses did not end within {SHUTDOWN_GRACE:?}; the server was stopped"
+                    "the server did not stop within {limit:?} of the shutdown; it was aborted"
                 )
             }
         }
@@ -144,20 +184,56 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     })?;
     let profile = args.profile;
     let model = args.model.clone();
+    let limits = args.limits();
+    if limits.max_connections < args.max_connections {
+        eprintln!(
+            "tokenmeter serve: at most {} connections (not {}): the open-file limit is {}; raise it with `ulimit -n`",
+            limits.max_connections,
+            args.max_connections,
+            limits::open_file_limit().map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
+        );
+    }
     let mut handle = start(args, listener, false)?;
     eprintln!(
         "tokenmeter serve: model {model} on {url}  (POST /v1/chat/completions, /v1/completions; GET /metrics [{profile:?}], /health). Ctrl-C to stop.",
         url = handle.url(),
     );
     tokio::select! {
-        signal = tokio::signal::ctrl_c() => {
-            signal.context("cannot listen for Ctrl-C")?;
+        signal = stop_signal() => {
+            let name = signal?;
             eprintln!("{}", handle.state.slo.text());
-            handle.shutdown().await
+            eprintln!("tokenmeter serve: {name}: stopping (in-flight responses get {:?})", handle.grace);
+            let stopped = handle.shutdown().await?;
+            eprintln!(
+                "tokenmeter serve: stopped: {} connections closed at once, {} ended within the grace, {} cancelled",
+                stopped.closed, stopped.drained, stopped.cancelled
+            );
+            Ok(())
         }
         ended = &mut handle.task => {
-            ended.context("the server task failed")?.context("the server stopped with an error")
+            let _ = ended.context("the server task failed")?;
+            anyhow::bail!("the server stopped on its own")
         }
+    }
+}
+
+/// Waits for Ctrl-C (SIGINT) or, on Unix, SIGTERM; returns its name.
+async fn stop_signal() -> anyhow::Result<&'static str> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        tokio::select! {
+            ctrl_c = tokio::signal::ctrl_c() => ctrl_c.context("cannot listen for Ctrl-C").map(|()| "interrupted"),
+            _ = term.recv() => Ok("terminated"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c()
+            .await
+            .context("cannot listen for Ctrl-C")
+            .map(|()| "interrupted")
     }
 }
 
@@ -170,6 +246,7 @@ fn start(
         .local_addr()
         .context("the listener has no local address")?;
     let config = args.sim_config()?;
+    let limits = args.limits();
     let spec = args.slo_spec.as_deref().map(slo::read_spec).transpose()?;
     let (prometheus, metrics) = Metrics::new(args.profile, &args.model, spec.as_ref())?;
     let clock = Clock::monotonic();
@@ -194,23 +271,36 @@ fn start(
         engine,
         model: Arc::from(args.model.as_str()),
         default_max_tokens: args.default_max_tokens,
+        max_body: limits.max_body,
+        body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),
     };
     let (signal, stop) = oneshot::channel::<()>();
     let app = routes::router(state.clone());
+    let counts = state.metrics.http.clone();
+    let engine = state.engine.clone();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop.await;
-            })
-            .await
+        let stopped = listener::serve(listener, app, limits, counts, stop).await;
+        settle(&engine).await;
+        stopped
     });
     Ok(ServeHandle {
         addr,
         state,
         records,
+        grace: limits.shutdown_grace,
         shutdown: Some(signal),
         task,
     })
+}
+
+/// Waits (up to [`ENGINE_SETTLE`]) until the engine has neither a running nor a waiting
+/// request: the requests of the connections a shutdown dropped are recorded as cancelled at
+/// its next step.
+async fn settle(engine: &Engine) {
+    let deadline = tokio::time::Instant::now() + ENGINE_SETTLE;
+    while engine.batch_size() + engine.queue_depth() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }

@@ -1,15 +1,19 @@
 //! The HTTP API: OpenAI's completion endpoints over the engine, `/metrics`, `/health`.
 
+use std::future::poll_fn;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use bytes::BytesMut;
 use futures_util::StreamExt;
+use http_body::Body as _;
 use serde_json::{Value, json};
 use tokenmeter::{ErrorClass, FinishReason};
 use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
@@ -26,11 +30,15 @@ pub(crate) struct AppState {
     pub(crate) engine: Engine,
     pub(crate) model: Arc<str>,
     pub(crate) default_max_tokens: u32,
+    /// Request bodies larger than this are answered 413.
+    pub(crate) max_body: usize,
+    /// A request body must arrive whole within this after its headers (else 408).
+    pub(crate) body_timeout: Duration,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) slo: Arc<SloState>,
 }
 
-/// The routes.
+/// The routes; any other path is a 404 and any other method a 405, with OpenAI's error body.
 pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat))
@@ -39,15 +47,43 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .route("/health", get(health))
         .route("/slo", get(slo))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
 }
 
-async fn chat(State(state): State<AppState>, body: Bytes) -> Response {
-    generate(state, Operation::Chat, &body).await
+const ROUTE_LIST: &str = "POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /metrics, GET /health, GET /slo";
+
+async fn not_found() -> Response {
+    let message = format!("no such route: this server answers {ROUTE_LIST}");
+    let body = error_body(&message, "invalid_request_error", Some("not_found"));
+    json_response(StatusCode::NOT_FOUND, &body)
 }
 
-async fn completions(State(state): State<AppState>, body: Bytes) -> Response {
-    generate(state, Operation::TextCompletion, &body).await
+async fn method_not_allowed(method: Method) -> Response {
+    // The method is one of a bounded set or named as other: never echo arbitrary input.
+    let method = match method {
+        Method::GET | Method::POST | Method::HEAD | Method::PUT | Method::DELETE => method.as_str(),
+        Method::PATCH | Method::OPTIONS => method.as_str(),
+        _ => "this method",
+    }
+    .to_owned();
+    let message =
+        format!("{method} is not allowed on this route: this server answers {ROUTE_LIST}");
+    let body = error_body(
+        &message,
+        "invalid_request_error",
+        Some("method_not_allowed"),
+    );
+    json_response(StatusCode::METHOD_NOT_ALLOWED, &body)
+}
+
+async fn chat(State(state): State<AppState>, request: Request) -> Response {
+    generate(state, Operation::Chat, request).await
+}
+
+async fn completions(State(state): State<AppState>, request: Request) -> Response {
+    generate(state, Operation::TextCompletion, request).await
 }
 
 async fn health() -> Response {
@@ -73,16 +109,29 @@ async fn metrics(State(state): State<AppState>) -> Response {
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
 }
 
-/// Parses, submits, and answers as a stream or a whole response.
-async fn generate(state: AppState, operation: Operation, body: &[u8]) -> Response {
-    let parsed = match operation {
-        Operation::TextCompletion => openai::completion(body, state.default_max_tokens),
-        _ => openai::chat(body, state.default_max_tokens),
+/// Reads the body within the limits, parses it, submits, and answers as a stream or a whole
+/// response. The body is dropped once parsed: a queued request keeps only what it needs.
+async fn generate(state: AppState, operation: Operation, request: Request) -> Response {
+    let body = match read_body(request, state.max_body, state.body_timeout).await {
+        Ok(body) => body,
+        Err(refusal) => {
+            // Recorded too: the request arrived and was refused.
+            state
+                .engine
+                .series(operation)
+                .start()
+                .fail(ErrorClass::ClientError);
+            return refusal.response(state.max_body, state.body_timeout);
+        }
     };
+    let parsed = match operation {
+        Operation::TextCompletion => openai::completion(&body, state.default_max_tokens),
+        _ => openai::chat(&body, state.default_max_tokens),
+    };
+    drop(body);
     let parsed = match parsed {
         Ok(parsed) => parsed,
         Err(error) => {
-            // Recorded too: the request arrived and was refused.
             state
                 .engine
                 .series(operation)
@@ -118,6 +167,86 @@ async fn generate(state: AppState, operation: Operation, body: &[u8]) -> Respons
         response.headers_mut().insert("x-request-id", value);
     }
     response
+}
+
+/// Why a request body was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyRefusal {
+    /// Larger than `--max-body-size` (413).
+    TooLarge,
+    /// Not whole within `--body-timeout` (408).
+    Slow,
+    /// The client broke off or sent a malformed body (400).
+    Broken,
+}
+
+impl BodyRefusal {
+    fn response(self, max_body: usize, timeout: Duration) -> Response {
+        let (status, message, code) = match self {
+            BodyRefusal::TooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body is larger than this server's limit of {max_body} bytes: send a smaller body, or start serve with a larger --max-body-size"
+                ),
+                "request_too_large",
+            ),
+            BodyRefusal::Slow => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive whole within {timeout:?} of its headers: send it at once, or start serve with a longer --body-timeout"
+                ),
+                "request_timeout",
+            ),
+            BodyRefusal::Broken => (
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read: the connection broke off or the framing is invalid".to_owned(),
+                "invalid_body",
+            ),
+        };
+        let mut response = json_response(
+            status,
+            &error_body(&message, "invalid_request_error", Some(code)),
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        response
+    }
+}
+
+/// The whole body of `request`, at most `max` bytes, within `timeout`. A `content-length` over
+/// the limit is refused before any of the body is read.
+async fn read_body(request: Request, max: usize, timeout: Duration) -> Result<Bytes, BodyRefusal> {
+    if declared_length(request.headers()).is_some_and(|length| length > max as u64) {
+        return Err(BodyRefusal::TooLarge);
+    }
+    let mut body = request.into_body();
+    let read = async {
+        let mut bytes = BytesMut::new();
+        while let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            let frame = frame.map_err(|_| BodyRefusal::Broken)?;
+            if let Ok(data) = frame.into_data() {
+                if bytes.len() + data.len() > max {
+                    return Err(BodyRefusal::TooLarge);
+                }
+                bytes.extend_from_slice(&data);
+            }
+        }
+        Ok(bytes.freeze())
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(BodyRefusal::Slow))
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A streaming answer. Waits for the first token (as vLLM sends its role frame with it), so a
@@ -167,13 +296,16 @@ async fn whole(mut tokens: TokenStream, frames: &Frames, parsed: Parsed) -> Resp
     )
 }
 
-/// The answer to a refused submission: 429 (queue full), 400 (too large) or 503.
+/// The answer to a refused submission: 429 (queue full), 400 (past the context length, with
+/// vLLM's message, or larger than the KV cache) or 503.
 fn refused(error: &SubmitError) -> Response {
     let status =
         StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
     let (kind, code) = match error {
         SubmitError::QueueFull { .. } => ("rate_limit_error", "rate_limit_exceeded"),
-        SubmitError::TooLarge { .. } => ("invalid_request_error", "context_length_exceeded"),
+        SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => {
+            ("invalid_request_error", "context_length_exceeded")
+        }
         _ => ("server_error", "overloaded"),
     };
     let mut response = json_response(status, &error_body(&error.to_string(), kind, Some(code)));

@@ -69,6 +69,7 @@ struct Shared {
     series: [Series; 2],
     queue_limit: Option<usize>,
     kv_capacity: u64,
+    max_model_len: u64,
     /// Submitted and not yet admitted (nor cancelled while waiting).
     queued: AtomicUsize,
     snapshot: Mutex<Snapshot>,
@@ -83,14 +84,23 @@ impl Engine {
 
     /// Submits a request. Its arrival is now; its tokens arrive on the returned stream.
     ///
-    /// Refused when the queue is at its limit or the request can never fit in the KV cache; a
-    /// refused request is recorded on its series with the error's class.
+    /// Refused when prompt plus output exceed the model's context length, the request can never
+    /// fit in the KV cache, or the queue is at its limit; a refused request is recorded on its series with the error's class.
     pub fn submit(&self, request: GenerateRequest) -> Result<TokenStream, SubmitError> {
         let shared = &*self.shared;
         let series = shared.series(request.operation);
         let mut metered = series.start();
         let (id, arrival) = (metered.id(), metered.arrival());
         metered.set_input_tokens(u64::from(request.prompt_tokens));
+        if request.kv_tokens() > shared.max_model_len {
+            let error = SubmitError::ContextLength {
+                prompt: request.prompt_tokens,
+                completion: request.generated(),
+                max_model_len: shared.max_model_len,
+            };
+            metered.fail(error.error_class());
+            return Err(error);
+        }
         if request.kv_tokens() > shared.kv_capacity {
             let error = SubmitError::TooLarge {
                 needed: request.kv_tokens(),
@@ -238,6 +248,7 @@ impl EngineBuilder {
             series,
             queue_limit: self.config.faults.queue_limit,
             kv_capacity: self.config.kv_capacity_tokens,
+            max_model_len: self.config.max_model_len,
             queued: AtomicUsize::new(0),
             snapshot: Mutex::new(Snapshot {
                 kv_capacity_tokens: self.config.kv_capacity_tokens,

@@ -63,7 +63,7 @@ async fn client_and_server_agree_request_by_request() {
         .unwrap();
     let args = ServeArgs {
         error_rate: 0.15,
-        queue_limit: Some(3),
+        queue_limit: 3,
         max_batch: 4,
         ..ServeArgs::default()
     };

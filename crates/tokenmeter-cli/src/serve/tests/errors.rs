@@ -20,7 +20,7 @@ fn chat(max_tokens: u32, stream: bool) -> serde_json::Value {
 async fn a_full_queue_answers_429_in_openais_shape() {
     let handle = server(ServeArgs {
         max_batch: 1,
-        queue_limit: Some(1),
+        queue_limit: 1,
         ..ServeArgs::default()
     })
     .await;

@@ -3,6 +3,7 @@
 
 mod errors;
 mod metrics;
+mod shutdown;
 mod streaming;
 
 use std::time::{Duration, Instant};

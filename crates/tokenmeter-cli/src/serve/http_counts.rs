@@ -1,0 +1,229 @@
+//! [`HttpCounts`]: every HTTP answer the server gives, by route, method and status class, and
+//! every connection it closes on its own, by reason, rendered on `/metrics`.
+//!
+//! | Profile | Answers | Closed connections |
+//! |---|---|---|
+//! | `semconv` | `tokenmeter_http_responses_total{http_route, http_request_method, http_response_status_class}` | `tokenmeter_http_connections_closed_total{reason}` |
+//! | `vllm` | `http_requests_total{handler, method, status}` (prometheus-fastapi-instrumentator's, which vLLM's server exposes) | the same as `semconv` |
+//!
+//! The labels are bounded: the route is one of the server's routes or `none` (every other path,
+//! as the instrumentator groups untemplated paths), the method one of the standard ones or
+//! `_OTHER` (OpenTelemetry's value for any other), the status class `1xx` to `5xx`.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::http::{Method, StatusCode};
+
+use super::args::MetricsProfile;
+
+/// The routes the server answers; every other path is [`ROUTES`]`[NONE]`.
+pub(crate) const ROUTES: [&str; 7] = [
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/models",
+    "/metrics",
+    "/health",
+    "/slo",
+    "none",
+];
+const NONE: usize = ROUTES.len() - 1;
+const METHODS: [&str; 8] = [
+    "GET", "POST", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "_OTHER",
+];
+const OTHER_METHOD: usize = METHODS.len() - 1;
+const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+const CELLS: usize = ROUTES.len() * METHODS.len() * CLASSES.len();
+
+/// Why the server closed a connection on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Closed {
+    /// A request's line and headers did not arrive within `--header-timeout`.
+    HeaderTimeout,
+    /// Idle for `--keep-alive-timeout` between requests.
+    KeepAlive,
+    /// Idle, and closed to make room for a new connection at `--max-connections`.
+    Evicted,
+    /// Refused with a 503: every connection at `--max-connections` was busy.
+    Full,
+    /// Closed by a shutdown, before or after its grace.
+    Shutdown,
+}
+
+impl Closed {
+    const ALL: [Closed; 5] = [
+        Closed::HeaderTimeout,
+        Closed::KeepAlive,
+        Closed::Evicted,
+        Closed::Full,
+        Closed::Shutdown,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Closed::HeaderTimeout => "header_timeout",
+            Closed::KeepAlive => "keep_alive_timeout",
+            Closed::Evicted => "evicted",
+            Closed::Full => "refused_full",
+            Closed::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// The route label of `path`: its index in [`ROUTES`].
+pub(crate) fn route(path: &str) -> usize {
+    ROUTES[..NONE]
+        .iter()
+        .position(|r| *r == path)
+        .unwrap_or(NONE)
+}
+
+fn method(method: &Method) -> usize {
+    METHODS[..OTHER_METHOD]
+        .iter()
+        .position(|m| *m == method.as_str())
+        .unwrap_or(OTHER_METHOD)
+}
+
+/// Counters of answers and closed connections; fixed in size, so any traffic costs the same
+/// memory and the same number of series at most.
+#[derive(Debug)]
+pub(crate) struct HttpCounts {
+    profile: MetricsProfile,
+    answers: Box<[AtomicU64]>,
+    closed: [AtomicU64; Closed::ALL.len()],
+}
+
+impl HttpCounts {
+    /// Zero counts, rendered with `profile`'s names.
+    pub(crate) fn new(profile: MetricsProfile) -> Self {
+        Self {
+            profile,
+            answers: (0..CELLS).map(|_| AtomicU64::new(0)).collect(),
+            closed: Default::default(),
+        }
+    }
+
+    /// Counts one answer with `status` to `method` on the route of index `route`.
+    pub(crate) fn answered(&self, route: usize, verb: &Method, status: StatusCode) {
+        let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
+        let cell = (route.min(NONE) * METHODS.len() + method(verb)) * CLASSES.len() + class;
+        self.answers[cell].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a 503 to a connection refused at the connection limit, before any request was
+    /// read: route `none`, method `_OTHER`.
+    pub(crate) fn refused_full(&self) {
+        self.answered(NONE, &Method::CONNECT, StatusCode::SERVICE_UNAVAILABLE);
+        self.closed(Closed::Full);
+    }
+
+    /// Counts a connection the server closed for `reason`.
+    pub(crate) fn closed(&self, reason: Closed) {
+        let index = Closed::ALL.iter().position(|r| *r == reason).unwrap_or(0);
+        self.closed[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The exposition of both families (the series that are not zero).
+    pub(crate) fn render(&self) -> String {
+        let (name, help, labels) = match self.profile {
+            MetricsProfile::Semconv => (
+                "tokenmeter_http_responses_total",
+                "HTTP responses the server gave, by route, method and status class.",
+                [
+                    "http_route",
+                    "http_request_method",
+                    "http_response_status_class",
+                ],
+            ),
+            MetricsProfile::Vllm => (
+                "http_requests_total",
+                "Total number of requests by method, status and handler.",
+                ["handler", "method", "status"],
+            ),
+        };
+        let mut out = format!("# HELP {name} {help}\n# TYPE {name} counter\n");
+        for (cell, count) in self.answers.iter().enumerate() {
+            let count = count.load(Ordering::Relaxed);
+            if count == 0 {
+                continue;
+            }
+            let class = CLASSES[cell % CLASSES.len()];
+            let verb = METHODS[cell / CLASSES.len() % METHODS.len()];
+            let route = ROUTES[cell / CLASSES.len() / METHODS.len()];
+            let [r, m, s] = labels;
+            let _ = writeln!(
+                out,
+                r#"{name}{{{r}="{route}",{m}="{verb}",{s}="{class}"}} {count}"#
+            );
+        }
+        let closed = "tokenmeter_http_connections_closed_total";
+        let _ = write!(
+            out,
+            "# HELP {closed} Connections the server closed on its own, by reason.\n# TYPE {closed} counter\n"
+        );
+        for (reason, count) in Closed::ALL.iter().zip(&self.closed) {
+            let count = count.load(Ordering::Relaxed);
+            if count > 0 {
+                let _ = writeln!(out, r#"{closed}{{reason="{}"}} {count}"#, reason.as_str());
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_counted_by_route_method_and_class() {
+        let counts = HttpCounts::new(MetricsProfile::Semconv);
+        counts.answered(route("/v1/chat/completions"), &Method::POST, StatusCode::OK);
+        counts.answered(route("/v1/chat/completions"), &Method::POST, StatusCode::OK);
+        counts.answered(route("/secret-path"), &Method::GET, StatusCode::NOT_FOUND);
+        let weird = Method::from_bytes(b"BREW").expect("a method");
+        counts.answered(route("/health"), &weird, StatusCode::METHOD_NOT_ALLOWED);
+        counts.refused_full();
+        counts.closed(Closed::HeaderTimeout);
+        let text = counts.render();
+        for line in [
+            r#"tokenmeter_http_responses_total{http_route="/v1/chat/completions",http_request_method="POST",http_response_status_class="2xx"} 2"#,
+            r#"tokenmeter_http_responses_total{http_route="none",http_request_method="GET",http_response_status_class="4xx"} 1"#,
+            r#"tokenmeter_http_responses_total{http_route="/health",http_request_method="_OTHER",http_response_status_class="4xx"} 1"#,
+            r#"tokenmeter_http_responses_total{http_route="none",http_request_method="_OTHER",http_response_status_class="5xx"} 1"#,
+            r#"tokenmeter_http_connections_closed_total{reason="header_timeout"} 1"#,
+            r#"tokenmeter_http_connections_closed_total{reason="refused_full"} 1"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+        }
+        assert!(
+            !text.contains("secret-path") && !text.contains("BREW"),
+            "{text}"
+        );
+        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 6);
+    }
+
+    #[test]
+    fn the_vllm_profile_uses_the_instrumentators_names() {
+        let counts = HttpCounts::new(MetricsProfile::Vllm);
+        counts.answered(route("/metrics"), &Method::GET, StatusCode::OK);
+        let text = counts.render();
+        assert!(
+            text.contains("# TYPE http_requests_total counter\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"http_requests_total{handler="/metrics",method="GET",status="2xx"} 1"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn odd_statuses_fall_in_the_nearest_class() {
+        let counts = HttpCounts::new(MetricsProfile::Vllm);
+        let odd = StatusCode::from_u16(999).expect("a status");
+        counts.answered(NONE, &Method::GET, odd);
+        assert!(counts.render().contains(r#"status="5xx"} 1"#));
+    }
+}
