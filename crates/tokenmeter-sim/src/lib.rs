@@ -92,7 +92,10 @@ mod snapshot;
 mod stream;
 mod token;
 
-pub use config::{DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_STALL, Faults, SimConfig};
+pub use config::{
+    DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_OUTPUT_QUEUE, DEFAULT_STALL,
+    DEFAULT_STALL_LIMIT, Faults, SimConfig,
+};
 pub use cost::{CostModel, H100_8B_DECODE, H100_8B_PREFILL_BASE, H100_8B_PREFILL_PER_TOKEN};
 pub use engine::{DEFAULT_MODEL, Engine, EngineBuilder, PROVIDER};
 pub use error::{ConfigError, StreamError, SubmitError};
