@@ -32,8 +32,10 @@ type StepHook = Arc<dyn Fn(&StepStats) + Send + Sync>;
 ///
 /// Each request is measured on the server side with tokenmeter: it starts when it is submitted
 /// (the arrival), is marked `scheduled` when admitted to the batch, records every token when
-/// the step that produced it ends, and ends with success, an error (injected failure, refusal)
-/// or as cancelled (its stream was dropped). The meter's `waiting` and `running` gauges follow.
+/// its consumer takes it from the [`TokenStream`], and ends with success (the last token was
+/// taken), an error (injected failure, refusal) or as cancelled (its stream was dropped
+/// before its end, or cut at the stall limit), with the tokens the consumer took. The meter's
+/// `waiting` and `running` gauges follow.
 ///
 /// # Examples
 ///
