@@ -83,6 +83,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "500ms", value_parser = parse_duration)]
     pub(crate) stall: Duration,
 
+    /// How long a client may leave its stream unread (its output queue full, its request
+    /// skipped in decode steps) before the server cancels the request (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub(crate) stall_limit: Duration,
+
     /// An SLO spec (TOML): publish its verdict counters on /metrics, add its thresholds as
     /// bucket edges, and report attainment, burn rates and alerts on GET /slo.
     #[arg(long, value_name = "FILE")]
@@ -107,6 +112,7 @@ impl Default for ServeArgs {
             queue_limit: None,
             stall_rate: 0.0,
             stall: tokenmeter_sim::DEFAULT_STALL,
+            stall_limit: tokenmeter_sim::DEFAULT_STALL_LIMIT,
             slo_spec: None,
         }
     }
@@ -131,7 +137,8 @@ impl ServeArgs {
             .kv_capacity_tokens(self.kv_capacity)
             .cost(cost)
             .faults(faults)
-            .seed(self.seed);
+            .seed(self.seed)
+            .stall_limit(self.stall_limit);
         config.validate()?;
         Ok(config)
     }
@@ -205,6 +212,7 @@ mod tests {
         assert_eq!(parsed.prefill_base, default.prefill_base);
         assert_eq!(parsed.prefill_per_token, default.prefill_per_token);
         assert_eq!(parsed.stall, default.stall);
+        assert_eq!(parsed.stall_limit, default.stall_limit);
         assert_eq!(parsed.max_batch, default.max_batch);
         assert_eq!(parsed.kv_capacity, default.kv_capacity);
         assert_eq!(parsed.default_max_tokens, default.default_max_tokens);
