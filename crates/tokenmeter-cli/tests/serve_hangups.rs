@@ -179,3 +179,122 @@ fn hang_ups_and_stalled_readers_are_counted_as_what_they_received() {
         "stalled: the clients got {received} tokens ({stall:?}), the server counted {extra} more"
     );
 }
+
+#[test]
+fn the_stall_limit_cancels_a_reader_that_stopped_and_it_gets_what_was_counted() {
+    let serve = Serve::start(&serve_args(&["--stall-limit", "1s"]));
+    let addr = serve.addr;
+    let (stalled, normal) = (8, 4);
+    let (stall, full) = std::thread::scope(|scope| {
+        let stall: Vec<_> = (0..stalled)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut client = Client::send(addr, 2_000, true);
+                    client.read_tokens(2, Duration::from_secs(20));
+                    // Stops reading for longer than the buffers (~60 tokens) take to fill
+                    // plus the stall limit.
+                    std::thread::sleep(Duration::from_secs(3));
+                    client.read_to_end(Duration::from_secs(20));
+                    assert!(client.error && client.done, "an error event, then [DONE]");
+                    client.tokens
+                })
+            })
+            .collect();
+        let full = normal_clients(scope, addr, normal, 100, Duration::from_secs(5));
+        (join(stall), join(full))
+    });
+    settle(&serve, stalled + normal);
+    assert_eq!(outcome(&serve, "success"), normal as f64);
+    assert_eq!(outcome(&serve, "cancelled"), stalled as f64);
+    for tokens in &stall {
+        assert!((2..2_000).contains(tokens), "cut before its end: {tokens}");
+    }
+    // Every reader read to the end: what the server counted is exactly what they got.
+    let received = stall.iter().chain(&full).sum();
+    assert_eq!(counted_since(&serve, 0.0, received, 0), 0.0);
+}
+
+#[test]
+fn a_non_streaming_client_that_hangs_up_before_its_answer_is_cancelled() {
+    let serve = Serve::start(&serve_args(&[]));
+    let addr = serve.addr;
+    let (hangups, normal) = (8, 4);
+    let bodies = std::thread::scope(|scope| {
+        let cut: Vec<_> = (0..hangups)
+            .map(|_| {
+                scope.spawn(move || {
+                    let client = Client::send(addr, 300, false);
+                    // Hangs up while its 300 tokens (~2.4 s) are being generated.
+                    std::thread::sleep(Duration::from_millis(200));
+                    client.hang_up()
+                })
+            })
+            .collect();
+        let whole: Vec<_> = (0..normal)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut client = Client::send(addr, 50, false);
+                    String::from_utf8_lossy(client.read_to_end(Duration::from_secs(10)))
+                        .into_owned()
+                })
+            })
+            .collect();
+        join(cut);
+        join(whole)
+    });
+    for body in &bodies {
+        assert!(body.contains(r#""completion_tokens":50"#), "{body}");
+    }
+    settle(&serve, hangups + normal);
+    assert_eq!(outcome(&serve, "success"), normal as f64);
+    assert_eq!(outcome(&serve, "cancelled"), hangups as f64);
+    // The answers' tokens, and those the handlers had gathered for the ones that hung up
+    // (taken from the engine, never written: at most 300 each).
+    let counted = metric(&serve, "tokenmeter_output_tokens_total", &[]);
+    let whole = (normal * 50) as f64;
+    assert!(
+        (whole..whole + (hangups * 300) as f64).contains(&counted),
+        "{counted}"
+    );
+}
+
+#[test]
+fn stalled_readers_keep_the_server_memory_bounded() {
+    // A fast engine: ~5 steps per millisecond, so 64 requests could make ~300,000 tokens a
+    // second if nothing held them back.
+    // The KV cache holds all 64 at once.
+    let extra = ["--send-buffer", "4096", "--kv-capacity", "10000000"];
+    let args = support::steady_engine("200us", &extra);
+    let serve = Serve::start(&args);
+    let addr = serve.addr;
+    let readers = 64;
+    let mut clients: Vec<_> = (0..readers)
+        .map(|_| {
+            let mut client = Client::send(addr, 100_000, true);
+            client.read_tokens(1, Duration::from_secs(20));
+            client
+        })
+        .collect();
+    let baseline = serve.rss_kib();
+    // The readers have stopped; sample the memory for 4 s (bounded: 20 samples).
+    let mut peak = baseline;
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(200));
+        peak = peak.max(serve.rss_kib());
+    }
+    eprintln!("RSS with {readers} stalled readers: {baseline} KiB, then at most {peak} KiB");
+    assert!(
+        peak <= baseline + 16 * 1024,
+        "RSS grew from {baseline} KiB to {peak} KiB with {readers} stalled readers"
+    );
+    // Each read a little more, then all hang up: counted as what they got.
+    for client in &mut clients {
+        let got = client.tokens;
+        client.read_tokens(got + 10, Duration::from_secs(20));
+    }
+    let received = clients.into_iter().map(Client::hang_up).sum();
+    settle(&serve, readers);
+    assert_eq!(outcome(&serve, "cancelled"), readers as f64);
+    let extra = counted_since(&serve, 0.0, received, readers);
+    eprintln!("the clients got {received} tokens, the server counted {extra} more");
+}
