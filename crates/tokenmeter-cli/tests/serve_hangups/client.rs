@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 /// The client's receive buffer (`SO_RCVBUF`, set before connecting; the kernel doubles it):
 /// small, so that little can sit unread in the client's kernel buffer.
-pub const RECV_BUFFER: u32 = 4096;
+pub(crate) const RECV_BUFFER: u32 = 4096;
 
 /// What starts a token frame (the role frame's delta has `"role"` first).
 const TOKEN: &[u8] = br#""delta":{"content":""#;
@@ -15,17 +15,17 @@ const DONE: &[u8] = b"data: [DONE]\n\n";
 const ERROR: &[u8] = br#"data: {"error""#;
 
 /// One request's connection.
-pub struct Client {
+pub(crate) struct Client {
     stream: TcpStream,
     buf: Vec<u8>,
     /// Bytes of `buf` up to the end of the last complete frame, already counted.
     scanned: usize,
     /// Token frames received in full.
-    pub tokens: usize,
+    pub(crate) tokens: usize,
     /// `[DONE]` received.
-    pub done: bool,
+    pub(crate) done: bool,
     /// An error event received.
-    pub error: bool,
+    pub(crate) error: bool,
 }
 
 /// A TCP connection to `addr` with a small receive buffer.
@@ -55,7 +55,7 @@ fn connect(addr: SocketAddr) -> TcpStream {
 
 impl Client {
     /// Sends a chat completion for `max_tokens` tokens, streamed or not.
-    pub fn send(addr: SocketAddr, max_tokens: u32, stream: bool) -> Self {
+    pub(crate) fn send(addr: SocketAddr, max_tokens: u32, stream: bool) -> Self {
         let body = format!(
             r#"{{"model":"m","messages":[{{"role":"user","content":"hello"}}],"max_tokens":{max_tokens},"stream":{stream}}}"#
         );
@@ -80,7 +80,7 @@ impl Client {
 
     /// Reads until at least `k` token frames have arrived, the stream ended, or `within`
     /// passed (then panics).
-    pub fn read_tokens(&mut self, k: usize, within: Duration) {
+    pub(crate) fn read_tokens(&mut self, k: usize, within: Duration) {
         let deadline = Instant::now() + within;
         while self.tokens < k && !self.done {
             assert!(
@@ -97,7 +97,7 @@ impl Client {
     }
 
     /// Reads until the server closes the connection; panics after `within`.
-    pub fn read_to_end(&mut self, within: Duration) -> &[u8] {
+    pub(crate) fn read_to_end(&mut self, within: Duration) -> &[u8] {
         let deadline = Instant::now() + within;
         while self.read_some() {
             assert!(
@@ -146,7 +146,7 @@ impl Client {
     }
 
     /// Closes the connection, whatever is still unread.
-    pub fn hang_up(self) -> usize {
+    pub(crate) fn hang_up(self) -> usize {
         self.tokens
     }
 }
