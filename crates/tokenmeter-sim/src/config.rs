@@ -19,6 +19,13 @@ pub const DEFAULT_MAX_MODEL_LEN: u64 = 8_192;
 /// Default length of an injected stall.
 pub const DEFAULT_STALL: Duration = Duration::from_millis(500);
 
+/// Default capacity of a request's output queue, in tokens: what the engine may have produced
+/// and its consumer not yet taken.
+pub const DEFAULT_OUTPUT_QUEUE: usize = 16;
+
+/// Default time a request may wait with its output queue full before the engine cuts it.
+pub const DEFAULT_STALL_LIMIT: Duration = Duration::from_secs(30);
+
 /// The engine's shape: batch and KV-cache limits, step costs, faults and the random seed.
 ///
 /// # Examples
@@ -32,6 +39,8 @@ pub const DEFAULT_STALL: Duration = Duration::from_millis(500);
 ///     .kv_capacity_tokens(20_000)
 ///     .max_model_len(4_096)
 ///     .seed(7)
+///     .output_queue(4)
+///     .stall_limit(Duration::from_secs(10))
 ///     .faults(Faults::default().error_rate(0.01).queue_limit(100));
 /// assert_eq!(config.max_batch, 8);
 /// assert_eq!(config.max_model_len, 4_096);
@@ -55,6 +64,16 @@ pub struct SimConfig {
     pub faults: Faults,
     /// Seed of every random choice (faults, token text).
     pub seed: u64,
+    /// Capacity of each request's output queue, in tokens (default [`DEFAULT_OUTPUT_QUEUE`]).
+    /// A request whose consumer has not taken this many tokens yet sits out the decode steps
+    /// (keeping its batch slot and KV cache) until the consumer takes one: a slow reader slows
+    /// its own request only, and what it has not read is bounded.
+    pub output_queue: usize,
+    /// How long a request may sit out with its output queue full before the engine cuts it
+    /// (default [`DEFAULT_STALL_LIMIT`]): it leaves the batch, frees its KV cache, and its
+    /// stream ends, after the tokens already queued, with
+    /// [`StreamError::Stalled`](crate::StreamError::Stalled); it is recorded as cancelled.
+    pub stall_limit: Duration,
 }
 
 impl Default for SimConfig {
@@ -66,6 +85,8 @@ impl Default for SimConfig {
             cost: CostModel::default(),
             faults: Faults::default(),
             seed: 0,
+            output_queue: DEFAULT_OUTPUT_QUEUE,
+            stall_limit: DEFAULT_STALL_LIMIT,
         }
     }
 }
@@ -107,6 +128,18 @@ impl SimConfig {
         self
     }
 
+    /// Sets [`SimConfig::output_queue`].
+    pub fn output_queue(mut self, tokens: usize) -> Self {
+        self.output_queue = tokens;
+        self
+    }
+
+    /// Sets [`SimConfig::stall_limit`].
+    pub fn stall_limit(mut self, limit: Duration) -> Self {
+        self.stall_limit = limit;
+        self
+    }
+
     /// Checks every knob; the engine builder calls it.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.max_batch == 0 {
@@ -120,6 +153,16 @@ impl SimConfig {
         if self.max_model_len == 0 {
             return Err(ConfigError::Zero {
                 name: "max_model_len",
+            });
+        }
+        if self.output_queue == 0 {
+            return Err(ConfigError::Zero {
+                name: "output_queue",
+            });
+        }
+        if self.stall_limit.is_zero() {
+            return Err(ConfigError::ZeroDuration {
+                name: "stall_limit",
             });
         }
         self.faults.validate()

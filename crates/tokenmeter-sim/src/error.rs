@@ -1,5 +1,7 @@
 //! Errors: a bad configuration, a refused submission, a failure inside a stream.
 
+use std::time::Duration;
+
 use tokenmeter::ErrorClass;
 use tokenmeter::stream::HasErrorClass;
 
@@ -33,6 +35,12 @@ pub enum ConfigError {
     /// A zero that must be positive.
     #[error("{name} is 0: give at least 1")]
     Zero {
+        /// Which knob.
+        name: &'static str,
+    },
+    /// A zero duration that must be positive.
+    #[error("{name} is 0: give a positive duration, e.g. 30s")]
+    ZeroDuration {
         /// Which knob.
         name: &'static str,
     },
@@ -126,10 +134,25 @@ pub enum StreamError {
         /// Tokens sent before the failure (0: it failed before the first token).
         after_tokens: u32,
     },
+    /// The consumer left its output queue full for the stall limit
+    /// ([`SimConfig::stall_limit`](crate::SimConfig::stall_limit)): the engine cut the
+    /// request, which is recorded as cancelled with the tokens the consumer took.
+    #[error(
+        "the consumer took no token for {limit:?} while its output queue was full (the stall limit): the request was cancelled; read the stream faster or raise the stall limit"
+    )]
+    Stalled {
+        /// The stall limit.
+        limit: Duration,
+    },
 }
 
 impl HasErrorClass for StreamError {
+    /// `server_error` for an injected failure; `timeout` for a stalled consumer (which the
+    /// engine itself records as cancelled: the consumer, not the engine, stopped).
     fn error_class(&self) -> ErrorClass {
-        ErrorClass::ServerError
+        match self {
+            StreamError::Injected { .. } => ErrorClass::ServerError,
+            StreamError::Stalled { .. } => ErrorClass::Timeout,
+        }
     }
 }

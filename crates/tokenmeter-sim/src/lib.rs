@@ -60,11 +60,25 @@
 //! With a [`Meter`](tokenmeter::Meter) given to [`EngineBuilder::meter`], each request is
 //! measured on the series `Labels::server(operation).provider("tokenmeter-sim")
 //! .request_model(model)`: it starts at [`Engine::submit`] (the arrival), is marked `scheduled`
-//! when admitted, records each token when its step ends, and ends with success, an error
-//! (refused: `rate_limited`, `client_error`; injected failure: `server_error`), or cancelled
-//! when the stream is dropped early. The meter's `waiting` and `running` gauges follow from
-//! that. KV-cache usage, queue depth and batch size are read with [`Engine::snapshot`];
-//! [`EngineBuilder::on_step`] sees every step.
+//! when admitted, and from then on is measured as its consumer receives it: each token is
+//! recorded when the [`TokenStream`] yields it (so TTFT and ITL are what the consumer saw), the
+//! request succeeds when the last token is taken, fails when an injected error is taken
+//! (`server_error`; refusals at submit: `rate_limited`, `client_error`), and is cancelled, with
+//! exactly the tokens taken, when the stream is dropped before its end. The meter's `waiting`
+//! and `running` gauges follow from that. KV-cache usage, queue depth and batch size are read
+//! with [`Engine::snapshot`]; [`EngineBuilder::on_step`] sees every step.
+//!
+//! # Delivery
+//!
+//! Each request has a bounded output queue ([`SimConfig::output_queue`], default
+//! [`DEFAULT_OUTPUT_QUEUE`] tokens). A request whose consumer has not taken that many yet sits
+//! out the decode steps, keeping its batch slot and KV cache, like a real engine whose output
+//! queue is bounded: a slow reader slows its own request only, the others decode at their
+//! pace, and what nobody has read stays bounded. After [`SimConfig::stall_limit`] (default
+//! [`DEFAULT_STALL_LIMIT`]) with its queue full, the engine cuts the request: it leaves the
+//! batch and frees its cache, and its stream ends, after the tokens already queued, with
+//! [`StreamError::Stalled`]; it is recorded as cancelled (the consumer stopped, not the
+//! engine) when the consumer takes that error or drops the stream.
 //!
 //! # Faults
 //!
@@ -95,7 +109,8 @@ mod stream;
 mod token;
 
 pub use config::{
-    DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_MAX_MODEL_LEN, DEFAULT_STALL, Faults, SimConfig,
+    DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_MAX_MODEL_LEN, DEFAULT_OUTPUT_QUEUE, DEFAULT_STALL,
+    DEFAULT_STALL_LIMIT, Faults, SimConfig,
 };
 pub use cost::{CostModel, H100_8B_DECODE, H100_8B_PREFILL_BASE, H100_8B_PREFILL_PER_TOKEN};
 pub use engine::{DEFAULT_MODEL, Engine, EngineBuilder, PROVIDER};

@@ -64,7 +64,7 @@ pub struct StepStats {
     pub prefill_tokens: u64,
     /// Requests that ran a decode step (the decode batch).
     pub decode_requests: usize,
-    /// Tokens and errors delivered at the end of the step.
+    /// Tokens and errors put in the requests' output queues at the end of the step.
     pub emitted: usize,
     /// Requests still waiting after admission.
     pub waiting: usize,

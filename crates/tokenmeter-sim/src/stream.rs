@@ -1,10 +1,23 @@
-//! [`TokenStream`]: the tokens of one request, arriving at simulated times.
+//! [`TokenStream`]: the tokens of one request, measured as its consumer takes them.
+//!
+//! The engine puts each token in the request's output queue (a channel whose length it bounds
+//! with [`SimConfig::output_queue`](crate::SimConfig::output_queue): it counts what it sent,
+//! the stream counts what it took, and a request with a full queue sits out the decode steps).
+//! The request's measurement ([`tokenmeter::Request`]) travels with the first item: from then on
+//! the stream owns it, so a token counts, with its time, when the consumer takes it, and the
+//! outcome is what the consumer got.
 
+use std::future::poll_fn;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_core::Stream;
+use tokenmeter::stream::HasErrorClass;
+use tokenmeter::{ErrorClass, Request};
+use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::error::StreamError;
@@ -13,23 +26,122 @@ use crate::token::Token;
 /// The item a [`TokenStream`] yields.
 pub type TokenResult = Result<Token, StreamError>;
 
-/// The tokens of one request, each delivered when the engine step that produced it ends.
+/// What the engine puts in a request's output queue: one item; the first also hands over the
+/// request's measurement.
+#[derive(Debug)]
+pub(crate) struct Delivery {
+    pub(crate) request: Option<Box<Request>>,
+    pub(crate) item: TokenResult,
+}
+
+/// What the engine and a request's consumer share: how many items the consumer took, and the
+/// engine's wake-up.
+#[derive(Debug)]
+pub(crate) struct Link {
+    taken: AtomicU32,
+    capacity: u32,
+    wake: Arc<Notify>,
+}
+
+impl Link {
+    pub(crate) fn new(capacity: usize, wake: Arc<Notify>) -> Self {
+        Self {
+            taken: AtomicU32::new(0),
+            capacity: u32::try_from(capacity).unwrap_or(u32::MAX),
+            wake,
+        }
+    }
+
+    /// True when `sent` items leave no room in the queue: the consumer has not taken enough.
+    pub(crate) fn full(&self, sent: u32) -> bool {
+        sent.wrapping_sub(self.taken.load(Ordering::Acquire)) >= self.capacity
+    }
+}
+
+/// Where the request's measurement stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// Its end has not been taken.
+    Open,
+    /// The last token was taken and [`TokenStream::hold_success`] holds the success.
+    Held,
+    /// It ended.
+    Closed,
+}
+
+/// The tokens of one request, each arriving when the engine step that produced it ends, each
+/// counted when the consumer takes it.
 ///
-/// The stream yields `Ok(Token)` items, possibly one `Err` (an injected failure) after which it
-/// ends, and ends after the token that carries the finish reason. Dropping it before its end
-/// cancels the request: the engine frees its batch slot and KV cache at its next step and
-/// records it as cancelled.
+/// The stream yields `Ok(Token)` items, possibly one `Err` after which it ends, and ends after
+/// the token that carries the finish reason. The request is measured on the consumer's side:
+/// a token is recorded (its time, so TTFT and ITL) when the stream yields it, the request
+/// succeeds when the last token is taken (or at [`delivered`](Self::delivered), after
+/// [`hold_success`](Self::hold_success)), fails when an injected error is taken, and is
+/// cancelled, with the tokens taken so far, when the stream is dropped before its end or the
+/// engine cut it for a full output queue ([`StreamError::Stalled`]).
+///
+/// A consumer that stops taking tokens stalls its own request only: once
+/// [`SimConfig::output_queue`](crate::SimConfig::output_queue) tokens wait, the engine skips
+/// the request in its decode steps (it keeps its batch slot and KV cache), and after
+/// [`SimConfig::stall_limit`](crate::SimConfig::stall_limit) it cuts it.
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use futures_util::StreamExt;
+/// use tokenmeter::{Clock, Meter, Outcome, sink::InMemorySink};
+/// use tokenmeter_sim::{Engine, GenerateRequest};
+///
+/// let memory = InMemorySink::new();
+/// let meter = Meter::builder().clock(Clock::tokio()).sink(memory.clone()).build();
+/// let engine = Engine::builder().meter(meter).build()?;
+///
+/// // Take 3 of 10 tokens, then hang up: cancelled with the 3 taken.
+/// let mut tokens = engine.submit(GenerateRequest::chat(100, 10))?;
+/// for _ in 0..3 {
+///     tokens.next().await.expect("a token")?;
+/// }
+/// drop(tokens);
+/// let record = &memory.records()[0];
+/// assert_eq!((record.outcome, record.output_tokens), (Outcome::Cancelled, 3));
+/// # Ok(())
+/// # }
+/// ```
 #[must_use = "the request is cancelled when its stream is dropped"]
 #[derive(Debug)]
 pub struct TokenStream {
-    rx: UnboundedReceiver<TokenResult>,
+    rx: UnboundedReceiver<Delivery>,
+    link: Arc<Link>,
+    request: Option<Box<Request>>,
+    /// An item received by [`peek`](Self::peek), not yet taken.
+    peeked: Option<Option<TokenResult>>,
+    received: u32,
+    end: End,
+    hold: bool,
     id: u64,
     arrival: Duration,
 }
 
 impl TokenStream {
-    pub(crate) fn new(rx: UnboundedReceiver<TokenResult>, id: u64, arrival: Duration) -> Self {
-        Self { rx, id, arrival }
+    pub(crate) fn new(
+        rx: UnboundedReceiver<Delivery>,
+        link: Arc<Link>,
+        id: u64,
+        arrival: Duration,
+    ) -> Self {
+        Self {
+            rx,
+            link,
+            request: None,
+            peeked: None,
+            received: 0,
+            end: End::Open,
+            hold: false,
+            id,
+            arrival,
+        }
     }
 
     /// The request's id, unique within the process: the same as its
@@ -42,12 +154,161 @@ impl TokenStream {
     pub fn arrival(&self) -> Duration {
         self.arrival
     }
+
+    /// Waits for the next item without taking it: it is not counted until the stream yields
+    /// it. `None` when the stream has ended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures_util::StreamExt;
+    /// use tokenmeter_sim::{Engine, GenerateRequest};
+    ///
+    /// let engine = Engine::builder().build()?;
+    /// let mut tokens = engine.submit(GenerateRequest::chat(10, 2))?;
+    /// // Answer an error before the first token differently, without counting the token yet.
+    /// assert!(matches!(tokens.peek().await, Some(Ok(_))));
+    /// assert_eq!(tokens.collect::<Vec<_>>().await.len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn peek(&mut self) -> Option<&TokenResult> {
+        if self.peeked.is_none() {
+            let item = poll_fn(|cx| self.poll_receive(cx)).await;
+            self.peeked = Some(item);
+        }
+        self.peeked.as_ref().and_then(Option::as_ref)
+    }
+
+    /// Holds the request's success when its last token is taken, until
+    /// [`delivered`](Self::delivered): for a consumer that passes tokens on (an HTTP body) and
+    /// counts the request a success only once the end is handed over too. Dropped while held,
+    /// the request is cancelled (with every token counted).
+    pub fn hold_success(&mut self) {
+        self.hold = true;
+    }
+
+    /// Records the success held by [`hold_success`](Self::hold_success), once the last token
+    /// was taken; otherwise does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures_util::StreamExt;
+    /// use tokenmeter::{Clock, Meter, sink::InMemorySink};
+    /// use tokenmeter_sim::{Engine, GenerateRequest};
+    ///
+    /// let memory = InMemorySink::new();
+    /// let meter = Meter::builder().clock(Clock::tokio()).sink(memory.clone()).build();
+    /// let engine = Engine::builder().meter(meter).build()?;
+    /// let mut tokens = engine.submit(GenerateRequest::chat(10, 2))?;
+    /// tokens.hold_success();
+    /// while let Some(token) = tokens.next().await {
+    ///     token?;
+    /// }
+    /// assert!(memory.records().is_empty(), "the success waits");
+    /// tokens.delivered(); // e.g. the response body was written
+    /// assert_eq!(memory.report().outcomes.success, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn delivered(&mut self) {
+        if self.end == End::Held {
+            self.end = End::Closed;
+            if let Some(request) = self.request.take() {
+                request.succeed();
+            }
+        }
+    }
+
+    /// Receives the next item from the queue, without counting it as taken: takes the
+    /// measurement handed over with it, and wakes the engine if the queue was full.
+    fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<TokenResult>> {
+        if self.end != End::Open {
+            return Poll::Ready(None);
+        }
+        let Some(delivery) = ready!(self.rx.poll_recv(cx)) else {
+            return Poll::Ready(None);
+        };
+        let queued = self.rx.len() + 1;
+        self.received = self.received.wrapping_add(1);
+        self.link.taken.store(self.received, Ordering::Release);
+        if queued >= self.link.capacity as usize {
+            // The engine may be skipping this request; let it know there is room.
+            self.link.wake.notify_one();
+        }
+        if let Some(request) = delivery.request {
+            self.request = Some(request);
+        }
+        Poll::Ready(Some(delivery.item))
+    }
+
+    /// Counts an item the consumer takes.
+    fn take(&mut self, item: Option<TokenResult>) -> Option<TokenResult> {
+        if self.end != End::Open {
+            return item;
+        }
+        match &item {
+            Some(Ok(token)) => {
+                if let Some(request) = self.request.as_mut() {
+                    request.tokens(1);
+                    if let Some(reason) = token.finish_reason {
+                        request.set_finish_reason(reason);
+                    }
+                }
+                if token.finish_reason.is_some() {
+                    self.end = End::Held;
+                    if !self.hold {
+                        self.delivered();
+                    }
+                }
+            }
+            Some(Err(error)) => self.close(match error {
+                StreamError::Stalled { .. } => None,
+                other => Some(other.error_class()),
+            }),
+            // The engine went away without ending the stream (its runtime shut down).
+            None => self.close(Some(ErrorClass::Overloaded)),
+        }
+        item
+    }
+
+    /// Ends the request: failed with `class`, or cancelled.
+    #[cold]
+    fn close(&mut self, class: Option<ErrorClass>) {
+        self.end = End::Closed;
+        if let Some(request) = self.request.take() {
+            match class {
+                Some(class) => request.fail(class),
+                None => request.cancel(),
+            }
+        }
+    }
 }
 
 impl Stream for TokenStream {
     type Item = TokenResult;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
+        let item = match self.peeked.take() {
+            Some(item) => item,
+            None => ready!(self.poll_receive(cx)),
+        };
+        Poll::Ready(self.take(item))
+    }
+}
+
+impl Drop for TokenStream {
+    /// Before its end: closes the queue and wakes the engine, which frees the request's batch
+    /// slot and KV cache; the measurement, dropped with the stream, records a cancellation.
+    fn drop(&mut self) {
+        if self.end != End::Closed {
+            self.rx.close();
+            self.link.wake.notify_one();
+        }
     }
 }

@@ -12,6 +12,9 @@ use super::limits::{self, Limits, parse_size};
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
 /// Default output length when a request gives no `max_tokens`.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 128;
+/// Default socket send buffer of a connection, in bytes (Linux's initial `tcp_wmem`, here
+/// fixed rather than grown up to 4 MiB).
+pub(crate) const DEFAULT_SEND_BUFFER: u32 = 16 * 1024;
 /// Default decode table (batch=step time).
 pub(crate) const DEFAULT_DECODE_TABLE: &str = "1=7ms,8=8ms,32=12ms,64=18ms";
 
@@ -119,6 +122,17 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "500ms", value_parser = parse_duration)]
     pub(crate) stall: Duration,
 
+    /// How long a client may leave its stream unread (its output queue full, its request
+    /// skipped in decode steps) before the server cancels the request (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub(crate) stall_limit: Duration,
+
+    /// Socket send buffer of each connection, in bytes (SO_SNDBUF; the kernel doubles it): what
+    /// a client that stops reading can leave unread in the server's kernel before its stream
+    /// stalls.
+    #[arg(long, default_value_t = DEFAULT_SEND_BUFFER, value_parser = clap::value_parser!(u32).range(1024..))]
+    pub(crate) send_buffer: u32,
+
     /// An SLO spec (TOML): publish its verdict counters on /metrics, add its thresholds as
     /// bucket edges, and report attainment, burn rates and alerts on GET /slo.
     #[arg(long, value_name = "FILE")]
@@ -150,6 +164,8 @@ impl Default for ServeArgs {
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
             stall: tokenmeter_sim::DEFAULT_STALL,
+            stall_limit: tokenmeter_sim::DEFAULT_STALL_LIMIT,
+            send_buffer: DEFAULT_SEND_BUFFER,
             slo_spec: None,
         }
     }
@@ -173,7 +189,8 @@ impl ServeArgs {
             .max_model_len(self.max_model_len)
             .cost(cost)
             .faults(faults)
-            .seed(self.seed);
+            .seed(self.seed)
+            .stall_limit(self.stall_limit);
         config.validate()?;
         Ok(config)
     }
@@ -272,6 +289,8 @@ mod tests {
         assert_eq!(parsed.prefill_base, default.prefill_base);
         assert_eq!(parsed.prefill_per_token, default.prefill_per_token);
         assert_eq!(parsed.stall, default.stall);
+        assert_eq!(parsed.stall_limit, default.stall_limit);
+        assert_eq!(parsed.send_buffer, default.send_buffer);
         assert_eq!(parsed.max_batch, default.max_batch);
         assert_eq!(parsed.kv_capacity, default.kv_capacity);
         assert_eq!(parsed.default_max_tokens, default.default_max_tokens);

@@ -55,6 +55,7 @@ mod metrics;
 mod openai;
 mod routes;
 mod slo;
+mod socket;
 mod sse;
 #[cfg(test)]
 mod tests;
@@ -176,7 +177,7 @@ pub(crate) async fn spawn(args: ServeArgs, listener: TcpListener) -> anyhow::Res
 
 /// Runs the server until Ctrl-C.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(args.listen).await.with_context(|| {
+    let listener = socket::bind(args.listen, args.send_buffer).with_context(|| {
         format!(
             "cannot listen on {}: is another server using the port? Pick another with --listen",
             args.listen

@@ -22,7 +22,7 @@ use super::chunks::{Frames, error_body};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
 use super::slo::SloState;
-use super::sse::SseBody;
+use super::sse::{SseBody, WholeBody};
 
 /// Shared by every handler.
 #[derive(Clone, Debug)]
@@ -249,16 +249,19 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// A streaming answer. Waits for the first token (as vLLM sends its role frame with it), so a
-/// failure before any token is a plain HTTP 500.
+/// A streaming answer. Waits for the first item without taking it (as vLLM sends its role
+/// frame with the first token), so a failure before any token is a plain HTTP 500; the tokens
+/// are taken, and counted, as [`SseBody`] hands them to hyper.
 async fn stream(mut tokens: TokenStream, frames: Frames, parsed: Parsed) -> Response {
-    let first = match tokens.next().await {
-        Some(Ok(token)) => token,
-        Some(Err(error)) => return failed(&error.to_string()),
-        None => return stopped(),
-    };
+    if !matches!(tokens.peek().await, Some(Ok(_))) {
+        // Taken, so that the failure is recorded.
+        return match tokens.next().await {
+            Some(Err(error)) => failed(&error.to_string()),
+            _ => stopped(),
+        };
+    }
     let prompt = parsed.generate.prompt_tokens;
-    let body = Body::from_stream(SseBody::new(tokens, frames, prompt, first));
+    let body = Body::from_stream(SseBody::new(tokens, frames, prompt));
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
@@ -269,8 +272,10 @@ async fn stream(mut tokens: TokenStream, frames: Frames, parsed: Parsed) -> Resp
     response
 }
 
-/// A non-streaming answer: every token, then one JSON body with `usage`.
+/// A non-streaming answer: every token, then one JSON body with `usage`. A client that hangs
+/// up before [`WholeBody`] is handed to hyper leaves the request cancelled.
 async fn whole(mut tokens: TokenStream, frames: &Frames, parsed: Parsed) -> Response {
+    tokens.hold_success();
     let mut text = String::new();
     let mut count = 0;
     let mut finish = FinishReason::Stop;
@@ -290,10 +295,13 @@ async fn whole(mut tokens: TokenStream, frames: &Frames, parsed: Parsed) -> Resp
         return stopped();
     }
     let prompt = parsed.generate.prompt_tokens;
-    json_response(
-        StatusCode::OK,
-        &frames.complete(&text, finish, prompt, count),
-    )
+    let json = frames.complete(&text, finish, prompt, count).to_string();
+    let mut response = Response::new(Body::new(WholeBody::new(Bytes::from(json), tokens)));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// The answer to a refused submission: 429 (queue full), 400 (past the context length, with

@@ -1,4 +1,14 @@
-//! [`SseBody`]: a token stream rendered as OpenAI's SSE frames.
+//! The response bodies of a generation, which account for what they hand to hyper: [`SseBody`]
+//! (a stream rendered as OpenAI's SSE frames) and [`WholeBody`] (one JSON answer).
+//!
+//! A request's tokens are counted as the body takes them from its [`TokenStream`], in the
+//! poll that hands their frame to hyper, and it succeeds only once its end (`[DONE]`, or the
+//! whole JSON) is handed over. When hyper drops a body (the client went away, or the server
+//! is shutting down), the token stream is dropped with it: the request is cancelled with the
+//! tokens written, and the engine frees its batch slot. hyper polls a body only when it can
+//! buffer more (at most 16 buffers), so a client that stops reading stops the body, whose
+//! bounded output queue in the engine then stalls its request (and the engine's stall limit
+//! cuts it).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -7,12 +17,12 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::Stream;
+use http_body::{Frame, SizeHint};
 use tokenmeter_sim::{Token, TokenStream};
 
 use super::chunks::{DONE, Frames, error_event};
 
-/// The body of a streaming response. Dropping it (the client went away) drops the token
-/// stream, which cancels the request in the engine.
+/// The body of a streaming response.
 pub(crate) struct SseBody {
     tokens: TokenStream,
     frames: Frames,
@@ -22,19 +32,19 @@ pub(crate) struct SseBody {
 }
 
 impl SseBody {
-    /// The body of a stream whose first token has already arrived: the role frame (chat), that
-    /// token, then the rest of `tokens`.
-    pub(crate) fn new(tokens: TokenStream, frames: Frames, prompt: u32, first: Token) -> Self {
-        let mut body = Self {
+    /// The body of a stream whose first item is a token (peeked, not taken): the role frame
+    /// (chat), then the tokens as hyper asks for them.
+    pub(crate) fn new(mut tokens: TokenStream, frames: Frames, prompt: u32) -> Self {
+        tokens.hold_success();
+        let mut pending = VecDeque::with_capacity(4);
+        pending.extend(frames.role());
+        Self {
             tokens,
-            pending: VecDeque::with_capacity(4),
+            pending,
             done: false,
             prompt,
             frames,
-        };
-        body.pending.extend(body.frames.role());
-        body.push(first);
-        body
+        }
     }
 
     fn push(&mut self, token: Token) {
@@ -59,11 +69,17 @@ impl Stream for SseBody {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         loop {
             if let Some(frame) = self.pending.pop_front() {
+                if self.done && self.pending.is_empty() {
+                    // `[DONE]` goes to hyper now: the request succeeded (if its last token
+                    // came; an error already ended it).
+                    self.tokens.delivered();
+                }
                 return Poll::Ready(Some(Ok(frame)));
             }
             if self.done {
                 return Poll::Ready(None);
             }
+            // Taken (and counted) only now that hyper asks for the next frame.
             match Pin::new(&mut self.tokens).poll_next(cx) {
                 Poll::Ready(Some(Ok(token))) => self.push(token),
                 Poll::Ready(Some(Err(error))) => {
@@ -80,5 +96,47 @@ impl Stream for SseBody {
                 Poll::Pending => return Poll::Pending,
             }
         }
+    }
+}
+
+/// The body of a non-streaming answer: the JSON, whose tokens were all taken; the request
+/// succeeds when hyper takes the JSON, and is cancelled if hyper drops the body before.
+pub(crate) struct WholeBody {
+    json: Option<Bytes>,
+    tokens: TokenStream,
+}
+
+impl WholeBody {
+    /// `tokens` has yielded its last token with its success held
+    /// ([`TokenStream::hold_success`]).
+    pub(crate) fn new(json: Bytes, tokens: TokenStream) -> Self {
+        Self {
+            json: Some(json),
+            tokens,
+        }
+    }
+}
+
+impl http_body::Body for WholeBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let Some(json) = self.json.take() else {
+            return Poll::Ready(None);
+        };
+        self.tokens.delivered();
+        Poll::Ready(Some(Ok(Frame::data(json))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.json.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.json.as_ref().map_or(0, |json| json.len() as u64))
     }
 }

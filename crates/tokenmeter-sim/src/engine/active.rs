@@ -1,4 +1,12 @@
 //! One request inside the engine: waiting in the queue, then running in the batch.
+//!
+//! The engine holds the request's measurement while it waits and is scheduled (so the
+//! `waiting` and `running` gauges follow the engine), and hands it to the consumer's
+//! [`TokenStream`](crate::TokenStream) with the first item: tokens and the outcome are then
+//! recorded as the consumer takes them.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -9,14 +17,15 @@ use tokio::time::Instant;
 use crate::config::Faults;
 use crate::error::StreamError;
 use crate::request::GenerateRequest;
-use crate::stream::TokenResult;
+use crate::stream::{Delivery, Link, TokenResult};
 use crate::token::{Token, word};
 
 /// A submitted request on its way to the engine task.
 pub(super) struct Job {
     pub(super) params: GenerateRequest,
-    pub(super) request: Request,
-    pub(super) tx: UnboundedSender<TokenResult>,
+    pub(super) request: Box<Request>,
+    pub(super) tx: UnboundedSender<Delivery>,
+    pub(super) link: Arc<Link>,
 }
 
 /// What happened when a request tried to emit.
@@ -32,19 +41,23 @@ pub(super) enum Emitted {
 /// What a request that left the batch still has to deliver, after the engine has published
 /// the state without it.
 enum Ending {
-    /// The last token: the request succeeds.
+    /// The last token.
     Last(Token),
-    /// The planned error: the request fails.
+    /// The planned error, or the stall limit's cut.
     Failed(StreamError),
 }
 
 /// A request the engine holds, with its fault plan drawn at arrival.
 pub(super) struct Active {
     params: GenerateRequest,
-    request: Option<Request>,
-    tx: UnboundedSender<TokenResult>,
+    /// The measurement, until it is handed to the consumer with the first item.
+    request: Option<Box<Request>>,
+    tx: UnboundedSender<Delivery>,
+    link: Arc<Link>,
     /// Tokens emitted so far.
     pub(super) emitted: u32,
+    /// Items put in the output queue so far.
+    sent: u32,
     /// Prefilled: it has taken part in a step.
     pub(super) prefilled: bool,
     /// Takes part in the step being run.
@@ -55,6 +68,8 @@ pub(super) struct Active {
     stall_at: Option<u32>,
     /// Out of the decode batch until then.
     pub(super) stalled_until: Option<Instant>,
+    /// Out of the decode batch since then, because its output queue is full.
+    blocked_since: Option<Instant>,
     words: SmallRng,
     /// Set when the request ended with a token or an error still to deliver.
     ending: Option<Ending>,
@@ -74,12 +89,15 @@ impl Active {
             params: job.params,
             request: Some(job.request),
             tx: job.tx,
+            link: job.link,
             emitted: 0,
+            sent: 0,
             prefilled: false,
             in_step: false,
             fail_at,
             stall_at,
             stalled_until: None,
+            blocked_since: None,
             words,
             ending: None,
         }
@@ -111,7 +129,8 @@ impl Active {
         }
     }
 
-    /// Records a cancellation (the consumer went away).
+    /// Records a cancellation (the consumer went away) if the engine still holds the
+    /// measurement; once handed over, the consumer's stream recorded it.
     pub(super) fn cancel(&mut self) {
         if let Some(request) = self.request.take() {
             request.cancel();
@@ -119,8 +138,8 @@ impl Active {
     }
 
     /// True when it is a decoding member of the batch that should decode in a step starting at
-    /// `start`. Starts its stall if it is due.
-    pub(super) fn decodes_at(&mut self, start: Instant, stall: std::time::Duration) -> bool {
+    /// `start`. Starts its stall if it is due; notes when its output queue is full.
+    pub(super) fn decodes_at(&mut self, start: Instant, stall: Duration) -> bool {
         if !self.prefilled {
             return false;
         }
@@ -129,26 +148,48 @@ impl Active {
             self.stalled_until = Some(start + stall);
         }
         match self.stalled_until {
-            Some(until) if until > start => false,
-            _ => {
-                self.stalled_until = None;
-                true
-            }
+            Some(until) if until > start => return false,
+            _ => self.stalled_until = None,
         }
+        if self.link.full(self.sent) {
+            self.blocked_since.get_or_insert(start);
+            return false;
+        }
+        self.blocked_since = None;
+        true
     }
 
-    /// Emits the next token (or the planned error) at the end of a step. The measurement is
-    /// taken before the token is sent, so the server's timestamps never trail the client's. A
-    /// last token or an error is measured now and delivered by [`finish`](Self::finish).
+    /// When the stall limit cuts it, if its output queue stays full.
+    pub(super) fn cut_at(&self, limit: Duration) -> Option<Instant> {
+        self.blocked_since.map(|since| since + limit)
+    }
+
+    /// True when its output queue has been full for `limit` at `now`. Sets the cut up: the
+    /// engine then ends it with [`finish`](Self::finish).
+    pub(super) fn cut_due(&mut self, now: Instant, limit: Duration) -> bool {
+        let due = self.cut_at(limit).is_some_and(|at| at <= now) && self.link.full(self.sent);
+        if due {
+            self.ending = Some(Ending::Failed(StreamError::Stalled { limit }));
+        }
+        due
+    }
+
+    /// Puts an item in the output queue, handing over the measurement with the first. False
+    /// when the consumer is gone (the item, and a measurement with it, are dropped: cancelled).
+    fn send(&mut self, item: TokenResult) -> bool {
+        let request = self.request.take();
+        self.sent = self.sent.wrapping_add(1);
+        self.tx.send(Delivery { request, item }).is_ok()
+    }
+
+    /// Emits the next token (or the planned error) at the end of a step. A last token or an
+    /// error is delivered by [`finish`](Self::finish).
     pub(super) fn emit(&mut self) -> Emitted {
         self.prefilled = true;
         if self.abandoned() {
             self.cancel();
             return Emitted::Ended;
         }
-        let Some(request) = self.request.as_mut() else {
-            return Emitted::Ended;
-        };
         let index = self.emitted;
         if self.fail_at == Some(index) {
             self.ending = Some(Ending::Failed(StreamError::Injected {
@@ -157,7 +198,6 @@ impl Active {
             return Emitted::Ended;
         }
         let last = index + 1 >= self.params.generated();
-        request.tokens(1);
         self.emitted += 1;
         let token = Token {
             index,
@@ -165,33 +205,25 @@ impl Active {
             finish_reason: last.then_some(self.params.finish),
         };
         if last {
-            request.set_finish_reason(self.params.finish);
             self.ending = Some(Ending::Last(token));
             return Emitted::Ended;
         }
-        if self.tx.send(Ok(token)).is_err() {
-            self.cancel();
+        if !self.send(Ok(token)) {
             return Emitted::Ended;
         }
         Emitted::Token
     }
 
-    /// Ends a request that left the batch: records its outcome and delivers its last token or
-    /// its error. The engine calls it after publishing its state, so a consumer that sees its
-    /// stream end sees an engine that no longer holds it.
+    /// Ends a request that left the batch: delivers its last token or its error, whose taking
+    /// records the outcome. The engine calls it after publishing its state, so a consumer that
+    /// sees its stream end sees an engine that no longer holds it.
     pub(super) fn finish(mut self) {
         match self.ending.take() {
             Some(Ending::Last(token)) => {
-                if let Some(request) = self.request.take() {
-                    request.succeed();
-                }
-                let _ = self.tx.send(Ok(token));
+                self.send(Ok(token));
             }
             Some(Ending::Failed(error)) => {
-                if let Some(request) = self.request.take() {
-                    request.fail(tokenmeter::stream::HasErrorClass::error_class(&error));
-                }
-                let _ = self.tx.send(Err(error));
+                self.send(Err(error));
             }
             None => {}
         }

@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokenmeter::{Labels, Meter, Series};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::config::SimConfig;
 use crate::error::{ConfigError, SubmitError};
 use crate::request::{GenerateRequest, Operation};
 use crate::snapshot::{Snapshot, StepStats};
-use crate::stream::TokenStream;
+use crate::stream::{Link, TokenStream};
 
 use active::Job;
 use scheduler::Scheduler;
@@ -32,8 +32,10 @@ type StepHook = Arc<dyn Fn(&StepStats) + Send + Sync>;
 ///
 /// Each request is measured on the server side with tokenmeter: it starts when it is submitted
 /// (the arrival), is marked `scheduled` when admitted to the batch, records every token when
-/// the step that produced it ends, and ends with success, an error (injected failure, refusal)
-/// or as cancelled (its stream was dropped). The meter's `waiting` and `running` gauges follow.
+/// its consumer takes it from the [`TokenStream`], and ends with success (the last token was
+/// taken), an error (injected failure, refusal) or as cancelled (its stream was dropped
+/// before its end, or cut at the stall limit), with the tokens the consumer took. The meter's
+/// `waiting` and `running` gauges follow.
 ///
 /// # Examples
 ///
@@ -73,6 +75,10 @@ struct Shared {
     /// Submitted and not yet admitted (nor cancelled while waiting).
     queued: AtomicUsize,
     snapshot: Mutex<Snapshot>,
+    /// Capacity of each request's output queue.
+    output_queue: usize,
+    /// Wakes the engine when a consumer takes from a full output queue or drops its stream.
+    wake: Arc<Notify>,
 }
 
 impl Engine {
@@ -114,17 +120,19 @@ impl Engine {
             return Err(error);
         }
         let (tx, rx) = mpsc::unbounded_channel();
+        let link = Arc::new(Link::new(shared.output_queue, shared.wake.clone()));
         let job = Job {
             params: request,
-            request: metered,
+            request: Box::new(metered),
             tx,
+            link: link.clone(),
         };
         if let Err(mpsc::error::SendError(job)) = self.tx.send(job) {
             shared.queued.fetch_sub(1, Ordering::Relaxed);
             job.request.fail(SubmitError::Stopped.error_class());
             return Err(SubmitError::Stopped);
         }
-        Ok(TokenStream::new(rx, id, arrival))
+        Ok(TokenStream::new(rx, link, id, arrival))
     }
 
     /// The engine's state now. It is published before a finished request's last token or
@@ -254,6 +262,8 @@ impl EngineBuilder {
                 kv_capacity_tokens: self.config.kv_capacity_tokens,
                 ..Snapshot::default()
             }),
+            output_queue: self.config.output_queue,
+            wake: Arc::new(Notify::new()),
         });
         let steps = meter.steps(&Labels::server("").provider(PROVIDER).request_model(model));
         let (tx, rx) = mpsc::unbounded_channel();

@@ -1,17 +1,21 @@
 //! The step loop: every iteration is one engine step. All scheduling happens here.
 //!
 //! One step:
-//! 1. take the requests that arrived, drop the ones whose consumer went away;
+//! 1. take the requests that arrived, drop the ones whose consumer went away, cut the ones
+//!    whose output queue stayed full for the stall limit;
 //! 2. admit waiting requests in arrival order while the batch has a slot and the KV cache can
 //!    hold the request's prompt and whole output (first come, first served: the head of the
 //!    queue blocks the rest);
 //! 3. run the step: prefill the newly admitted requests and one decode step for the running
-//!    batch, for the time the [`CostModel`](crate::CostModel) gives;
+//!    batch (less the stalled requests and those whose output queue is full: their consumer
+//!    has not taken what they produced), for the time the [`CostModel`](crate::CostModel)
+//!    gives;
 //! 4. at the step's end, every request that took part emits one token (its first, for the newly
 //!    admitted), or its planned error; finished requests leave the batch and free their KV cache;
 //! 5. the engine publishes its state, then the finished requests end: their last token or error
-//!    goes out and the meter records their outcome, so a consumer that sees its stream end, or a
-//!    sink that sees the request's end, sees an engine that no longer holds it.
+//!    goes out, and the consumer's stream records their outcome when it takes it, so a consumer
+//!    that sees its stream end, or a sink that sees the request's end, sees an engine that no
+//!    longer holds it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -123,7 +127,8 @@ impl Scheduler {
         self.waiting.push_back(active);
     }
 
-    /// Cancels the requests whose consumer dropped the stream, waiting or running.
+    /// Cancels the requests whose consumer dropped the stream, waiting or running, and cuts
+    /// the running ones whose output queue stayed full for the stall limit.
     fn reap(&mut self) {
         let before = self.waiting.len();
         self.waiting.retain_mut(|active| {
@@ -144,7 +149,20 @@ impl Scheduler {
             }
             !gone
         });
+        let (now, limit) = (Instant::now(), self.config.stall_limit);
+        let cut = self
+            .running
+            .extract_if(.., |active| active.cut_due(now, limit));
+        self.ended.extend(cut);
+        freed += self.ended.iter().map(Active::kv_reserved).sum::<u64>();
         self.kv_reserved -= freed;
+        if !self.ended.is_empty() {
+            // As for a finished request: the state without them, then their end.
+            self.publish(None);
+            for active in self.ended.drain(..) {
+                active.finish();
+            }
+        }
     }
 
     fn next(&mut self, planned: Option<Instant>) -> Next {
@@ -165,8 +183,17 @@ impl Scheduler {
         if decoding || self.admissible() {
             return Next::Step(start);
         }
-        // Every running request is stalled and the queue's head cannot be admitted.
-        Next::Wait(self.running.iter().filter_map(|a| a.stalled_until).min())
+        // Every running request is stalled or its output queue is full, and the queue's head
+        // cannot be admitted: wait for the first stall to end or cut to fall due (or a
+        // consumer to take a token, or an arrival).
+        let limit = self.config.stall_limit;
+        let until = self
+            .running
+            .iter()
+            .flat_map(|a| [a.stalled_until, a.cut_at(limit)])
+            .flatten()
+            .min();
+        Next::Wait(until)
     }
 
     fn admissible(&self) -> bool {
@@ -176,8 +203,10 @@ impl Scheduler {
         })
     }
 
-    /// Sleeps until `until` or the next arrival, whichever comes first.
+    /// Sleeps until `until`, the next arrival, or a consumer's wake-up (it took a token from a
+    /// full output queue, or dropped its stream), whichever comes first.
     async fn wait(&mut self, until: Option<Instant>) {
+        let wake = Arc::clone(&self.shared.wake);
         let arrival = async {
             if self.open {
                 self.rx.recv().await
@@ -185,12 +214,16 @@ impl Scheduler {
                 std::future::pending().await
             }
         };
-        let job = match until {
-            Some(until) => tokio::select! {
-                job = arrival => Some(job),
-                () = sleep_until(until) => None,
-            },
-            None => Some(arrival.await),
+        let timer = async {
+            match until {
+                Some(until) => sleep_until(until).await,
+                None => std::future::pending().await,
+            }
+        };
+        let job = tokio::select! {
+            job = arrival => Some(job),
+            () = timer => None,
+            () = wake.notified() => None,
         };
         match job {
             Some(Some(job)) => self.accept(job),
