@@ -263,7 +263,14 @@ fn stalled_readers_keep_the_server_memory_bounded() {
     // A fast engine: ~5 steps per millisecond, so 64 requests could make ~300,000 tokens a
     // second if nothing held them back.
     // The KV cache holds all 64 at once.
-    let extra = ["--send-buffer", "4096", "--kv-capacity", "10000000"];
+    let extra = [
+        "--send-buffer",
+        "4096",
+        "--kv-capacity",
+        "10000000",
+        "--max-model-len",
+        "200000",
+    ];
     let args = support::steady_engine("200us", &extra);
     let serve = Serve::start(&args);
     let addr = serve.addr;
