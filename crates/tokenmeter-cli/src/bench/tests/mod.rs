@@ -49,6 +49,7 @@ fn client_seen(
         api: Api::Chat,
         model: "m".into(),
         ignore_eos: false,
+        follow_redirects: false,
         timeout,
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
