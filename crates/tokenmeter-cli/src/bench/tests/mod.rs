@@ -2,6 +2,7 @@
 
 mod embedded;
 mod faults;
+mod hostile_text;
 mod server;
 
 use std::sync::Arc;
