@@ -19,13 +19,84 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokenmeter::{ErrorClass, FinishReason};
 
+/// How many characters of a server's message or event the errors keep: enough that a program
+/// can redact what it must from the whole of it before cutting it to what it shows.
+///
+/// Messages ([`ServerError::message`], [`StatusError`](crate::StatusError)'s message, the
+/// excerpt of a malformed event) are what the server sent, bounded by this limit and otherwise
+/// uncut and unfiltered: they may hold secrets the server echoed and terminal control
+/// characters. A program that shows them should redact and strip them first, then cut them
+/// (`tokenmeter bench` does, in its sanitiser).
+pub const MESSAGE_LIMIT: usize = 4096;
+
 /// Token counts from a stream's final `usage` object.
+///
+/// A count that is not a non-negative integer that fits in a `u64` (a float, a string, a
+/// negative number, an object) does not fail the stream: it is `None`, as if absent, and
+/// [`unusable`](Usage::unusable) says the server sent one.
+///
+/// ```
+/// use tokenmeter_openai::chunk;
+///
+/// let parsed = chunk::parse(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7.5}}"#)?;
+/// let usage = parsed.usage.unwrap();
+/// assert_eq!((usage.prompt_tokens, usage.completion_tokens, usage.unusable), (Some(5), None, true));
+/// # Ok::<(), chunk::ChunkError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Usage {
     /// `usage.prompt_tokens`.
     pub prompt_tokens: Option<u64>,
     /// `usage.completion_tokens`.
     pub completion_tokens: Option<u64>,
+    /// The server sent a count (or a `usage`) that is not a non-negative integer; it was ignored.
+    pub unusable: bool,
+}
+
+impl Usage {
+    /// Counts from usable values (`unusable` false).
+    ///
+    /// ```
+    /// let usage = tokenmeter_openai::chunk::Usage::new(Some(3), Some(9));
+    /// assert_eq!(usage.completion_tokens, Some(9));
+    /// ```
+    pub fn new(prompt_tokens: Option<u64>, completion_tokens: Option<u64>) -> Self {
+        Self {
+            prompt_tokens,
+            completion_tokens,
+            unusable: false,
+        }
+    }
+
+    /// The `usage` value of a chunk: `None` when it is null; counts from an object's integer
+    /// fields; `unusable` for anything else in it or instead of it.
+    fn from_wire(value: serde_json::Value) -> Option<Self> {
+        let object = match value {
+            serde_json::Value::Null => return None,
+            serde_json::Value::Object(object) => object,
+            _ => {
+                return Some(Self {
+                    unusable: true,
+                    ..Self::default()
+                });
+            }
+        };
+        let mut usage = Self::default();
+        let mut count = |name: &str| match object.get(name) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(value) => {
+                let count = value.as_u64();
+                usage.unusable |= count.is_none();
+                count
+            }
+        };
+        let prompt_tokens = count("prompt_tokens");
+        let completion_tokens = count("completion_tokens");
+        usage.prompt_tokens = prompt_tokens;
+        usage.completion_tokens = completion_tokens;
+        Some(usage)
+    }
 }
 
 /// What one data event carried.
@@ -46,7 +117,8 @@ pub struct Parsed {
 pub struct ServerError {
     /// Its class: from a numeric `code` when there is one, else `server_error`.
     pub class: ErrorClass,
-    /// Its message.
+    /// Its message, at most [`MESSAGE_LIMIT`] characters as the server sent them (see there
+    /// before showing it).
     pub message: String,
 }
 
@@ -88,7 +160,7 @@ struct Wire<'a> {
     #[serde(borrow, default)]
     choices: Option<Vec<Choice<'a>>>,
     #[serde(default)]
-    usage: Option<WireUsage>,
+    usage: Option<serde_json::Value>,
     #[serde(default)]
     error: Option<serde_json::Value>,
 }
@@ -115,14 +187,6 @@ struct Delta<'a> {
     tool_calls: Option<Vec<IgnoredAny>>,
 }
 
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: Option<u64>,
-    #[serde(default)]
-    completion_tokens: Option<u64>,
-}
-
 fn filled(s: &Option<Cow<'_, str>>) -> bool {
     s.as_deref().is_some_and(|s| !s.is_empty())
 }
@@ -130,8 +194,10 @@ fn filled(s: &Option<Cow<'_, str>>) -> bool {
 /// Parses one data event (not `[DONE]`).
 pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
     let wire: Wire<'_> = serde_json::from_str(data).map_err(|e| {
+        // serde's message quotes the offending value, which may be the whole event: bounded.
+        let reason = excerpt(&e.to_string());
         ChunkError::Malformed(format!(
-            "event is not a completion chunk ({e}): {}",
+            "event is not a completion chunk ({reason}): {}",
             excerpt(data)
         ))
     })?;
@@ -139,10 +205,7 @@ pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
         return Err(ChunkError::Server(server_error(&error)));
     }
     let mut parsed = Parsed {
-        usage: wire.usage.map(|u| Usage {
-            prompt_tokens: u.prompt_tokens,
-            completion_tokens: u.completion_tokens,
-        }),
+        usage: wire.usage.and_then(Usage::from_wire),
         id: wire.id.map(Cow::into_owned),
         ..Parsed::default()
     };
@@ -239,9 +302,17 @@ pub fn text(data: &str) -> String {
     out
 }
 
-/// At most 200 characters of `text`.
+/// At most [`MESSAGE_LIMIT`] characters of `text` (and an ellipsis when it was longer),
+/// otherwise as it is: see [`MESSAGE_LIMIT`] for what a program should do before showing it.
+///
+/// ```
+/// use tokenmeter_openai::chunk::{MESSAGE_LIMIT, excerpt};
+///
+/// assert_eq!(excerpt("short"), "short");
+/// assert_eq!(excerpt(&"x".repeat(MESSAGE_LIMIT + 5)).chars().count(), MESSAGE_LIMIT + 1);
+/// ```
 pub fn excerpt(text: &str) -> String {
-    const MAX: usize = 200;
+    const MAX: usize = MESSAGE_LIMIT;
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
@@ -312,8 +383,56 @@ mod tests {
     }
 
     #[test]
+    fn unusable_usage_counts_are_ignored_not_fatal() {
+        let usage = |u: &str| {
+            parse(&format!(r#"{{"choices":[],"usage":{u}}}"#))
+                .unwrap()
+                .usage
+        };
+        let max = usage(r#"{"prompt_tokens":1,"completion_tokens":18446744073709551615}"#).unwrap();
+        assert_eq!(
+            (max.completion_tokens, max.unusable),
+            (Some(u64::MAX), false)
+        );
+        for bad in [
+            r#"{"prompt_tokens":2,"completion_tokens":5.0}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":"5"}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":-1}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":18446744073709551616}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":{"n":5}}"#,
+        ] {
+            let u = usage(bad).unwrap();
+            assert_eq!(
+                (u.prompt_tokens, u.completion_tokens, u.unusable),
+                (Some(2), None, true),
+                "{bad}"
+            );
+        }
+        let whole = usage(r#""lots""#).unwrap();
+        assert_eq!((whole.completion_tokens, whole.unusable), (None, true));
+        assert_eq!(usage("null"), None);
+        let absent = usage(r#"{"completion_tokens":null}"#).unwrap();
+        assert_eq!(absent, Usage::default());
+    }
+
+    #[test]
+    fn malformed_messages_are_bounded_even_when_serde_quotes_the_event() {
+        let huge = format!(r#"{{"choices":"{}"}}"#, "k".repeat(100_000));
+        let Err(ChunkError::Malformed(message)) = parse(&huge) else {
+            panic!("not malformed");
+        };
+        assert!(
+            message.chars().count() <= 2 * MESSAGE_LIMIT + 100,
+            "{}",
+            message.len()
+        );
+    }
+
+    #[test]
     fn excerpts_are_bounded() {
         assert_eq!(excerpt("short"), "short");
-        assert_eq!(excerpt(&"é".repeat(300)).chars().count(), 201);
+        assert_eq!(excerpt(&"é".repeat(300)), "é".repeat(300), "kept whole");
+        let long = "é".repeat(MESSAGE_LIMIT + 300);
+        assert_eq!(excerpt(&long).chars().count(), MESSAGE_LIMIT + 1);
     }
 }

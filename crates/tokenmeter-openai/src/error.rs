@@ -98,7 +98,9 @@ pub struct StatusError {
     pub status: u16,
     /// Its class.
     pub class: ErrorClass,
-    /// The body's error message, or an excerpt of the body (at most 200 characters).
+    /// The body's error message, or an excerpt of the body (at most
+    /// [`MESSAGE_LIMIT`](crate::chunk::MESSAGE_LIMIT) characters, as the server sent them: see
+    /// there before showing it).
     pub message: String,
 }
 

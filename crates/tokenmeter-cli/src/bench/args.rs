@@ -80,6 +80,11 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     pub(crate) ignore_eos: bool,
 
+    /// Follow HTTP redirects (up to 10). By default a redirect is an error naming its target,
+    /// so that the bench measures the server at --url and no other.
+    #[arg(long)]
+    pub(crate) follow_redirects: bool,
+
     /// Seed of the arrivals and the synthetic prompts.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,

@@ -1,15 +1,55 @@
 //! Before a run: check that the server is reachable, and find a model to ask for.
+//!
+//! The model list is read up to [`MODELS_LIMIT`] bytes, within [`PREFLIGHT`]; a redirect is not
+//! followed unless asked (`--follow-redirects`); every string from the server in an error or in
+//! the model shown goes through the run's [`Sanitizer`].
 
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use tokenmeter_openai::describe_error;
+use reqwest::StatusCode;
+use reqwest::header::LOCATION;
+use tokenmeter_openai::{ERROR_BODY_LIMIT, StatusError, describe_error};
 
 use crate::bench::args::{display_url, models_url};
 use crate::bench::client::ApiKey;
+use crate::bench::sanitize::Sanitizer;
 
 /// How long the pre-flight checks wait.
 const PREFLIGHT: Duration = Duration::from_secs(10);
+
+/// The most of a model list that is read: any real list is far smaller.
+pub(crate) const MODELS_LIMIT: usize = 1024 * 1024;
+
+/// The longest model id taken from a list (the id is sent back in every request).
+const MODEL_ID_LIMIT: usize = 1024;
+
+/// The redirect policy of every HTTP client of the bench: none unless `follow`.
+pub(crate) fn redirect_policy(follow: bool) -> reqwest::redirect::Policy {
+    if follow {
+        reqwest::redirect::Policy::limited(10)
+    } else {
+        reqwest::redirect::Policy::none()
+    }
+}
+
+/// The error of a redirect that was not followed: where it pointed (sanitised) and how to opt in.
+pub(crate) fn redirected(
+    status: StatusCode,
+    location: Option<&[u8]>,
+    sanitizer: &Sanitizer,
+) -> String {
+    let target = location.map_or_else(
+        || "no Location".to_owned(),
+        |l| sanitizer.clean_bytes(l).to_string(),
+    );
+    format!(
+        "the server answered HTTP {} redirecting to {target}; redirects are not followed, so that \
+         the bench measures the server at --url: point --url at the new address, or pass \
+         --follow-redirects",
+        status.as_u16()
+    )
+}
 
 /// Fails with a clear message when nothing listens at the URL's host and port.
 pub(crate) async fn reachable(url: &reqwest::Url) -> anyhow::Result<()> {
@@ -32,45 +72,106 @@ pub(crate) async fn reachable(url: &reqwest::Url) -> anyhow::Result<()> {
     }
 }
 
-/// The first model of `GET …/models`.
-pub(crate) async fn model(endpoint: &reqwest::Url, key: Option<&ApiKey>) -> anyhow::Result<String> {
+/// The first model of `GET …/models`, as the server spells it (to send back); show it only
+/// through the sanitiser.
+pub(crate) async fn model(
+    endpoint: &reqwest::Url,
+    key: Option<&ApiKey>,
+    follow_redirects: bool,
+) -> anyhow::Result<String> {
     let url = models_url(endpoint);
+    let sanitizer = Sanitizer::new(key);
     let hint = || {
         format!(
             "cannot list models at {}; pass --model NAME",
             display_url(&url)
         )
     };
-    let redact = |text: String| key.map_or(text.clone(), |k| k.redact(text.clone()));
+    let failed = |e: reqwest::Error| {
+        anyhow::anyhow!(
+            "{}",
+            sanitizer.clean(&describe_error(&e.without_url())).as_str()
+        )
+    };
     let client = reqwest::Client::builder()
         .timeout(PREFLIGHT)
+        .redirect(redirect_policy(follow_redirects))
         .build()
-        .map_err(|e| anyhow::anyhow!(describe_error(&e)))
+        .map_err(failed)
         .with_context(hint)?;
     let mut request = client.get(url.clone());
     if let Some(key) = key {
         request = request.bearer_auth(key.secret());
     }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| anyhow::anyhow!(redact(describe_error(&e.without_url()))))
-        .with_context(hint)?;
+    let response = request.send().await.map_err(failed).with_context(hint)?;
     let status = response.status();
-    if !status.is_success() {
-        return Err(anyhow::anyhow!("HTTP {status}")).with_context(hint);
+    if status.is_redirection() {
+        let location = response.headers().get(LOCATION).map(|l| l.as_bytes());
+        return Err(anyhow::anyhow!(redirected(status, location, &sanitizer))).with_context(hint);
     }
-    let text = response
-        .text()
+    if !status.is_success() {
+        let body = read_bounded(response, ERROR_BODY_LIMIT, true)
+            .await
+            .unwrap_or_default();
+        let error = StatusError::new(status.as_u16(), &body);
+        let shown = sanitizer.clean(&error.to_string());
+        return Err(anyhow::anyhow!("{shown}")).with_context(hint);
+    }
+    let text = read_bounded(response, MODELS_LIMIT, false)
         .await
-        .map_err(|e| anyhow::anyhow!(redact(describe_error(&e.without_url()))))
+        .map_err(|e| anyhow::anyhow!("{}", sanitizer.clean(&e).as_str()))
         .with_context(hint)?;
-    let body: serde_json::Value = serde_json::from_str(&text).with_context(hint)?;
-    body.get("data")
+    let body: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| anyhow::anyhow!("the model list is not JSON: {e}"))
+        .with_context(hint)?;
+    let id = body
+        .get("data")
         .and_then(|d| d.get(0))
         .and_then(|m| m.get("id"))
         .and_then(serde_json::Value::as_str)
-        .map(str::to_owned)
         .ok_or_else(|| anyhow::anyhow!("the model list is empty or not OpenAI-shaped"))
-        .with_context(hint)
+        .with_context(hint)?;
+    if id.len() > MODEL_ID_LIMIT {
+        return Err(anyhow::anyhow!(
+            "the first model id is {} bytes long (more than {MODEL_ID_LIMIT})",
+            id.len()
+        ))
+        .with_context(hint);
+    }
+    Ok(id.to_owned())
+}
+
+/// The body of `response`, at most `limit` bytes: an error beyond unless `truncate`.
+async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+    truncate: bool,
+) -> Result<Vec<u8>, String> {
+    let too_large = || {
+        format!(
+            "the answer is larger than {} KiB, more than any model list; is --url right?",
+            limit / 1024
+        )
+    };
+    if !truncate && response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(bytes) = response.chunk().await.map_err(|e| {
+        format!(
+            "reading the answer failed: {}",
+            describe_error(&e.without_url())
+        )
+    })? {
+        let room = limit - body.len();
+        if bytes.len() > room {
+            if truncate {
+                body.extend_from_slice(&bytes[..room]);
+                return Ok(body);
+            }
+            return Err(too_large());
+        }
+        body.extend_from_slice(&bytes);
+    }
+    Ok(body)
 }

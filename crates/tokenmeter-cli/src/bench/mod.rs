@@ -9,6 +9,7 @@
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
 //! | [`clock`] | the shared clock, latched so that trace and core agree |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
+//! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`) |
 //! | [`summary`] | the `vllm bench serve` formulas over the traces |
 //! | [`output`] | table, `--json`, `--html` with charts |
@@ -23,6 +24,7 @@ mod embedded;
 mod output;
 mod progress;
 mod runner;
+mod sanitize;
 mod selfcheck;
 mod slo;
 mod summary;
@@ -105,7 +107,7 @@ pub(crate) async fn bench(
     let model = match (&args.model, default_model) {
         (Some(model), _) => model.clone(),
         (None, Some(model)) => model.to_owned(),
-        (None, None) => discover::model(&url, key.as_ref()).await?,
+        (None, None) => discover::model(&url, key.as_ref(), args.follow_redirects).await?,
     };
     let clock = BenchClock::start();
     let core = InMemorySink::new();
@@ -126,11 +128,12 @@ pub(crate) async fn bench(
         model: model.clone(),
         ignore_eos: args.ignore_eos,
         timeout: args.timeout,
+        follow_redirects: args.follow_redirects,
     };
     let client = Arc::new(Client::new(target, key, clock, &meter)?);
     let mut info = RunInfo {
         url: display_url(&client.target().url),
-        model,
+        model: client.sanitizer().clean(&model),
         load: plan.load.to_string(),
         workload: describe_workload(&plan.source),
         seed: args.seed,
@@ -186,11 +189,14 @@ pub(crate) async fn bench(
     if let Some(path) = &args.trace {
         trace::write_jsonl(path, &traces)?;
     }
+    for warning in summary::usage_warnings(&traces) {
+        eprintln!("warning: {warning}");
+    }
     check_core(&core, &traces);
     if !traces.iter().any(Trace::succeeded) {
         let first = traces
             .iter()
-            .find_map(|t| t.error.clone())
+            .find_map(|t| t.error.as_ref().map(ToString::to_string))
             .unwrap_or_else(|| "no request was sent".to_owned());
         bail!(
             "no request succeeded; the first error was: {first}. Check --url, --endpoint, --model \

@@ -120,7 +120,14 @@ fn collect(
         Err(error) => Trace {
             outcome: "error".into(),
             error_class: Some(tokenmeter::ErrorClass::Other.as_str().into()),
-            error: Some(format!("the request task failed: {error}")),
+            // Not the panic's message: it could quote what the server sent.
+            error: Some(
+                crate::bench::sanitize::Sanitizer::default().clean(if error.is_panic() {
+                    "the request task panicked; please report this"
+                } else {
+                    "the request task was cancelled"
+                }),
+            ),
             ..Trace::default()
         },
     };

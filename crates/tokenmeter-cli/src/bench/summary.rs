@@ -9,6 +9,9 @@
 //!   output tok/s = Σ output tokens of successful requests / duration.
 //! - goodput = requests that succeeded and met every SLO (inclusive ≤) / duration;
 //!   attainment = good / all requests sent.
+//! - Token sums saturate at `u64::MAX` (a server may send any count); requests whose `usage`
+//!   was unusable or disagreed with the stream are counted and warned about
+//!   ([`usage_warnings`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -140,6 +143,43 @@ pub(crate) struct BenchSummary {
     pub(crate) attainment: f64,
     /// Outcomes.
     pub(crate) outcomes: Outcomes,
+    /// Requests whose `usage.completion_tokens` disagreed with the stream (kept, as vLLM does).
+    pub(crate) usage_discrepancies: u64,
+    /// Requests whose `usage` held a count that is not a non-negative integer (ignored).
+    pub(crate) usage_unusable: u64,
+}
+
+/// Σ of `values`, saturating.
+fn total(values: impl Iterator<Item = u64>) -> u64 {
+    values.fold(0, u64::saturating_add)
+}
+
+/// (usage discrepancies, unusable usages) over `traces`.
+fn usage_counts(traces: &[Trace]) -> (u64, u64) {
+    let discrepancies = traces.iter().filter(|t| t.usage_discrepancy.is_some());
+    let unusable = traces
+        .iter()
+        .filter(|t| t.usage.is_some_and(|u| u.unusable));
+    (discrepancies.count() as u64, unusable.count() as u64)
+}
+
+/// One warning line per kind of `usage` trouble in `traces` (none when there was none).
+pub(crate) fn usage_warnings(traces: &[Trace]) -> Vec<String> {
+    let (discrepancies, unusable) = usage_counts(traces);
+    let mut warnings = Vec::new();
+    if discrepancies > 0 {
+        warnings.push(format!(
+            "{discrepancies} of {} requests reported usage.completion_tokens below their              token-bearing chunks or above max_tokens; their output tokens are the server's              usage, as vLLM's bench counts them (see usage_discrepancy in --trace)",
+            traces.len()
+        ));
+    }
+    if unusable > 0 {
+        warnings.push(format!(
+            "{unusable} of {} requests sent a usage count that is not a non-negative integer;              it was ignored and their tokens counted from the stream (usage.unusable in --trace)",
+            traces.len()
+        ));
+    }
+    warnings
 }
 
 /// Last end − first send.
@@ -159,17 +199,18 @@ pub(crate) fn summarize(traces: &[Trace], slo: &Slo) -> BenchSummary {
     let ok: Vec<&Trace> = traces.iter().filter(|t| t.succeeded()).collect();
     let duration = duration(traces).as_secs_f64();
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
-    let total_input: u64 = ok.iter().map(|t| t.prompt_tokens()).sum();
-    let total_output: u64 = ok.iter().map(|t| t.output_tokens).sum();
+    let total_input = total(ok.iter().map(|t| t.prompt_tokens()));
+    let total_output = total(ok.iter().map(|t| t.output_tokens));
     let good: Vec<&Trace> = traces.iter().filter(|t| is_good(t, slo)).collect();
-    let good_output: u64 = good.iter().map(|t| t.output_tokens).sum();
+    let good_output = total(good.iter().map(|t| t.output_tokens));
+    let (usage_discrepancies, usage_unusable) = usage_counts(traces);
     BenchSummary {
         requests: traces.len() as u64,
         successful: ok.len() as u64,
         duration_s: duration,
         request_throughput: per_second(ok.len() as f64),
         output_throughput: per_second(total_output as f64),
-        total_token_throughput: per_second((total_input + total_output) as f64),
+        total_token_throughput: per_second(total_input.saturating_add(total_output) as f64),
         total_input_tokens: total_input,
         total_output_tokens: total_output,
         ttft: secs(ok.iter().filter_map(|t| t.ttft())),
@@ -188,6 +229,8 @@ pub(crate) fn summarize(traces: &[Trace], slo: &Slo) -> BenchSummary {
             good.len() as f64 / traces.len() as f64
         },
         outcomes: Outcomes::of(traces),
+        usage_discrepancies,
+        usage_unusable,
     }
 }
 

@@ -2,12 +2,18 @@
 //!
 //! Every offset is in integer nanoseconds since the start of the run (one monotonic clock), so
 //! the summary can be recomputed exactly from the file.
+//!
+//! What the server chose (the response id, error messages) is held as [`ServerText`]: cleaned
+//! by the run's sanitiser before it was stored, so nothing of the API key and no terminal
+//! control sequence reaches the file.
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::bench::sanitize::ServerText;
 
 /// Token counts from the final `usage` object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +22,10 @@ pub(crate) struct Usage {
     pub(crate) prompt_tokens: Option<u64>,
     /// `usage.completion_tokens`.
     pub(crate) completion_tokens: Option<u64>,
+    /// A `usage` of the stream held a count that is not a non-negative integer (a float, a
+    /// string, ...): it was ignored, as if absent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) unusable: bool,
 }
 
 impl From<tokenmeter_openai::chunk::Usage> for Usage {
@@ -23,8 +33,20 @@ impl From<tokenmeter_openai::chunk::Usage> for Usage {
         Self {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
+            unusable: usage.unusable,
         }
     }
+}
+
+/// `usage.completion_tokens` against the token-bearing chunks the stream carried, when no
+/// stream could give both: fewer tokens than token-bearing chunks, or more than `max_tokens`.
+/// `usage` is kept (vLLM's rule); the run reports how many requests disagreed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Discrepancy {
+    /// What `usage` said.
+    pub(crate) completion_tokens: u64,
+    /// Token-bearing chunks seen.
+    pub(crate) token_chunks: u64,
 }
 
 /// Everything measured about one request.
@@ -60,11 +82,14 @@ pub(crate) struct Trace {
     pub(crate) finish_reason: Option<String>,
     /// The HTTP status, when a response arrived.
     pub(crate) status: Option<u16>,
-    /// What went wrong, for errors (never contains the API key).
-    pub(crate) error: Option<String>,
-    /// The response's `id`, when the server sent one.
+    /// What went wrong, for errors (sanitised: never contains a piece of the API key).
+    pub(crate) error: Option<ServerText>,
+    /// The response's `id` (its `x-request-id` header, else the chunks' `id`), sanitised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) response_id: Option<String>,
+    pub(crate) response_id: Option<ServerText>,
+    /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) usage_discrepancy: Option<Discrepancy>,
 }
 
 fn ns(d: Duration) -> u64 {
@@ -79,6 +104,14 @@ impl Trace {
     /// Offset as stored in a trace.
     pub(crate) fn offset(d: Duration) -> u64 {
         ns(d)
+    }
+
+    /// Keeps the latest `usage` of the stream, and whether any was unusable.
+    pub(crate) fn note_usage(&mut self, usage: tokenmeter_openai::chunk::Usage) {
+        let unusable = self.usage.is_some_and(|u| u.unusable);
+        let mut usage = Usage::from(usage);
+        usage.unusable |= unusable;
+        self.usage = Some(usage);
     }
 
     /// The outcome, parsed back.

@@ -69,21 +69,42 @@ impl Seen {
     }
 }
 
-/// An answer: status and body; `text/event-stream` bodies are sent chunked.
+/// An answer: status, extra headers and body; `text/event-stream` bodies and `chunked` ones
+/// are sent chunked (each event, or piece of at most 64 KiB, one chunk).
 #[derive(Debug)]
 pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub body: String,
+    pub headers: Vec<(String, String)>,
+    pub chunked: bool,
 }
 
 impl Reply {
     pub fn json(status: u16, body: impl Into<String>) -> Self {
+        Self::new(status, "application/json", body)
+    }
+
+    pub fn new(status: u16, content_type: &'static str, body: impl Into<String>) -> Self {
         Self {
             status,
-            content_type: "application/json",
+            content_type,
             body: body.into(),
+            headers: Vec::new(),
+            chunked: content_type == "text/event-stream",
         }
+    }
+
+    /// With one more header.
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// Sent chunked, without a length.
+    pub fn chunked(mut self) -> Self {
+        self.chunked = true;
+        self
     }
 
     /// A streamed chat completion of `tokens` tokens.
@@ -100,11 +121,7 @@ impl Reply {
         body.push_str(&format!(
             "data: {{\"id\":\"t\",\"choices\":[],\"usage\":{{\"prompt_tokens\":3,\"completion_tokens\":{tokens}}}}}\n\ndata: [DONE]\n\n"
         ));
-        Self {
-            status: 200,
-            content_type: "text/event-stream",
-            body,
-        }
+        Self::new(200, "text/event-stream", body)
     }
 }
 
@@ -156,25 +173,28 @@ fn connection(socket: TcpStream, handler: &Handler) -> std::io::Result<()> {
         reader.read_exact(&mut body)?;
         seen.body = String::from_utf8_lossy(&body).into_owned();
         let reply = handler(&seen);
-        if reply.content_type == "text/event-stream" {
-            write!(
-                writer,
-                "HTTP/1.1 {} OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
-                reply.status
-            )?;
+        let mut head = format!(
+            "HTTP/1.1 {} Scripted\r\ncontent-type: {}\r\n",
+            reply.status, reply.content_type
+        );
+        for (name, value) in &reply.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if reply.chunked {
+            head.push_str("transfer-encoding: chunked\r\n\r\n");
+            writer.write_all(head.as_bytes())?;
             for event in reply.body.split_inclusive("\n\n") {
-                write!(writer, "{:x}\r\n{event}\r\n", event.len())?;
+                for piece in event.as_bytes().chunks(64 * 1024) {
+                    write!(writer, "{:x}\r\n", piece.len())?;
+                    writer.write_all(piece)?;
+                    writer.write_all(b"\r\n")?;
+                }
             }
             writer.write_all(b"0\r\n\r\n")?;
         } else {
-            write!(
-                writer,
-                "HTTP/1.1 {} Scripted\r\ncontent-type: {}\r\ncontent-length: {}\r\n\r\n{}",
-                reply.status,
-                reply.content_type,
-                reply.body.len(),
-                reply.body
-            )?;
+            head.push_str(&format!("content-length: {}\r\n\r\n", reply.body.len()));
+            writer.write_all(head.as_bytes())?;
+            writer.write_all(reply.body.as_bytes())?;
         }
         writer.flush()?;
     }

@@ -7,18 +7,26 @@
 //! outcome. Every failure (connection refused, HTTP 4xx/5xx, reset, malformed or truncated
 //! stream, timeout) ends the request with a classified outcome; nothing here panics on what a
 //! server sends.
+//!
+//! Every string the server sends that the trace keeps (the response id, error messages and
+//! excerpts, a redirect's target) goes through the run's [`Sanitizer`] first: the trace's
+//! fields are [`ServerText`](crate::bench::sanitize::ServerText), which only it makes. A
+//! redirect is not followed unless [`Target::follow_redirects`] is set: it ends the request
+//! with an error that names its target.
 
 use std::fmt;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION};
 use serde_json::json;
 use tokenmeter::{ErrorClass, Labels, Meter, Outcome, Series};
-use tokenmeter_openai::{Chunk, TransportError as _, chunk, describe_error};
+use tokenmeter_openai::{Chunk, TransportError as _, describe_error};
 
 use crate::bench::clock::BenchClock;
-use crate::bench::trace::Trace;
+use crate::bench::discover::{redirect_policy, redirected};
+use crate::bench::sanitize::Sanitizer;
+use crate::bench::trace::{Discrepancy, Trace};
 use crate::bench::workload::{Prompt, RequestSpec};
 
 /// The header carrying the request's index in the run, so servers can match their records.
@@ -43,7 +51,8 @@ impl Api {
     }
 }
 
-/// An API key, read from the environment. Never printed.
+/// An API key, read from the environment. Never printed: what the server sends back goes
+/// through a [`Sanitizer`] made from it, which redacts every piece of it.
 #[derive(Clone)]
 pub(crate) struct ApiKey(String);
 
@@ -56,15 +65,6 @@ impl ApiKey {
     /// The key itself, to put in a request header.
     pub(crate) fn secret(&self) -> &str {
         &self.0
-    }
-
-    /// Replaces every occurrence of the key in `text`.
-    pub(crate) fn redact(&self, text: String) -> String {
-        if self.0.is_empty() || !text.contains(&self.0) {
-            text
-        } else {
-            text.replace(&self.0, "[redacted]")
-        }
     }
 }
 
@@ -87,6 +87,8 @@ pub(crate) struct Target {
     pub(crate) ignore_eos: bool,
     /// The deadline of each request, from its send to its last byte.
     pub(crate) timeout: Duration,
+    /// Follow redirects (`--follow-redirects`); by default a 3xx answer is an error.
+    pub(crate) follow_redirects: bool,
 }
 
 /// Sends requests and measures them.
@@ -94,7 +96,7 @@ pub(crate) struct Target {
 pub(crate) struct Client {
     http: reqwest::Client,
     target: Target,
-    key: Option<ApiKey>,
+    sanitizer: Sanitizer,
     clock: BenchClock,
     series: Series,
 }
@@ -124,9 +126,13 @@ impl Client {
             .default_headers(headers)
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)
+            .redirect(redirect_policy(target.follow_redirects))
             .build()
             .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
-        let mut labels = Labels::client(target.api.operation()).request_model(target.model.clone());
+        let sanitizer = Sanitizer::new(key.as_ref());
+        // The model is sent as given; the labels hold it as any output would show it.
+        let model = sanitizer.clean(&target.model).as_str().to_owned();
+        let mut labels = Labels::client(target.api.operation()).request_model(model);
         if let Some(host) = target.url.host_str() {
             labels = labels.server_address(host.to_owned());
         }
@@ -137,7 +143,7 @@ impl Client {
         Ok(Self {
             http,
             target,
-            key,
+            sanitizer,
             clock,
             series,
         })
@@ -170,11 +176,9 @@ impl Client {
         serde_json::to_vec(&body).unwrap_or_default()
     }
 
-    fn redact(&self, text: String) -> String {
-        match &self.key {
-            Some(key) => key.redact(text),
-            None => text,
-        }
+    /// The sanitiser every server string of this client's traces goes through.
+    pub(crate) fn sanitizer(&self) -> &Sanitizer {
+        &self.sanitizer
     }
 
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
@@ -214,8 +218,13 @@ impl Client {
         trace.response_id = response
             .headers()
             .get("x-request-id")
-            .and_then(|v| v.to_str().ok())
-            .map(chunk::excerpt);
+            .map(|v| self.sanitizer.clean_bytes(v.as_bytes()));
+        if response.status().is_redirection() {
+            let location = response.headers().get(LOCATION).map(HeaderValue::as_bytes);
+            let message = redirected(response.status(), location, &self.sanitizer);
+            request.fail(ErrorClass::Other);
+            return self.failed(trace, ErrorClass::Other, message);
+        }
         // The trace keeps the workload's input tokens; `usage` is kept beside them.
         let mut metered =
             tokenmeter_openai::meter_response_with(response, request, self.clock.clone())
@@ -235,29 +244,46 @@ impl Client {
                 Ok(None) => break,
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {
-                        trace.usage = Some(usage.into());
+                        trace.note_usage(usage);
                     }
                     self.record(&mut trace, chunk);
                 }
                 Ok(Some(Err(error))) => {
                     outcome = Outcome::Error(error.class());
-                    trace.error = Some(self.redact(error.to_string()));
+                    trace.error = Some(self.sanitizer.clean(&error.to_string()));
                     break;
                 }
                 Err(()) => {
                     outcome = Outcome::Error(ErrorClass::Timeout);
                     metered.request_mut().end_with(outcome);
-                    trace.error = Some(self.timeout_message("while streaming"));
+                    trace.error = Some(
+                        self.sanitizer
+                            .clean(&self.timeout_message("while streaming")),
+                    );
                     break;
                 }
             }
         }
         drop(metered);
         trace.end_ns = Trace::offset(self.clock.now());
-        trace.output_tokens = trace
-            .usage
-            .and_then(|u| u.completion_tokens)
-            .unwrap_or_else(|| trace.chunks.iter().map(|c| u64::from(c.1)).sum());
+        let chunk_tokens = trace
+            .chunks
+            .iter()
+            .fold(0u64, |sum, c| sum.saturating_add(u64::from(c.1)));
+        let usage_tokens = trace.usage.and_then(|u| u.completion_tokens);
+        trace.output_tokens = usage_tokens.unwrap_or(chunk_tokens);
+        // Each token-bearing chunk carries at least one token, and no server may go past
+        // `max_tokens`: a count outside those bounds is kept (vLLM's rule) but reported.
+        let implausible = |usage: u64| {
+            usage < chunk_tokens
+                || (spec.max_tokens > 0 && usage > spec.max_tokens.max(chunk_tokens))
+        };
+        trace.usage_discrepancy = usage_tokens
+            .filter(|&usage| implausible(usage))
+            .map(|usage| Discrepancy {
+                completion_tokens: usage,
+                token_chunks: chunk_tokens,
+            });
         trace.outcome = outcome.as_str().to_owned();
         trace.error_class = outcome.error_class().map(|c| c.as_str().to_owned());
         trace
@@ -274,8 +300,10 @@ impl Client {
         if let Some(reason) = chunk.parsed.finish {
             trace.finish_reason = Some(reason.as_str().to_owned());
         }
-        if trace.response_id.is_none() {
-            trace.response_id = chunk.parsed.id;
+        if trace.response_id.is_none()
+            && let Some(id) = &chunk.parsed.id
+        {
+            trace.response_id = Some(self.sanitizer.clean(id));
         }
         trace.chunks.push((at, chunk.parsed.tokens));
     }
@@ -291,7 +319,7 @@ impl Client {
         trace.end_ns = Trace::offset(self.clock.now());
         trace.outcome = "error".to_owned();
         trace.error_class = Some(class.as_str().to_owned());
-        trace.error = Some(self.redact(message));
+        trace.error = Some(self.sanitizer.clean(&message));
         trace
     }
 }

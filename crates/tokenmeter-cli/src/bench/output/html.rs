@@ -85,7 +85,7 @@ fn header(out: &mut String, title: &str, info: &RunInfo) {
         out,
         "<p class=\"meta\">{} · model {} · {} · {} · seed {}</p>",
         esc(&info.url),
-        esc(&info.model),
+        esc(info.model.as_str()),
         esc(&info.load),
         esc(&info.workload),
         info.seed

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::bench::sanitize::ServerText;
 use crate::bench::summary::{BenchSummary, Outcomes, Stat};
 use crate::bench::sweep::SweepResult;
 
@@ -10,8 +11,8 @@ use crate::bench::sweep::SweepResult;
 pub(crate) struct RunInfo {
     /// The endpoint (no user info, no query).
     pub(crate) url: String,
-    /// The model asked for.
-    pub(crate) model: String,
+    /// The model asked for (sanitised: it may come from the server's model list).
+    pub(crate) model: ServerText,
     /// The load.
     pub(crate) load: String,
     /// Input and output length distributions, or the dataset.

@@ -227,6 +227,7 @@ fn client_side(
         api: Api::Chat,
         model: "paced".into(),
         ignore_eos: false,
+        follow_redirects: false,
         timeout: Duration::from_secs(60),
     };
     let source = Source::Synthetic {

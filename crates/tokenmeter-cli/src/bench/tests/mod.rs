@@ -2,6 +2,7 @@
 
 mod embedded;
 mod faults;
+mod hostile_text;
 mod server;
 
 use std::sync::Arc;
@@ -49,6 +50,7 @@ fn client_seen(
         api: Api::Chat,
         model: "m".into(),
         ignore_eos: false,
+        follow_redirects: false,
         timeout,
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));

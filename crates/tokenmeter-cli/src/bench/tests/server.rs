@@ -15,6 +15,8 @@ use tokio::sync::watch;
 pub(crate) enum Step {
     /// A complete non-streaming answer with this status and body; the script ends.
     Status(u16, String),
+    /// A redirect with this status to this `Location`, with an empty body; the script ends.
+    Redirect(u16, String),
     /// The headers of a 200 event stream (chunked).
     StreamHead,
     /// One SSE event `data: …\n\n` as one chunk.
@@ -167,6 +169,12 @@ async fn connection(socket: TcpStream, script: Script) -> std::io::Result<()> {
                     );
                     socket.write_all(head.as_bytes()).await?;
                     socket.write_all(body.as_bytes()).await?;
+                }
+                Step::Redirect(code, location) => {
+                    let head = format!(
+                        "HTTP/1.1 {code} Moved\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+                    );
+                    socket.write_all(head.as_bytes()).await?;
                 }
                 Step::StreamHead => {
                     socket
