@@ -169,13 +169,13 @@ pub(crate) fn usage_warnings(traces: &[Trace]) -> Vec<String> {
     let mut warnings = Vec::new();
     if discrepancies > 0 {
         warnings.push(format!(
-            "{discrepancies} of {} requests reported usage.completion_tokens below their              token-bearing chunks or above max_tokens; their output tokens are the server's              usage, as vLLM's bench counts them (see usage_discrepancy in --trace)",
+            "{discrepancies} of {} requests reported usage.completion_tokens below their token-bearing chunks or above max_tokens; their output tokens are the server's usage, as vLLM's bench counts them (see usage_discrepancy in --trace)",
             traces.len()
         ));
     }
     if unusable > 0 {
         warnings.push(format!(
-            "{unusable} of {} requests sent a usage count that is not a non-negative integer;              it was ignored and their tokens counted from the stream (usage.unusable in --trace)",
+            "{unusable} of {} requests sent a usage count that is not a non-negative integer; it was ignored and their tokens counted from the stream (usage.unusable in --trace)",
             traces.len()
         ));
     }

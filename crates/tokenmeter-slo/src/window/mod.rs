@@ -84,8 +84,8 @@ impl Counts {
     fn add(&mut self, other: &Counts) {
         self.requests += other.requests;
         self.good += other.good;
-        self.output_tokens += other.output_tokens;
-        self.good_tokens += other.good_tokens;
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.good_tokens = self.good_tokens.saturating_add(other.good_tokens);
         if self.objectives.len() < other.objectives.len() {
             self.objectives.resize(other.objectives.len(), (0, 0));
         }
@@ -154,10 +154,10 @@ impl Windows {
         for ring in &mut self.counts {
             let slot = ring.at(at, |s| s.reset(objectives));
             slot.requests += 1;
-            slot.output_tokens += c.output_tokens;
+            slot.output_tokens = slot.output_tokens.saturating_add(c.output_tokens);
             if c.good {
                 slot.good += 1;
-                slot.good_tokens += c.output_tokens;
+                slot.good_tokens = slot.good_tokens.saturating_add(c.output_tokens);
             }
             for (counter, verdict) in slot.objectives.iter_mut().zip(c.objectives) {
                 if let Some(good) = verdict {

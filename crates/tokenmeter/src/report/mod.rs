@@ -71,7 +71,7 @@ impl Summary {
     pub fn of_weighted(mut pairs: Vec<(f64, u64)>) -> Self {
         pairs.retain(|(v, w)| v.is_finite() && *w > 0);
         pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let n: u64 = pairs.iter().map(|p| p.1).sum();
+        let n = pairs.iter().map(|p| p.1).fold(0u64, u64::saturating_add);
         let at = |p| percentile_weighted(&pairs, p).unwrap_or(0.0);
         let total: f64 = pairs.iter().map(|&(v, w)| v * w as f64).sum();
         Self {
@@ -165,7 +165,10 @@ impl Report {
             .max()
             .unwrap_or_default();
         let duration = end.saturating_sub(start);
-        let output_total: u64 = records.iter().map(|r| r.output_tokens).sum();
+        let output_total = records
+            .iter()
+            .map(|r| r.output_tokens)
+            .fold(0u64, u64::saturating_add);
         let per_second = |x: f64| {
             let s = duration.as_secs_f64();
             if s > 0.0 { x / s } else { 0.0 }

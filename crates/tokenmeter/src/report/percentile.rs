@@ -26,11 +26,14 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
 /// assert_eq!(percentile_weighted(&pairs, 50.0), percentile(&[1.0, 1.0, 5.0], 50.0));
 /// ```
 pub fn percentile_weighted(sorted: &[(f64, u64)], p: f64) -> Option<f64> {
-    let total: u64 = sorted.iter().map(|&(_, w)| w).sum();
+    let total = sorted
+        .iter()
+        .map(|&(_, w)| w)
+        .fold(0u64, u64::saturating_add);
     let mut cumulative = Vec::with_capacity(sorted.len());
-    let mut sum = 0;
+    let mut sum: u64 = 0;
     for &(_, w) in sorted {
-        sum += w;
+        sum = sum.saturating_add(w);
         cumulative.push(sum);
     }
     weighted_percentile(total, p, |i| {

@@ -195,7 +195,7 @@ impl Request {
         }
         let now = self.series.clock().now_nanos();
         self.items += 1;
-        self.output_tokens += u64::from(tokens);
+        self.output_tokens = self.output_tokens.saturating_add(u64::from(tokens));
         let previous = std::mem::replace(&mut self.last_ns, now);
         if self.first.is_some() {
             if self.pending.push(now, now.saturating_sub(previous), tokens) {
