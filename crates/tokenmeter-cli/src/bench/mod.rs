@@ -126,6 +126,7 @@ pub(crate) async fn bench(
         model: model.clone(),
         ignore_eos: args.ignore_eos,
         timeout: args.timeout,
+        max_event_size: args.max_event_size,
     };
     let client = Arc::new(Client::new(target, key, clock, &meter)?);
     let mut info = RunInfo {

@@ -50,6 +50,7 @@ fn client_seen(
         model: "m".into(),
         ignore_eos: false,
         timeout,
+        max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
     (
