@@ -2,6 +2,7 @@
 
 mod embedded;
 mod faults;
+mod hostile_stream;
 mod server;
 
 use std::sync::Arc;
