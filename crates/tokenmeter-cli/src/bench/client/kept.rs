@@ -38,7 +38,7 @@ pub(crate) async fn drain(mut body: tokenmeter_openai::ResponseBody) {
 /// `bytes` in the largest binary unit that divides it (`4MiB`, `1536KiB`, `100B`).
 pub(crate) fn format_size(bytes: usize) -> String {
     for (unit, size) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if bytes >= size && bytes % size == 0 {
+        if bytes >= size && bytes.is_multiple_of(size) {
             return format!("{}{unit}", bytes / size);
         }
     }

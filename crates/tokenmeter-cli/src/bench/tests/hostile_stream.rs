@@ -74,7 +74,7 @@ fn one_line(bytes: usize, piece: usize, gap: Duration) -> Vec<Step> {
     ]
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_30_mb_event_ends_at_the_size_limit_naming_the_flag() {
     let timeout = Duration::from_secs(2);
     let (trace, elapsed, grew) = run(
@@ -93,7 +93,7 @@ async fn a_30_mb_event_ends_at_the_size_limit_naming_the_flag() {
     assert!(grew < 48 * MIB as u64, "the process grew {grew} bytes");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_30_mb_event_under_a_raised_limit_holds_the_deadline() {
     let timeout = Duration::from_secs(2);
     let (trace, elapsed, _) = run(
@@ -111,7 +111,7 @@ async fn a_30_mb_event_under_a_raised_limit_holds_the_deadline() {
     assert_within(elapsed, timeout, &trace);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_small_events_ends_at_the_deadline() {
     let timeout = Duration::from_secs(1);
     // Zero-token frames, up to 20M (far more than a second's worth): only the deadline stops
@@ -136,7 +136,7 @@ async fn a_flood_of_small_events_ends_at_the_deadline() {
     assert!(grew < 32 * MIB as u64, "the process grew {grew} bytes");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_that_never_ends_is_refused_or_times_out() {
     // Fast: refused at the size limit, long before the deadline.
     let timeout = Duration::from_secs(5);
@@ -166,7 +166,7 @@ fn done_then(after: Vec<Step>) -> Vec<Step> {
     steps
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_left_open_after_done_is_a_prompt_success() {
     let timeout = Duration::from_secs(5);
     let (trace, elapsed, _) = run(done_then(vec![Step::Stall]), timeout, DEFAULT).await;
@@ -176,7 +176,7 @@ async fn a_body_left_open_after_done_is_a_prompt_success() {
     assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_utf8_and_garbage_after_done_are_ignored() {
     let after = vec![
         Step::Raw(b"data: \xff\xfe\n\n".to_vec()),
@@ -188,7 +188,7 @@ async fn invalid_utf8_and_garbage_after_done_are_ignored() {
     assert_eq!(trace.error, None);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_million_tiny_chunks_are_bounded() {
     let timeout = Duration::from_secs(10);
     let steps = vec![
