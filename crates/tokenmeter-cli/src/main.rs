@@ -23,7 +23,7 @@ enum Command {
     /// Serve a simulated continuous-batching engine over an OpenAI-compatible API.
     Serve(serve::ServeArgs),
     /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.
     #[command(subcommand)]
     Slo(slo::SloCommand),
@@ -34,7 +34,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(args).await,
-        Command::Bench(args) => bench::run(args).await,
+        Command::Bench(args) => bench::run(*args).await,
         Command::Slo(command) => slo::run(command),
     };
     match result {

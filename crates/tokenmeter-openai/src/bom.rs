@@ -1,11 +1,12 @@
 //! [`SkipBom`]: reads past the byte order mark that may open an SSE body.
 //!
 //! The SSE grammar allows one U+FEFF at the start of a stream (`stream = [ bom ] *event`).
-//! `eventsource-stream` 0.2.3 drops it by slicing one byte off the three-byte character, which
-//! panics (found by the `sse_chunks` fuzz target). This adapter drops the mark itself, also when
-//! it is cut across chunks, and opens the body with an empty line, which dispatches nothing, so
-//! the decoder never sees U+FEFF at the start (a second one is a field-name character, as the
-//! grammar says).
+//! `eventsource-stream` 0.2.3, the decoder used before [`Decoder`](crate::decode::Decoder),
+//! dropped it by slicing one byte off the three-byte character, which panicked (found by the
+//! `sse_chunks` fuzz target). This adapter drops the mark itself, also when it is cut across
+//! chunks, and opens the body with an empty line, which dispatches nothing, so the decoder
+//! never sees U+FEFF at the start (a second one is a field-name character, as the grammar
+//! says).
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -67,6 +68,11 @@ impl<S> SkipBom<S> {
             inner,
             state: State::Fresh,
         }
+    }
+
+    /// The body under it.
+    pub(crate) fn into_inner(self) -> S {
+        self.inner
     }
 }
 

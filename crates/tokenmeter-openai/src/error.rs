@@ -42,16 +42,25 @@ pub enum StreamError {
     Server(ServerError),
     /// The body ended before `[DONE]` and before any finish reason.
     Truncated,
+    /// An event or a line was longer than the limit
+    /// ([`SseChunks::max_event_size`](crate::SseChunks::max_event_size)): the stream was
+    /// stopped before more of it was kept.
+    EventTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
 }
 
 impl StreamError {
     /// The class the request ends with: from the status, the transport, or the error object;
-    /// `transport` for a malformed or truncated body.
+    /// `transport` for a malformed or truncated body or an event over the size limit.
     pub fn class(&self) -> ErrorClass {
         match self {
             StreamError::Status(e) => e.class,
             StreamError::Transport { class, .. } => *class,
-            StreamError::Malformed(_) | StreamError::Truncated => ErrorClass::Transport,
+            StreamError::Malformed(_)
+            | StreamError::Truncated
+            | StreamError::EventTooLarge { .. } => ErrorClass::Transport,
             StreamError::Server(e) => e.class,
         }
     }
@@ -72,6 +81,12 @@ impl fmt::Display for StreamError {
             StreamError::Truncated => f.write_str(
                 "the stream ended before [DONE] and before any finish_reason (truncated body); \
                  check proxies and timeouts between the client and the server",
+            ),
+            StreamError::EventTooLarge { limit } => write!(
+                f,
+                "an SSE event or line is longer than the limit of {} bytes; the stream was \
+                 stopped there (raise the limit if the server's events are that large)",
+                limit
             ),
         }
     }

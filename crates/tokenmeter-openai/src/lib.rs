@@ -80,6 +80,7 @@ pub mod chunk;
 #[cfg(feature = "reqwest")]
 mod client;
 mod clock;
+mod decode;
 mod error;
 mod item;
 mod meter;
@@ -92,7 +93,7 @@ pub use clock::EventClock;
 pub use error::{StatusError, StreamError, TransportError, describe_error};
 pub use item::Chunk;
 pub use meter::{ChunkObserver, MeteredChunks};
-pub use sse::{ERROR_BODY_LIMIT, SseChunks};
+pub use sse::{DEFAULT_MAX_EVENT_SIZE, ERROR_BODY_LIMIT, SseChunks};
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,6 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use eventsource_stream::{Event, EventStream, EventStreamError};
 use futures_core::Stream;
 use pin_project_lite::pin_project;
 use tokenmeter::{Clock, ErrorClass};
@@ -13,16 +12,37 @@ use tokenmeter::{Clock, ErrorClass};
 use crate::bom::SkipBom;
 use crate::chunk::{self, ChunkError, ServerError};
 use crate::clock::EventClock;
+use crate::decode::{Decoder, Event};
 use crate::error::{StatusError, StreamError, TransportError};
 use crate::item::Chunk;
 
 /// How much of an error response's body is read for its message.
 pub const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
+/// The default limit of one SSE event or line, in bytes (4 MiB): see
+/// [`SseChunks::max_event_size`].
+pub const DEFAULT_MAX_EVENT_SIZE: usize = 4 << 20;
+
+/// The most body bytes one poll decodes: past them the stream wakes itself and returns
+/// `Pending`, so that a task racing it against a timer sees the timer however fast the bytes
+/// come (one poll does at most this much SSE work and parses one event's JSON).
+const BYTES_PER_POLL: usize = 256 * 1024;
+
+/// Bytes of the leftover buffer kept between pieces; a larger one is freed when empty.
+const KEPT_CAPACITY: usize = 64 * 1024;
+
 pin_project! {
     #[project = BodyProj]
     enum Body<S> {
-        Events { #[pin] events: EventStream<SkipBom<S>> },
+        Events {
+            #[pin]
+            raw: SkipBom<S>,
+            // The undecoded rest of a piece in which an event ended (or the poll's budget
+            // did), from `at`: each byte is copied here at most once.
+            rest: Vec<u8>,
+            at: usize,
+            decoder: Decoder,
+        },
         Status { #[pin] raw: S, status: u16, bytes: Vec<u8> },
     }
 }
@@ -39,11 +59,18 @@ pin_project! {
     ///
     /// - `Ok(Chunk)` for every data event, stamped with [`EventClock::now`] when it has been
     ///   parsed; the role frame, usage chunk and `[DONE]` are chunks with 0 tokens (`done` is set
-    ///   for `[DONE]`; what follows it is read and ignored);
+    ///   for `[DONE]`, and the stream ends with it: what follows is not read, so a body left
+    ///   open or garbage after `[DONE]` changes nothing; [`into_body`](SseChunks::into_body)
+    ///   gives the rest of the body to drain for connection reuse);
     /// - at most one `Err(StreamError)`, after which the stream ends: a non-2xx status
     ///   ([`SseChunks::with_status`]), a transport error, invalid UTF-8 or SSE, a chunk that is
-    ///   not JSON of a completion chunk, an error object or `error` event, or a body that ended
+    ///   not JSON of a completion chunk, an error object or `error` event, an event or line
+    ///   longer than [`max_event_size`](SseChunks::max_event_size), or a body that ended
     ///   before `[DONE]` and before any finish reason (truncated).
+    ///
+    /// Decoding is linear in the bytes (each byte is scanned once), memory is bounded by the
+    /// event size limit, and one poll decodes at most 256 KiB without yielding, so a deadline
+    /// raced against this stream fires on time whatever the server sends.
     ///
     /// Meter it with [`SseChunks::meter`].
     ///
@@ -93,7 +120,10 @@ impl<S, C> SseChunks<S, C> {
     pub fn with_status(status: u16, body: S, clock: C) -> Self {
         let body = if (200..300).contains(&status) {
             Body::Events {
-                events: EventStream::new(SkipBom::new(body)),
+                raw: SkipBom::new(body),
+                rest: Vec::new(),
+                at: 0,
+                decoder: Decoder::new(DEFAULT_MAX_EVENT_SIZE),
             }
         } else {
             Body::Status {
@@ -111,9 +141,42 @@ impl<S, C> SseChunks<S, C> {
         }
     }
 
+    /// Sets the limit of one SSE event (all its lines, comments included) and of one line, in
+    /// bytes ([`DEFAULT_MAX_EVENT_SIZE`], 4 MiB, by default). An event or a line longer than it
+    /// ends the stream with [`StreamError::EventTooLarge`] (class `transport`) before more of
+    /// it is kept, so a server cannot make the reader buffer without bound.
+    ///
+    /// ```
+    /// # futures_executor::block_on(async {
+    /// use futures_util::{StreamExt, stream};
+    /// use tokenmeter::Clock;
+    /// use tokenmeter_openai::{SseChunks, StreamError};
+    ///
+    /// let line = format!("data: {}\n\n", "x".repeat(100));
+    /// let body = stream::iter([Ok::<_, std::io::Error>(line)]);
+    /// let items: Vec<_> = SseChunks::new(body, Clock::default()).max_event_size(64).collect().await;
+    /// assert_eq!(items, [Err(StreamError::EventTooLarge { limit: 64 })]);
+    /// # });
+    /// ```
+    pub fn max_event_size(mut self, bytes: usize) -> Self {
+        if let Body::Events { decoder, .. } = &mut self.body {
+            decoder.set_max(bytes);
+        }
+        self
+    }
+
     /// The clock that stamps the chunks.
     pub fn clock(&self) -> &C {
         &self.clock
+    }
+
+    /// The body, as far as it was not read: after `[DONE]`, read what is left of it (with a
+    /// bound of your own) to let the HTTP client reuse the connection.
+    pub fn into_body(self) -> S {
+        match self.body {
+            Body::Events { raw, .. } => raw.into_inner(),
+            Body::Status { raw, .. } => raw,
+        }
     }
 }
 
@@ -156,7 +219,12 @@ where
                 Poll::Ready(()) => Some(Err(StreamError::Status(StatusError::new(*status, bytes)))),
                 Poll::Pending => return Poll::Pending,
             },
-            BodyProj::Events { events } => match state.next(events, cx) {
+            BodyProj::Events {
+                raw,
+                rest,
+                at,
+                decoder,
+            } => match state.next(raw, rest, at, decoder, cx) {
                 Poll::Ready(item) => item,
                 Poll::Pending => return Poll::Pending,
             },
@@ -200,7 +268,10 @@ impl<C: EventClock> State<'_, C> {
     /// The next item; `None` ends the stream.
     fn next<S, B, E>(
         &mut self,
-        mut events: Pin<&mut EventStream<S>>,
+        mut raw: Pin<&mut SkipBom<S>>,
+        rest: &mut Vec<u8>,
+        at: &mut usize,
+        decoder: &mut Decoder,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Chunk, StreamError>>>
     where
@@ -208,24 +279,59 @@ impl<C: EventClock> State<'_, C> {
         B: AsRef<[u8]>,
         E: TransportError,
     {
+        if *self.done {
+            return Poll::Ready(None); // what follows [DONE] is not read
+        }
+        let mut budget = BYTES_PER_POLL;
         loop {
-            let event = match events.as_mut().poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(event))) => event,
-                Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(failed(error)))),
-                Poll::Ready(None) if *self.done || *self.finished => return Poll::Ready(None),
-                Poll::Ready(None) => return Poll::Ready(Some(Err(StreamError::Truncated))),
-            };
-            if *self.done {
-                continue; // anything after [DONE] is ignored
+            // What is left of the last piece.
+            while *at < rest.len() {
+                let (used, item) = decode(decoder, &rest[*at..], &mut budget);
+                *at += used;
+                if *at == rest.len() {
+                    rest.clear();
+                    *at = 0;
+                    if rest.capacity() > KEPT_CAPACITY {
+                        *rest = Vec::new();
+                    }
+                }
+                if let Some(item) = item {
+                    return Poll::Ready(Some(item.and_then(|event| self.chunk(event))));
+                }
+                if budget == 0 {
+                    return yielded(cx);
+                }
             }
-            return Poll::Ready(Some(self.chunk(event)));
+            let piece = match raw.as_mut().poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(piece))) => piece,
+                Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(failed(error)))),
+                Poll::Ready(None) => {
+                    return Poll::Ready(match decoder.end() {
+                        Some(error) => Some(Err(error)),
+                        None if *self.finished => None,
+                        None => Some(Err(StreamError::Truncated)),
+                    });
+                }
+            };
+            let bytes = piece.as_ref();
+            let (used, item) = decode(decoder, bytes, &mut budget);
+            if item.is_some() || budget == 0 {
+                // Kept for the next poll (not read at all after an error or [DONE]).
+                rest.extend_from_slice(&bytes[used..]);
+            }
+            if let Some(item) = item {
+                return Poll::Ready(Some(item.and_then(|event| self.chunk(event))));
+            }
+            if budget == 0 {
+                return yielded(cx);
+            }
         }
     }
 
     fn chunk(&mut self, event: Event) -> Result<Chunk, StreamError> {
         let at = self.clock.now();
-        if event.event == "error" {
+        if event.error {
             return Err(StreamError::Server(error_event(&event.data)));
         }
         if event.data.trim() == "[DONE]" {
@@ -243,6 +349,23 @@ impl<C: EventClock> State<'_, C> {
     }
 }
 
+/// Decodes at most `budget` bytes of `bytes` (up to the next event or error).
+fn decode(
+    decoder: &mut Decoder,
+    bytes: &[u8],
+    budget: &mut usize,
+) -> (usize, Option<Result<Event, StreamError>>) {
+    let (used, item) = decoder.decode(&bytes[..bytes.len().min(*budget)]);
+    *budget -= used;
+    (used, item)
+}
+
+/// Gives the executor back its thread after a poll's worth of bytes.
+fn yielded<T>(cx: &mut Context<'_>) -> Poll<T> {
+    cx.waker().wake_by_ref();
+    Poll::Pending
+}
+
 /// The error an `event: error` carried.
 fn error_event(data: &str) -> ServerError {
     match serde_json::from_str::<serde_json::Value>(data) {
@@ -254,15 +377,9 @@ fn error_event(data: &str) -> ServerError {
     }
 }
 
-fn failed<E: TransportError>(error: EventStreamError<E>) -> StreamError {
-    match error {
-        EventStreamError::Transport(e) => StreamError::Transport {
-            class: e.class(),
-            message: format!("reading the stream failed: {}", e.describe()),
-        },
-        EventStreamError::Utf8(e) => StreamError::Malformed(format!("the body is not UTF-8: {e}")),
-        EventStreamError::Parser(e) => {
-            StreamError::Malformed(chunk::excerpt(&format!("not server-sent events: {e}")))
-        }
+fn failed<E: TransportError>(error: E) -> StreamError {
+    StreamError::Transport {
+        class: error.class(),
+        message: format!("reading the stream failed: {}", error.describe()),
     }
 }

@@ -389,3 +389,122 @@ fn token_bearing_chunks_are_announced_to_the_clock_with_their_time() {
     assert_eq!(token_times, [2 * MS, 3 * MS]);
     assert_eq!(*clock.announced.lock().unwrap(), token_times);
 }
+
+/// A body open after `[DONE]` (it never ends), or garbage and invalid UTF-8 after it: the
+/// stream ends at `[DONE]` with a success, without reading further.
+#[test]
+fn the_stream_ends_at_done_whatever_follows() {
+    let s = setup();
+    let head = stream::iter([Ok::<_, std::io::Error>(format!("{}{DONE}", token("a")))]);
+    // After [DONE] the body never answers: polling it again would be Pending forever.
+    let open = futures_util::StreamExt::chain(head, stream::pending());
+    let items = all(SseChunks::new(open, Clock::default()).meter(s.request));
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert_eq!(only(&s.memory).outcome, Outcome::Success);
+
+    for after in [
+        &b"\xff\xfe garbage\n\n"[..],
+        b"data: {\"error\":{\"code\":500}}\n\n",
+    ] {
+        let s = setup();
+        let mut body = format!("{}{DONE}", token("a")).into_bytes();
+        body.extend_from_slice(after);
+        let parts: Vec<Result<Vec<u8>, std::io::Error>> = vec![Ok(body), Ok(after.to_vec())];
+        let items = all(SseChunks::new(body_of(parts), Clock::default()).meter(s.request));
+        assert!(items.iter().all(Result::is_ok), "{items:?}");
+        assert_eq!(only(&s.memory).outcome, Outcome::Success);
+    }
+}
+
+fn body_of<T>(parts: Vec<T>) -> impl Stream<Item = T> + Unpin {
+    stream::iter(parts)
+}
+
+/// An event over the limit ends the stream as `transport`, naming the limit; one at the limit
+/// is read.
+#[test]
+fn an_event_over_the_size_limit_ends_the_stream() {
+    let s = setup();
+    let long = token(&"x".repeat(2000));
+    let items = all(
+        SseChunks::new(body(&s.manual, ok(&[&token("a"), &long])), Clock::default())
+            .max_event_size(1024)
+            .meter(s.request),
+    );
+    assert_eq!(items.len(), 2, "{items:?}");
+    let error = items[1].as_ref().unwrap_err();
+    assert_eq!(error, &StreamError::EventTooLarge { limit: 1024 });
+    assert!(error.to_string().contains("limit of 1024 bytes"), "{error}");
+    assert_eq!(
+        only(&s.memory).outcome,
+        Outcome::Error(ErrorClass::Transport)
+    );
+
+    let (items, record) = run(&[&long, DONE]);
+    assert_eq!((items.len(), record.outcome), (2, Outcome::Success));
+}
+
+/// Decoding is linear in the bytes: one 8 MiB line in 4 KiB pieces takes about 8 times as long
+/// as a 1 MiB one (eventsource-stream re-scanned its buffer for each piece: 64 times).
+#[test]
+fn one_long_line_costs_time_linear_in_its_length() {
+    let time = |size: usize| {
+        let mut parts = vec![b"data: {\"choices\":[{\"delta\":{\"content\":\"".to_vec()];
+        parts.extend(std::iter::repeat_n(vec![b'a'; 4096], size / 4096));
+        parts.push(b"\"}}]}\n\n".to_vec());
+        let body = stream::iter(parts.into_iter().map(Ok::<_, std::io::Error>));
+        let start = std::time::Instant::now();
+        let items: Vec<_> = futures_executor::block_on(futures_util::StreamExt::collect::<Vec<_>>(
+            SseChunks::new(body, Clock::default()).max_event_size(usize::MAX),
+        ));
+        let elapsed = start.elapsed();
+        assert_eq!(items[0].as_ref().map(|c| c.data.len() > size), Ok(true));
+        elapsed
+    };
+    let _warm = time(1 << 20);
+    let small = time(1 << 20);
+    let large = time(8 << 20);
+    assert!(
+        large < small * 24 + Duration::from_millis(100),
+        "1 MiB {small:?}, 8 MiB {large:?}: not linear"
+    );
+}
+
+/// One poll decodes a bounded number of bytes: a body that is always ready still returns
+/// `Pending` (after waking itself) while a long line arrives, so a timer raced against it runs.
+#[test]
+fn a_poll_decodes_a_bounded_number_of_bytes() {
+    let parts = std::iter::once(b"data: ".to_vec())
+        .chain(std::iter::repeat_n(vec![b'a'; 4096], 1024))
+        .map(Ok::<_, std::io::Error>);
+    let mut chunks = SseChunks::new(stream::iter(parts), Clock::default()).max_event_size(8 << 20);
+    let waker = Arc::new(Woken::default());
+    let waker_handle = std::task::Waker::from(waker.clone());
+    let mut cx = Context::from_waker(&waker_handle);
+    let mut pending = 0;
+    loop {
+        match Pin::new(&mut chunks).poll_next(&mut cx) {
+            Poll::Pending => pending += 1,
+            Poll::Ready(item) => {
+                assert_eq!(item, Some(Err(StreamError::Truncated)));
+                break;
+            }
+        }
+    }
+    // 4 MiB in pieces of at most 256 KiB per poll: at least 15 yields, each one woken.
+    assert!(pending >= 15, "{pending}");
+    assert_eq!(*waker.0.lock().unwrap(), pending);
+}
+
+#[derive(Default)]
+struct Woken(Mutex<usize>);
+
+impl std::task::Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        *self.0.lock().unwrap() += 1;
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        *self.0.lock().unwrap() += 1;
+    }
+}

@@ -76,6 +76,11 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "60s", value_parser = parse_timeout)]
     pub(crate) timeout: Duration,
 
+    /// The largest SSE event (or line) a response may send, e.g. 4MiB, 512KiB, 64MiB: a longer
+    /// one ends the request as a `transport` error instead of being buffered.
+    #[arg(long, default_value = "4MiB", value_parser = parse_size, value_name = "SIZE")]
+    pub(crate) max_event_size: usize,
+
     /// Send vLLM's `ignore_eos: true` so outputs have exactly the requested length.
     #[arg(long)]
     pub(crate) ignore_eos: bool,
@@ -178,6 +183,42 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err("the timeout must be above 0 (e.g. 30s)".to_owned()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A size in bytes: a whole number with an optional unit B, KiB, MiB, GiB (or KB, MB, GB, in
+/// powers of 1000), e.g. `4MiB`.
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let unit_bytes: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a size; give bytes with a unit B, KiB, MiB or GiB (e.g. 4MiB)"
+            ));
+        }
+    };
+    let bytes = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit_bytes))
+        .and_then(|n| usize::try_from(n).ok());
+    match bytes {
+        Some(0) => Err("the size must be above 0 (e.g. 4MiB)".to_owned()),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!(
+            "`{text}` is not a size; give a whole number of bytes with a unit (e.g. 4MiB)"
+        )),
     }
 }
 
@@ -389,5 +430,24 @@ mod tests {
         }
         assert!(parse_timeout("0s").is_err());
         assert!(parse_timeout("10").unwrap_err().contains("unit"));
+    }
+
+    #[test]
+    fn sizes_have_units() {
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_size("512 KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("2mb"), Ok(2_000_000));
+        assert_eq!(parse_size("100"), Ok(100));
+        for bad in [
+            "",
+            "MiB",
+            "4 parsecs",
+            "-1MiB",
+            "1.5MiB",
+            "99999999999999GiB",
+        ] {
+            assert!(parse_size(bad).unwrap_err().contains("size"), "{bad}");
+        }
+        assert!(parse_size("0").unwrap_err().contains("above 0"));
     }
 }

@@ -129,6 +129,7 @@ pub(crate) async fn bench(
         ignore_eos: args.ignore_eos,
         timeout: args.timeout,
         follow_redirects: args.follow_redirects,
+        max_event_size: args.max_event_size,
     };
     let client = Arc::new(Client::new(target, key, clock, &meter)?);
     let mut info = RunInfo {

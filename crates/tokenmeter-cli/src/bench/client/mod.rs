@@ -1,10 +1,11 @@
 //! The bench client: sends one streaming request to an OpenAI-compatible endpoint, meters the
 //! response with tokenmeter and returns the request's [`Trace`].
 //!
-//! The response goes through `tokenmeter_openai::meter_response_with`, the same helper library
-//! users call: SSE events are parsed and timestamped on the bench clock as they arrive, and the
-//! core sees the client's first token, every inter-token gap, the `usage` token counts and the
-//! outcome. Every failure (connection refused, HTTP 4xx/5xx, reset, malformed or truncated
+//! The response goes through `tokenmeter_openai`'s `SseChunks::meter`, what the library's
+//! `meter_response_with` calls (with the event size limit of `--max-event-size`): SSE events
+//! are parsed and timestamped on the bench clock as they arrive, and the core sees the client's
+//! first token, every inter-token gap, the `usage` token counts and the outcome. What a request
+//! keeps of its chunks is bounded ([`Kept`]); the request ends at `[DONE]`. Every failure (connection refused, HTTP 4xx/5xx, reset, malformed or truncated
 //! stream, timeout) ends the request with a classified outcome; nothing here panics on what a
 //! server sends.
 //!
@@ -15,19 +16,24 @@
 //! with an error that names its target.
 
 use std::fmt;
+use std::future::Future as _;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION};
 use serde_json::json;
 use tokenmeter::{ErrorClass, Labels, Meter, Outcome, Series};
-use tokenmeter_openai::{Chunk, TransportError as _, describe_error};
+use tokenmeter_openai::{SseChunks, StreamError, TransportError as _, describe_error};
 
 use crate::bench::clock::BenchClock;
 use crate::bench::discover::{redirect_policy, redirected};
 use crate::bench::sanitize::Sanitizer;
 use crate::bench::trace::{Discrepancy, Trace};
+
+mod kept;
 use crate::bench::workload::{Prompt, RequestSpec};
+use kept::{DRAIN_AFTER_DONE, Kept, drain, format_size};
 
 /// The header carrying the request's index in the run, so servers can match their records.
 pub(crate) const REQUEST_ID_HEADER: &str = "x-tokenmeter-request";
@@ -89,6 +95,8 @@ pub(crate) struct Target {
     pub(crate) timeout: Duration,
     /// Follow redirects (`--follow-redirects`); by default a 3xx answer is an error.
     pub(crate) follow_redirects: bool,
+    /// The largest SSE event or line a response may send (`--max-event-size`).
+    pub(crate) max_event_size: usize,
 }
 
 /// Sends requests and measures them.
@@ -226,31 +234,51 @@ impl Client {
             return self.failed(trace, ErrorClass::Other, message);
         }
         // The trace keeps the workload's input tokens; `usage` is kept beside them.
-        let mut metered =
-            tokenmeter_openai::meter_response_with(response, request, self.clock.clone())
-                .input_tokens_from_usage(false);
+        // (`meter_response_with`, with the event size limit of --max-event-size.)
+        let status = response.status().as_u16();
+        let body = tokenmeter_openai::ResponseBody::new(response);
+        let mut metered = SseChunks::with_status(status, body, self.clock.clone())
+            .max_event_size(self.target.max_event_size)
+            .meter(request)
+            .input_tokens_from_usage(false);
         let mut outcome = Outcome::Success;
+        let mut kept = Kept::new(spec.max_tokens);
         // One timer for the whole stream: a timeout per item would insert and remove a timer
-        // entry for every token.
+        // entry for every token. The deadline is checked before each item, on the clock as
+        // well as on the timer: a stream that is always ready (a flood of events) would
+        // otherwise starve the timer, and the stream itself yields every 256 KiB it decodes.
         let expired = tokio::time::sleep_until(deadline);
         tokio::pin!(expired);
         loop {
-            let next = tokio::select! {
-                biased;
-                item = metered.next() => Ok(item),
-                () = &mut expired => Err(()),
-            };
+            let next = std::future::poll_fn(|cx| {
+                if expired.as_mut().poll(cx).is_ready() || tokio::time::Instant::now() >= deadline {
+                    return Poll::Ready(Err(()));
+                }
+                metered.poll_next_unpin(cx).map(Ok)
+            })
+            .await;
             match next {
                 Ok(None) => break,
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {
                         trace.note_usage(usage);
                     }
-                    self.record(&mut trace, chunk);
+                    if let Err(message) = kept.record(&mut trace, chunk, &self.sanitizer) {
+                        outcome = Outcome::Error(ErrorClass::Transport);
+                        metered.request_mut().end_with(outcome);
+                        trace.error = Some(self.sanitizer.clean(&message));
+                        break;
+                    }
                 }
                 Ok(Some(Err(error))) => {
                     outcome = Outcome::Error(error.class());
-                    trace.error = Some(self.sanitizer.clean(&error.to_string()));
+                    trace.error = Some(match error {
+                        StreamError::EventTooLarge { limit } => self.sanitizer.clean(&format!(
+                            "{error}: raise it with --max-event-size (now {})",
+                            format_size(limit)
+                        )),
+                        error => self.sanitizer.clean(&error.to_string()),
+                    });
                     break;
                 }
                 Err(()) => {
@@ -264,8 +292,16 @@ impl Client {
                 }
             }
         }
-        drop(metered);
         trace.end_ns = Trace::offset(self.clock.now());
+        if kept.done {
+            // Ended at [DONE]: read what is left (the end of the body, usually already there)
+            // for a short while, so that the connection can serve the next request.
+            let body = metered.into_inner().into_body();
+            let until = deadline.min(tokio::time::Instant::now() + DRAIN_AFTER_DONE);
+            let _ = tokio::time::timeout_at(until, drain(body)).await;
+        } else {
+            drop(metered);
+        }
         let chunk_tokens = trace
             .chunks
             .iter()
@@ -287,25 +323,6 @@ impl Client {
         trace.outcome = outcome.as_str().to_owned();
         trace.error_class = outcome.error_class().map(|c| c.as_str().to_owned());
         trace
-    }
-
-    fn record(&self, trace: &mut Trace, chunk: Chunk) {
-        if chunk.done {
-            return;
-        }
-        let at = Trace::offset(chunk.at);
-        if chunk.parsed.tokens > 0 && trace.first_token_ns.is_none() {
-            trace.first_token_ns = Some(at);
-        }
-        if let Some(reason) = chunk.parsed.finish {
-            trace.finish_reason = Some(reason.as_str().to_owned());
-        }
-        if trace.response_id.is_none()
-            && let Some(id) = &chunk.parsed.id
-        {
-            trace.response_id = Some(self.sanitizer.clean(id));
-        }
-        trace.chunks.push((at, chunk.parsed.tokens));
     }
 
     fn timeout_message(&self, when: &str) -> String {

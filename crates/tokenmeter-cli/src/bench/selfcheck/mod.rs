@@ -229,6 +229,7 @@ fn client_side(
         ignore_eos: false,
         follow_redirects: false,
         timeout: Duration::from_secs(60),
+        max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
     };
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),

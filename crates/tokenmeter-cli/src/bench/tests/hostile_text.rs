@@ -262,6 +262,7 @@ fn following_client(addr: std::net::SocketAddr, follow: bool) -> Client {
         ignore_eos: false,
         timeout: LONG,
         follow_redirects: follow,
+        max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
     };
     let key = Some(ApiKey::new(KEY.to_owned()));
     Client::new(target, key, clock, &meter).unwrap()

@@ -2,6 +2,7 @@
 
 mod embedded;
 mod faults;
+mod hostile_stream;
 mod hostile_text;
 mod server;
 
@@ -52,6 +53,7 @@ fn client_seen(
         ignore_eos: false,
         follow_redirects: false,
         timeout,
+        max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
     (

@@ -37,6 +37,19 @@ pub(crate) enum Step {
     Reset,
     /// Never answers again.
     Stall,
+    /// `count` SSE events `data: {event}\n\n`, written in chunks of about 64 KiB as fast as the
+    /// client reads them (a flood); stops when the client goes away.
+    Flood(String, u64),
+    /// `bytes` bytes of `a` with no line end (a line that never ends), in chunks of `piece`
+    /// bytes `gap` apart; stops when the client goes away.
+    Line {
+        /// How many bytes in all.
+        bytes: usize,
+        /// Bytes per chunk.
+        piece: usize,
+        /// The pause between chunks.
+        gap: Duration,
+    },
 }
 
 /// What the server saw of a request.
@@ -155,6 +168,19 @@ async fn chunk(socket: &mut TcpStream, payload: &[u8]) -> std::io::Result<()> {
     socket.write_all(&frame).await
 }
 
+async fn flood(socket: &mut TcpStream, event: &str, count: u64) -> std::io::Result<()> {
+    let one = format!("data: {event}\n\n");
+    let per_chunk = (64 * 1024 / one.len()).max(1) as u64;
+    let batch = one.repeat(per_chunk as usize);
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(per_chunk);
+        chunk(socket, &batch.as_bytes()[..n as usize * one.len()]).await?;
+        left -= n;
+    }
+    Ok(())
+}
+
 async fn connection(socket: TcpStream, script: Script) -> std::io::Result<()> {
     socket.set_nodelay(true)?;
     let mut reader = BufReader::new(socket);
@@ -202,6 +228,19 @@ async fn connection(socket: TcpStream, script: Script) -> std::io::Result<()> {
                     return Ok(());
                 }
                 Step::Stall => std::future::pending::<()>().await,
+                Step::Flood(event, count) => flood(socket, &event, count).await?,
+                Step::Line { bytes, piece, gap } => {
+                    let chunk_bytes = vec![b'a'; piece.max(1)];
+                    let mut left = bytes;
+                    while left > 0 {
+                        let n = left.min(chunk_bytes.len());
+                        chunk(socket, &chunk_bytes[..n]).await?;
+                        left -= n;
+                        if !gap.is_zero() {
+                            tokio::time::sleep(gap).await;
+                        }
+                    }
+                }
             }
         }
     }
