@@ -586,9 +586,25 @@ fn flooding_cases() -> Vec<Case> {
     );
     huge.timeout_secs = 2;
     huge.n = 1;
-    // Small events as fast as the socket takes them, for longer than the timeout.
+    // Frames that carry no token (so no chunk bound stops them), as fast as the socket takes
+    // them, for longer than the timeout: only the deadline ends the request.
     let mut flood = Case::new(
-        "a flood of small events",
+        "a flood of empty deltas",
+        writer(head.clone(), |_| {
+            Some(chunk(
+                &br#"data: {"choices":[{"index":0,"delta":{}}]}
+
+"#
+                .repeat(64),
+            ))
+        }),
+        Expect::Class("timeout"),
+    );
+    flood.timeout_secs = 2;
+    flood.n = 1;
+    // Token-bearing events without end: stopped at the chunk bound, long before the deadline.
+    let mut tokens = Case::new(
+        "a flood of token events",
         writer(head.clone(), |_| {
             Some(chunk(
                 br#"data: {"choices":[{"index":0,"delta":{"content":"a"}}]}
@@ -596,10 +612,24 @@ fn flooding_cases() -> Vec<Case> {
 "#,
             ))
         }),
-        Expect::Class("timeout"),
+        Expect::Class("transport"),
     );
-    flood.timeout_secs = 2;
-    flood.n = 1;
+    tokens.timeout_secs = 20;
+    tokens.n = 1;
+    tokens.check = Some(|run| {
+        assert!(
+            run.elapsed < Duration::from_secs(10),
+            "the chunk bound stopped it, not the deadline: {:?}",
+            run.elapsed
+        );
+        let trace = &run.traces()[0];
+        assert!(
+            trace["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("token-bearing chunks")),
+            "{trace}"
+        );
+    });
     // A line that never ends, slowly.
     let mut endless = Case::new(
         "a line that never ends",
@@ -643,7 +673,7 @@ fn flooding_cases() -> Vec<Case> {
     let mut models_bomb = Case::new(
         "a 64 MB model list",
         reply(good_stream(2)),
-        Expect::Refused("1 MiB"),
+        Expect::Refused("larger than 1MiB"),
     );
     models_bomb.models = big_models;
     models_bomb.model = false;
@@ -653,7 +683,7 @@ fn flooding_cases() -> Vec<Case> {
         Expect::Class("timeout"),
     );
     stall.timeout_secs = 2;
-    vec![huge, flood, endless, many, models_bomb, stall]
+    vec![huge, flood, tokens, endless, many, models_bomb, stall]
 }
 
 /// What the server says about its numbers, and what follows `[DONE]`.
@@ -699,10 +729,19 @@ fn counting_cases() -> Vec<Case> {
     );
     zero.check = Some(|run| {
         assert!(
-            run.stdout.to_lowercase().contains("usage"),
-            "the disagreement is reported:\n{}",
-            run.stdout
+            run.stderr.contains("usage.completion_tokens below"),
+            "the disagreement is warned about:\n{}",
+            run.stderr
         );
+        let counted = &run.summary()["usage_discrepancies"];
+        assert_eq!(counted.as_u64(), Some(2), "and counted: {counted}");
+        for trace in run.traces() {
+            assert_eq!(
+                trace["output_tokens"], 0,
+                "usage is kept, as vLLM keeps it: {trace}"
+            );
+            assert!(trace["usage_discrepancy"].is_object(), "{trace}");
+        }
     });
     let mut open = stream_head("").into_bytes();
     open.extend(chunk(chat_events("c", 3, None).as_bytes()));

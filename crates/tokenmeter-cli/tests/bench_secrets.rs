@@ -294,7 +294,7 @@ fn a_huge_model_list_is_refused_after_a_mib_with_bounded_memory() {
     let output = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&output);
     assert!(!output.status.success());
-    assert!(stderr.contains("larger than 1024 KiB"), "{stderr}");
+    assert!(stderr.contains("larger than 1MiB"), "{stderr}");
     assert!(
         stdout.len() + stderr.len() < 4096,
         "what is printed is bounded"

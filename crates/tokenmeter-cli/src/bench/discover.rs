@@ -149,8 +149,8 @@ async fn read_bounded(
 ) -> Result<Vec<u8>, String> {
     let too_large = || {
         format!(
-            "the answer is larger than {} KiB, more than any model list; is --url right?",
-            limit / 1024
+            "the answer is larger than {}, more than any model list; is --url right?",
+            crate::bench::client::format_size(limit)
         )
     };
     if !truncate && response.content_length().is_some_and(|n| n > limit as u64) {

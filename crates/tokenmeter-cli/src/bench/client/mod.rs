@@ -33,7 +33,8 @@ use crate::bench::trace::{Discrepancy, Trace};
 
 mod kept;
 use crate::bench::workload::{Prompt, RequestSpec};
-use kept::{DRAIN_AFTER_DONE, Kept, drain, format_size};
+pub(crate) use kept::format_size;
+use kept::{DRAIN_AFTER_DONE, Kept, drain};
 
 /// The header carrying the request's index in the run, so servers can match their records.
 pub(crate) const REQUEST_ID_HEADER: &str = "x-tokenmeter-request";

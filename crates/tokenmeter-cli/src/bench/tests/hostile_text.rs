@@ -312,7 +312,7 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
         "{:#}",
         discover::model(&url, None, false).await.unwrap_err()
     );
-    assert!(message.contains("larger than 1024 KiB"), "{message}");
+    assert!(message.contains("larger than 1MiB"), "{message}");
     assert!(message.len() < 1000, "{}", message.len());
 
     let addr = server::start(|_| {
