@@ -21,7 +21,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve a simulated continuous-batching engine over an OpenAI-compatible API.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
     Bench(Box<bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.
@@ -33,7 +33,7 @@ enum Command {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::Bench(args) => bench::run(*args).await,
         Command::Slo(command) => slo::run(command),
     };

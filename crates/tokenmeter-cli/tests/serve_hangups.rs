@@ -305,3 +305,40 @@ fn stalled_readers_keep_the_server_memory_bounded() {
     let extra = counted_since(&serve, 0.0, received, readers);
     eprintln!("the clients got {received} tokens, the server counted {extra} more");
 }
+
+#[test]
+fn a_reader_that_never_reads_again_is_closed_at_the_send_timeout_and_cancelled() {
+    // The stall limit cuts the request after 1 s; its error event then waits for a client
+    // that reads nothing and never closes, until the send timeout closes the connection.
+    let serve = Serve::start(&serve_args(&[
+        "--stall-limit",
+        "1s",
+        "--send-timeout",
+        "2s",
+    ]));
+    let mut client = Client::send(serve.addr, 5_000, true);
+    client.read_tokens(2, Duration::from_secs(20));
+    let started = Instant::now();
+    serve.wait_for(
+        "connections closed at the send timeout",
+        1.0,
+        Duration::from_secs(20),
+        |s| {
+            s.metric(
+                "tokenmeter_http_connections_closed_total",
+                &[("reason", "send_timeout")],
+            )
+        },
+    );
+    let closed_after = started.elapsed();
+    assert!(
+        closed_after >= Duration::from_secs(2),
+        "not before the send timeout: {closed_after:?}"
+    );
+    // Still connected from the client's side (it never closed): the server ended it.
+    settle(&serve, 1);
+    assert_eq!(outcome(&serve, "cancelled"), 1.0);
+    assert_eq!(outcome(&serve, "success"), 0.0);
+    client.read_to_end(Duration::from_secs(10));
+    assert!(!client.done, "cut, not finished");
+}

@@ -99,6 +99,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "5s", value_parser = positive_duration)]
     pub(crate) keep_alive_timeout: Duration,
 
+    /// Close a connection whose client reads nothing for this long while the server has bytes
+    /// to send it (its requests are recorded as cancelled).
+    #[arg(long, default_value = "60s", value_parser = positive_duration)]
+    pub(crate) send_timeout: Duration,
+
     /// Answer 413 to request bodies larger than this (bytes, or KiB, MiB, ...).
     #[arg(long, default_value = "2MiB", value_parser = parse_size)]
     pub(crate) max_body_size: usize,
@@ -159,6 +164,7 @@ impl Default for ServeArgs {
             header_timeout: limits::DEFAULT_HEADER_TIMEOUT,
             body_timeout: limits::DEFAULT_BODY_TIMEOUT,
             keep_alive_timeout: limits::DEFAULT_KEEP_ALIVE,
+            send_timeout: limits::DEFAULT_SEND_TIMEOUT,
             max_body_size: limits::DEFAULT_MAX_BODY,
             max_connections: limits::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
@@ -204,6 +210,7 @@ impl ServeArgs {
             header_timeout: self.header_timeout,
             body_timeout: self.body_timeout,
             keep_alive: self.keep_alive_timeout,
+            send_timeout: self.send_timeout,
             max_body: self.max_body_size,
             max_connections: limits::connection_limit(
                 self.max_connections,
@@ -300,6 +307,7 @@ mod tests {
         assert_eq!(parsed.header_timeout, default.header_timeout);
         assert_eq!(parsed.body_timeout, default.body_timeout);
         assert_eq!(parsed.keep_alive_timeout, default.keep_alive_timeout);
+        assert_eq!(parsed.send_timeout, default.send_timeout);
         assert_eq!(parsed.max_body_size, default.max_body_size);
         assert_eq!(parsed.max_connections, default.max_connections);
         assert_eq!(parsed.shutdown_grace, default.shutdown_grace);

@@ -117,16 +117,21 @@ impl Activity {
         )
     }
 
-    /// When the connection must be closed, and why: `None` while a request is in flight or a
-    /// write waits for the client. Idle, the keep-alive timeout counts from the end of the last
-    /// response or the last byte written, whichever is later; once a request's first byte has
-    /// arrived, the header timeout counts from it.
+    /// When the connection must be closed, and why. While a write waits for the client, the
+    /// send timeout counts from the last byte written (a client that reads nothing cannot hold
+    /// the connection, and its requests, forever); otherwise `None` while a request is in
+    /// flight. Idle, the keep-alive timeout counts from the end of the last response or the
+    /// last byte written, whichever is later; once a request's first byte has arrived, the
+    /// header timeout counts from it.
     pub(crate) fn deadline(&self, limits: &Limits) -> Option<(Instant, Closed)> {
         let state = *self.lock();
-        if state.in_flight > 0 || self.write_blocked.load(Ordering::Relaxed) {
+        let last_write = self.born + Duration::from_nanos(self.last_write.load(Ordering::Relaxed));
+        if self.write_blocked.load(Ordering::Relaxed) {
+            return Some((last_write + limits.send_timeout, Closed::SendTimeout));
+        }
+        if state.in_flight > 0 {
             return None;
         }
-        let last_write = self.born + Duration::from_nanos(self.last_write.load(Ordering::Relaxed));
         Some(match state.first_byte {
             Some(first) => (first + limits.header_timeout, Closed::HeaderTimeout),
             None => (
@@ -376,6 +381,43 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_client_that_reads_nothing_meets_the_send_timeout_even_mid_request() {
+        let limits = Limits {
+            send_timeout: Duration::from_secs(60),
+            ..Limits::default()
+        };
+        let activity = Arc::new(Activity::new(Instant::now()));
+        let (request, _) = activity.begin(false);
+        assert_eq!(activity.deadline(&limits), None, "answering: no deadline");
+        tokio::time::advance(Duration::from_secs(3)).await;
+        activity.wrote(false);
+        let last = Instant::now();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        activity.wrote(true);
+        assert_eq!(
+            activity.deadline(&limits),
+            Some((last + limits.send_timeout, Closed::SendTimeout)),
+            "a blocked write counts from the last byte written, request in flight or not"
+        );
+        // Writes that keep going (a slow reader that reads) move the deadline.
+        tokio::time::advance(Duration::from_secs(30)).await;
+        activity.wrote(false);
+        let later = Instant::now();
+        activity.wrote(true);
+        assert_eq!(
+            activity.deadline(&limits),
+            Some((later + limits.send_timeout, Closed::SendTimeout))
+        );
+        activity.wrote(false);
+        assert_eq!(
+            activity.deadline(&limits),
+            None,
+            "unblocked, answering again"
+        );
+        drop(request);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn deadlines_follow_what_the_connection_does() {
         let limits = Limits {
             header_timeout: Duration::from_secs(10),
@@ -408,9 +450,15 @@ mod tests {
             activity.deadline(&limits),
             Some((ended + limits.keep_alive, Closed::KeepAlive))
         );
-        // The end of a response still waits for the client to read it: busy, not idle.
+        // The end of a response still waits for the client to read it: busy, not idle, and
+        // the send timeout counts from the last byte written.
+        activity.wrote(false);
+        let last = Instant::now();
         activity.wrote(true);
-        assert_eq!(activity.deadline(&limits), None);
+        assert_eq!(
+            activity.deadline(&limits),
+            Some((last + limits.send_timeout, Closed::SendTimeout))
+        );
         assert_eq!(activity.idle_since(), None);
         tokio::time::advance(Duration::from_secs(9)).await;
         activity.wrote(false);

@@ -48,15 +48,18 @@ pub(crate) enum Closed {
     Full,
     /// Closed by a shutdown, before or after its grace.
     Shutdown,
+    /// Its client read nothing for `--send-timeout` while the server had bytes to write.
+    SendTimeout,
 }
 
 impl Closed {
-    const ALL: [Closed; 5] = [
+    const ALL: [Closed; 6] = [
         Closed::HeaderTimeout,
         Closed::KeepAlive,
         Closed::Evicted,
         Closed::Full,
         Closed::Shutdown,
+        Closed::SendTimeout,
     ];
 
     fn as_str(self) -> &'static str {
@@ -66,6 +69,7 @@ impl Closed {
             Closed::Evicted => "evicted",
             Closed::Full => "refused_full",
             Closed::Shutdown => "shutdown",
+            Closed::SendTimeout => "send_timeout",
         }
     }
 }

@@ -12,6 +12,10 @@ pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// Default largest request body: 2 MiB (axum's default limit, made explicit).
 pub(crate) const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
+/// Default time a connection may wait for its client to read, with bytes to write and none
+/// written: past it the connection is closed and its requests are cancelled. Longer than the
+/// engine's stall limit (30 s), which cuts the request first.
+pub(crate) const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default most connections open at once (lowered under the process's file limit).
 pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Default time in-flight responses get to end at a shutdown before they are cancelled.
@@ -28,6 +32,8 @@ pub(crate) struct Limits {
     pub(crate) body_timeout: Duration,
     /// A connection with no request in flight and no byte received for this long is closed.
     pub(crate) keep_alive: Duration,
+    /// A connection whose client reads nothing for this long, while a write waits, is closed.
+    pub(crate) send_timeout: Duration,
     /// Request bodies larger than this are answered 413.
     pub(crate) max_body: usize,
     /// Connections open at once, already lowered by [`connection_limit`].
@@ -42,6 +48,7 @@ impl Default for Limits {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             keep_alive: DEFAULT_KEEP_ALIVE,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,
             max_connections: connection_limit(DEFAULT_MAX_CONNECTIONS, open_file_limit()),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
