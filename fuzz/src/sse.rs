@@ -164,7 +164,10 @@ fn metered(response: Response, chunks: &[&[u8]]) {
         match items.as_slice() {
             [Err(StreamError::Status(e))] => {
                 assert_eq!(e.status, status);
-                assert!(e.message.chars().count() <= 201, "{e:?}");
+                assert!(
+                    e.message.chars().count() <= tokenmeter_openai::chunk::MESSAGE_LIMIT + 1,
+                    "{e:?}"
+                );
             }
             other => panic!("HTTP {status} gave {other:?}"),
         }
