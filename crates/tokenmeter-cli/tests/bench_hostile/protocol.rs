@@ -174,6 +174,48 @@ fn swapped_case() -> String {
         .collect()
 }
 
+/// The base64 (both alphabets) and hex forms of the key at each alignment, as 8-character
+/// windows.
+fn encoded_key_windows() -> Vec<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let mut forms = vec![KEY.bytes().map(|b| format!("{b:02x}")).collect::<String>()];
+    for align in 0..3 {
+        let rest = &KEY.as_bytes()[align..];
+        let whole = &rest[..rest.len() / 3 * 3];
+        forms.push(STANDARD_NO_PAD.encode(whole));
+        forms.push(URL_SAFE_NO_PAD.encode(whole));
+    }
+    forms
+        .iter()
+        .flat_map(|f| {
+            f.as_bytes()
+                .windows(8)
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+        })
+        .collect()
+}
+
+/// No window of an encoded form of the key in any output.
+fn no_encoded_key(run: &Run) {
+    let windows = encoded_key_windows();
+    for (output, text) in [
+        ("stdout", Some(&run.stdout)),
+        ("stderr", Some(&run.stderr)),
+        ("--json", run.json.as_ref()),
+        ("--trace", run.trace.as_ref()),
+        ("--html", run.html.as_ref()),
+    ] {
+        let Some(text) = text else { continue };
+        for window in &windows {
+            assert!(
+                !text.contains(window.as_str()) && !text.contains(&window.to_ascii_uppercase()),
+                "`{window}`, an encoded piece of the key, reached {output}"
+            );
+        }
+    }
+}
+
 fn header_cases() -> Vec<Case> {
     let swapped = swapped_case();
     let rate_limited = whole(
@@ -221,7 +263,26 @@ fn header_cases() -> Vec<Case> {
         Expect::Class("transport"),
     );
     redirect_loop.args = vec!["--follow-redirects"];
+    let encoded = {
+        use base64::Engine as _;
+        let bearer = format!("Bearer {KEY}");
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&bearer);
+        let hex: String = bearer.bytes().map(|b| format!("{b:02X}")).collect();
+        whole(
+            "401 Unauthorized",
+            "application/json",
+            &format!("x-request-id: {b64}\r\n"),
+            format!(r#"{{"error":{{"message":"bad token {b64} (hex {hex})"}}}}"#).as_bytes(),
+        )
+    };
+    let mut encoded_case = Case::new(
+        "the key base64- and hex-encoded in an error and x-request-id",
+        reply(encoded),
+        Expect::Class("client_error"),
+    );
+    encoded_case.check = Some(no_encoded_key);
     vec![
+        encoded_case,
         Case::new(
             "the key in a header name, retry-after and x-request-id of a 429",
             reply(rate_limited),
