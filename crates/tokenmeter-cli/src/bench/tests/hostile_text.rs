@@ -96,7 +96,7 @@ fn assert_no_encoded_piece(text: &str, what: &str) {
     }
     for run in runs(|c| c.is_ascii_hexdigit()) {
         for offset in 0..2.min(run.len()) {
-            let digits = run[offset..].as_bytes();
+            let digits = &run.as_bytes()[offset..];
             let bytes: Vec<u8> = digits
                 .chunks_exact(2)
                 .filter_map(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 16).ok())
