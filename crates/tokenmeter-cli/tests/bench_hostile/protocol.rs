@@ -20,15 +20,19 @@ use super::{
 /// machine (the process as a whole gets a larger margin, for its start and its reports).
 const DEADLINE_SLACK_MS: u64 = 250;
 
-/// 256 gzip members, each 1 MiB of `fill` compressed: about 256 MiB once inflated, a few hundred
-/// KiB on the wire (a gzip body may hold many members; decoders inflate them all).
-fn gzip_bomb(fill: u8) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    encoder
-        .write_all(&vec![fill; 1024 * 1024])
-        .expect("gzip in memory");
-    let member = encoder.finish().expect("gzip in memory");
-    member.repeat(256)
+/// 256 gzip members, each about 1 MiB of `fill` repeated, then one of `last`: 256 MiB once
+/// inflated, about 1 KiB a member on the wire (a gzip body may hold many members; decoders
+/// inflate them all). Inflated, each is well formed: a client that decoded it would not fail
+/// the way one that reads the bytes as they are does.
+fn gzip_bomb(fill: &[u8], last: &[u8]) -> Vec<u8> {
+    let gzip = |data: &[u8]| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(data).expect("gzip in memory");
+        encoder.finish().expect("gzip in memory")
+    };
+    let mut bomb = gzip(&fill.repeat(1024 * 1024 / fill.len())).repeat(256);
+    bomb.extend(gzip(last));
+    bomb
 }
 
 /// Every request of `run` ended within 2 s (the case's `--timeout`) plus [`DEADLINE_SLACK_MS`].
@@ -63,7 +67,12 @@ pub(super) fn cases() -> Vec<Case> {
 }
 
 fn compression_cases() -> Vec<Case> {
-    let bomb = gzip_bomb(b'a');
+    // Inflated: 256 MiB of empty deltas, then [DONE] (a success or a timeout). As sent:
+    // bytes that are not UTF-8 (a transport error).
+    let bomb = gzip_bomb(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n",
+        b"data: [DONE]\n\n",
+    );
     let mut stream = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         bomb.len()
@@ -76,11 +85,13 @@ fn compression_cases() -> Vec<Case> {
         Expect::Class("transport"),
     );
     stream_case.max_rss_mib = 64;
+    // Inflated: 256 MiB of spaces, then a model list (refused past 1 MiB). As sent: not JSON.
+    let list_bomb = gzip_bomb(b" ", br#"{"object":"list","data":[{"id":"m"}]}"#);
     let list = whole(
         "200 OK",
         "application/json",
         "content-encoding: gzip\r\n",
-        &bomb,
+        &list_bomb,
     );
     let mut list_case = Case::new(
         "a gzip bomb as the model list",
