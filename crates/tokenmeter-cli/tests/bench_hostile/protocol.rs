@@ -292,7 +292,27 @@ fn header_cases() -> Vec<Case> {
         Expect::Class("client_error"),
     );
     encoded_case.check = Some(no_encoded_key);
+    // The key as the reason phrase of the status line and as chunk extensions.
+    let mut odd_framing = format!(
+        "HTTP/1.1 200 {KEY}\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    )
+    .into_bytes();
+    let events = chat_events("c", 3, None) + "data: [DONE]\n\n";
+    odd_framing.extend_from_slice(format!("{:x};key={KEY}\r\n", events.len()).as_bytes());
+    odd_framing.extend_from_slice(events.as_bytes());
+    odd_framing.extend_from_slice(format!("\r\n0;key={KEY}\r\n\r\n").as_bytes());
+    let reason = format!("HTTP/1.1 500 {KEY}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
     vec![
+        Case::new(
+            "the key as a reason phrase and in chunk extensions",
+            reply(odd_framing),
+            Expect::Class("success"),
+        ),
+        Case::new(
+            "the key as the reason phrase of a 500",
+            reply(reason.into_bytes()),
+            Expect::Class("server_error"),
+        ),
         encoded_case,
         Case::new(
             "the key in a header name, retry-after and x-request-id of a 429",
