@@ -8,6 +8,9 @@
 
 mod serve_support;
 
+#[path = "serve_hostile_clients/protocol.rs"]
+mod protocol;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};

@@ -50,16 +50,24 @@ pub(crate) enum Closed {
     Shutdown,
     /// Its client read nothing for `--send-timeout` while the server had bytes to write.
     SendTimeout,
+    /// Its request line or headers could not be parsed (malformed, too many, too large):
+    /// hyper answered 400, 414 or 431 and closed it.
+    Malformed,
+    /// It opened with the HTTP/2 preface: hyper closed it without an answer (the server speaks
+    /// HTTP/1 only).
+    Http2Preface,
 }
 
 impl Closed {
-    const ALL: [Closed; 6] = [
+    const ALL: [Closed; 8] = [
         Closed::HeaderTimeout,
         Closed::KeepAlive,
         Closed::Evicted,
         Closed::Full,
         Closed::Shutdown,
         Closed::SendTimeout,
+        Closed::Malformed,
+        Closed::Http2Preface,
     ];
 
     fn as_str(self) -> &'static str {
@@ -70,6 +78,8 @@ impl Closed {
             Closed::Full => "refused_full",
             Closed::Shutdown => "shutdown",
             Closed::SendTimeout => "send_timeout",
+            Closed::Malformed => "malformed_request",
+            Closed::Http2Preface => "http2_preface",
         }
     }
 }
@@ -120,6 +130,25 @@ impl HttpCounts {
     pub(crate) fn refused_full(&self) {
         self.answered(NONE, &Method::CONNECT, StatusCode::SERVICE_UNAVAILABLE);
         self.closed(Closed::Full);
+    }
+
+    /// Counts what hyper does on its own when a connection ends with `error`: a request it
+    /// could not parse gets hyper's 400, 414 (URI too long) or 431 (headers too large or too
+    /// many) before the close, counted on route `none`, method `_OTHER` (nothing of the request
+    /// was read) and as a `malformed_request` close; an HTTP/2 preface is closed unanswered
+    /// (`http2_preface`). Other errors (the client went away) are not the server's doing.
+    pub(crate) fn connection_failed(&self, error: &hyper::Error) {
+        if error.is_parse_version_h2() {
+            self.closed(Closed::Http2Preface);
+        } else if error.is_parse() {
+            let status = if error.is_parse_too_large() {
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            self.answered(NONE, &Method::CONNECT, status);
+            self.closed(Closed::Malformed);
+        }
     }
 
     /// Counts a connection the server closed for `reason`.

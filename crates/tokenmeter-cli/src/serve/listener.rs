@@ -184,7 +184,12 @@ async fn connection(
         tokio::select! {
             biased;
             // Ended: the client closed it, an error, or keep-alive off after a shutdown.
-            _ = conn.as_mut() => break None,
+            ended = conn.as_mut() => {
+                if let Err(error) = ended {
+                    counts.connection_failed(&error);
+                }
+                break None;
+            }
             // Evicted (counted where it was chosen).
             () = activity.close.notified() => break None,
             _ = shutdown.changed(), if !shutting => {

@@ -13,6 +13,14 @@
 //! character of a view remembers the bytes of the original text it came from, so a match in
 //! any view redacts exactly those bytes. A key sent in an HTTP header is visible ASCII, so a
 //! view only needs ASCII: every other character is one byte that no pattern holds.
+//!
+//! Encodings that cannot be decoded in place are found by encoding the key instead: its hex
+//! (the bytes' digits, either case) and its base64 in the standard and the URL-safe alphabet,
+//! at each of the three byte alignments it can have inside a longer encoded text (the encoded
+//! characters that depend on the key's bytes alone). Their 8-character windows join the
+//! automaton, so a piece of 6 or more bytes of the key in base64, or of 4 or more in hex, is
+//! redacted wherever it sits (ASCII case is ignored there too, which redacts a little more
+//! than needed, never less).
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
@@ -46,11 +54,13 @@ impl KeyPieces {
             return None;
         }
         let bytes = key.as_bytes();
+        let encoded = encoded_forms(bytes);
         let mut patterns: Vec<&[u8]> = if bytes.len() < PIECE {
             vec![bytes]
         } else {
             bytes.windows(PIECE).collect()
         };
+        patterns.extend(encoded.iter().flat_map(|form| form.windows(PIECE)));
         patterns.sort_unstable();
         patterns.dedup();
         let automaton = AhoCorasickBuilder::new()
@@ -106,6 +116,27 @@ impl std::fmt::Debug for KeyPieces {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("KeyPieces([redacted])")
     }
+}
+
+/// The key's hex, and its base64 in both alphabets at each byte alignment: for alignment `a`,
+/// the characters of the whole 3-byte groups of `key[a..]`, which are the same wherever those
+/// bytes start a group.
+fn encoded_forms(key: &[u8]) -> Vec<Vec<u8>> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let mut forms = vec![
+        key.iter()
+            .flat_map(|b| format!("{b:02x}").into_bytes())
+            .collect(),
+    ];
+    for align in 0..3.min(key.len()) {
+        let rest = &key[align..];
+        let whole = &rest[..rest.len() / 3 * 3];
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            forms.push(engine.encode(whole).into_bytes());
+        }
+    }
+    forms
 }
 
 /// One item per character of `text`.

@@ -61,6 +61,100 @@ fn every_piece_of_the_key_is_redacted_wherever_it_sits_and_before_the_cut() {
     assert!(checked > 1000, "{checked}");
 }
 
+/// Whether `bytes` hold `len` or more consecutive bytes of the key.
+fn holds_key_bytes(bytes: &[u8], len: usize) -> bool {
+    KEY.as_bytes()
+        .windows(len)
+        .any(|w| bytes.windows(len).any(|b| b == w))
+}
+
+/// Decodes every run of base64 characters of `text` at each of its 4 character offsets, and
+/// every run of hex digits at each of its 2: none may yield 6 (base64) or 4 (hex) bytes of
+/// the key in a row.
+fn assert_no_encoded_piece(text: &str, what: &str) {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let runs = |keep: fn(char) -> bool| -> Vec<String> {
+        text.split(|c: char| !keep(c))
+            .filter(|r| r.len() >= 4)
+            .map(str::to_owned)
+            .collect()
+    };
+    for run in runs(|c| c.is_ascii_alphanumeric() || "+/-_".contains(c)) {
+        for offset in 0..4.min(run.len()) {
+            let part = &run[offset..];
+            let part = &part[..part.len() / 4 * 4];
+            for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                if let Ok(bytes) = engine.decode(part) {
+                    assert!(
+                        !holds_key_bytes(&bytes, 6),
+                        "{what}: base64 `{part}` decodes to key bytes in `{text}`"
+                    );
+                }
+            }
+        }
+    }
+    for run in runs(|c| c.is_ascii_hexdigit()) {
+        for offset in 0..2.min(run.len()) {
+            let digits = &run.as_bytes()[offset..];
+            let bytes: Vec<u8> = digits
+                .chunks_exact(2)
+                .filter_map(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 16).ok())
+                .collect();
+            assert!(
+                !holds_key_bytes(&bytes, 4),
+                "{what}: hex `{run}` decodes to key bytes in `{text}`"
+            );
+        }
+    }
+}
+
+#[test]
+fn base64_and_hex_echoes_of_the_key_are_redacted() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let clean = sanitizer();
+    let mut checked = 0;
+    // Prefixes of every length modulo 3 put the key at each alignment of the encoding.
+    for prefix in [
+        "",
+        "B",
+        "Be",
+        "Bearer ",
+        "Basic user:",
+        "{\"authorization\":\"Bearer ",
+    ] {
+        let echoed = format!("{prefix}{KEY}\"}}");
+        for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
+            let encoded = engine.encode(&echoed);
+            let shown = clean.clean(&format!("token {encoded} end"));
+            assert_no_encoded_piece(&shown, &format!("base64 of {prefix:?}"));
+            assert!(shown.contains(REDACTED), "{shown}");
+            checked += 1;
+        }
+        for upper in [false, true] {
+            let hex: String = echoed
+                .bytes()
+                .map(|b| {
+                    if upper {
+                        format!("{b:02X}")
+                    } else {
+                        format!("{b:02x}")
+                    }
+                })
+                .collect();
+            let shown = clean.clean(&format!("trace {hex} end"));
+            assert_no_encoded_piece(&shown, &format!("hex of {prefix:?}"));
+            assert!(shown.contains(REDACTED), "{shown}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 36);
+    // What does not hold the key is left alone.
+    let other = STANDARD.encode("a harmless token of some length");
+    assert_eq!(clean.clean(&other).as_str(), other);
+}
+
 #[test]
 fn escaped_encoded_and_disguised_keys_are_redacted_whole() {
     let clean = sanitizer();
