@@ -7,7 +7,7 @@
 //! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s` and the goodput predicate |
 //! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
-//! | [`clock`] | the shared clock, latched so that trace and core agree |
+//! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`) |

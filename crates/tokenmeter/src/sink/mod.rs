@@ -154,7 +154,7 @@ pub trait SeriesSink: Send + Sync + 'static {
     }
 
     /// Whether this handle wants the time of every token-bearing item in the records it gets
-    /// (`RequestRecord::item_times`). Asked once, when the series is created. `false` by
+    /// ([`RequestRecord::item_times`]). Asked once, when the series is created. `false` by
     /// default: a request then keeps no per-item list and the per-token path allocates nothing.
     fn keeps_item_times(&self) -> bool {
         false
