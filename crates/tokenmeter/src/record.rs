@@ -130,6 +130,34 @@ impl RequestRecord {
         Some(self.ttft? + self.decode?)
     }
 
+    /// The gaps between consecutive token-bearing items (one ITL sample each, as the sinks
+    /// got them), from [`item_times`](Self::item_times); none when they were not kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Clock, Labels, ManualClock, Meter, sink::InMemorySink};
+    ///
+    /// let clock = ManualClock::new();
+    /// let memory = InMemorySink::with_item_times();
+    /// let meter = Meter::builder().clock(Clock::manual(&clock)).sink(memory.clone()).build();
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// for gap_ms in [20, 5, 7] {
+    ///     clock.advance(Duration::from_millis(gap_ms));
+    ///     request.tokens(1);
+    /// }
+    /// request.succeed();
+    /// let gaps: Vec<Duration> = memory.records()[0].item_gaps().collect();
+    /// assert_eq!(gaps, [Duration::from_millis(5), Duration::from_millis(7)]);
+    /// ```
+    pub fn item_gaps(&self) -> impl Iterator<Item = Duration> + '_ {
+        let times = self.item_times.as_deref().unwrap_or_default();
+        times
+            .windows(2)
+            .map(|w| w[1].offset.saturating_sub(w[0].offset))
+    }
+
     /// Output tokens per second over the whole request (output tokens / E2E). `None` for a zero
     /// E2E.
     pub fn output_tokens_per_second(&self) -> Option<f64> {
