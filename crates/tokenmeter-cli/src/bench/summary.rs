@@ -236,3 +236,102 @@ pub(crate) fn summarize(measured: &[Measured], slo: &Slo) -> BenchSummary {
         usage_unusable,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
+
+    use super::*;
+    use crate::bench::records::Records;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// A run on a manual clock, through the bench's own sink.
+    struct Run {
+        time: ManualClock,
+        records: Records,
+        meter: Meter,
+        measured: Vec<Measured>,
+    }
+
+    impl Run {
+        fn new() -> Self {
+            let time = ManualClock::new();
+            let records = Records::default();
+            let meter = Meter::builder()
+                .clock(Clock::manual(&time))
+                .sink(records.clone())
+                .build();
+            Self {
+                time,
+                records,
+                meter,
+                measured: Vec::new(),
+            }
+        }
+
+        /// A success sent at `send`, first token after `ttft`, then one every `gap`, the
+        /// stream ending 5 ms after the last token.
+        fn ok(&mut self, send: Duration, ttft: Duration, gap: Duration, tokens: u32) {
+            let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
+            let id = request.id();
+            let first = send + ttft;
+            for i in 0..tokens {
+                request.tokens_at(1, first + gap * i);
+            }
+            let end = first + gap * (tokens - 1) + 5 * MS;
+            self.time.advance(end.saturating_sub(self.time.now()));
+            request.succeed();
+            self.push(id, 10);
+        }
+
+        fn error(&mut self, send: Duration, end: Duration, class: ErrorClass) {
+            let request = self.meter.series(&Labels::client("chat")).start_at(send);
+            let id = request.id();
+            self.time.advance(end.saturating_sub(self.time.now()));
+            request.fail(class);
+            self.push(id, 10);
+        }
+
+        fn push(&mut self, id: u64, input_tokens: u64) {
+            self.measured.push(Measured {
+                id: self.measured.len() as u64,
+                record: self.records.take(id),
+                input_tokens,
+                ..Measured::default()
+            });
+        }
+    }
+
+    #[test]
+    fn the_numbers_are_the_records_read_the_vllm_way() {
+        let mut run = Run::new();
+        run.ok(Duration::ZERO, 100 * MS, 10 * MS, 11); // last token at 200 ms
+        run.ok(500 * MS, 300 * MS, 20 * MS, 6); // last token at 900 ms
+        run.error(900 * MS, 950 * MS, ErrorClass::RateLimited);
+        run.measured.push(Measured::default()); // a lost task: an error, no record
+        // The first request meets E2E 202 ms at its last token (200 ms), not at its end (205).
+        let slo: Slo = "ttft=200ms,e2e=202ms".parse().unwrap();
+        let s = summarize(&run.measured, &slo);
+        assert_eq!((s.requests, s.successful, s.good_requests), (4, 2, 1));
+        // duration: first send 0, last end: the error's at 950 ms
+        assert!((s.duration_s - 0.95).abs() < 1e-12, "{}", s.duration_s);
+        assert!((s.ttft.p50 - 0.2).abs() < 1e-12);
+        assert!((s.tpot.mean - 0.015).abs() < 1e-12, "{:?}", s.tpot);
+        assert!((s.tpot.std - 0.005).abs() < 1e-12, "{:?}", s.tpot);
+        assert_eq!(s.itl.count, 10 + 5);
+        assert!((s.e2e.max - 0.4).abs() < 1e-12, "to the last token");
+        assert!(
+            (s.e2e_stream.max - 0.405).abs() < 1e-12,
+            "to the stream's end"
+        );
+        assert_eq!(s.total_output_tokens, 17);
+        assert!((s.attainment - 0.25).abs() < 1e-12);
+        assert!((s.goodput - 1.0 / 0.95).abs() < 1e-9);
+        assert_eq!(s.outcomes.errors.get("rate_limited"), Some(&1));
+        assert_eq!(s.outcomes.errors.get("_OTHER"), Some(&1));
+        assert_eq!(s.outcomes.success, 2);
+    }
+}
