@@ -85,22 +85,22 @@ mod vllm {
 
     /// What vLLM's request function keeps of one streamed response (times in seconds, floats
     /// of `time.perf_counter()`, here the trace's nanoseconds × 1e-9).
-    pub struct Output {
-        pub success: bool,
+    pub(crate) struct Output {
+        pub(crate) success: bool,
         /// First token-bearing chunk − send.
-        pub ttft: f64,
+        pub(crate) ttft: f64,
         /// Gaps between consecutive token-bearing chunks.
-        pub itl: Vec<f64>,
+        pub(crate) itl: Vec<f64>,
         /// Last token-bearing chunk − send (`most_recent_timestamp − st`).
-        pub latency: f64,
+        pub(crate) latency: f64,
         /// `usage.completion_tokens` (the tokenizer count of the text when absent: here the
         /// tokens the chunks carried).
-        pub output_tokens: u64,
-        pub prompt_len: u64,
+        pub(crate) output_tokens: u64,
+        pub(crate) prompt_len: u64,
     }
 
     /// One trace line as vLLM's request function would have timed it.
-    pub fn output(t: &Value) -> Output {
+    pub(crate) fn output(t: &Value) -> Output {
         let s = |ns: &Value| ns.as_u64().expect("offsets are integer ns") as f64 * 1e-9;
         let send = s(&t["send_ns"]);
         let chunks = t["chunks"].as_array().unwrap();
@@ -138,20 +138,20 @@ mod vllm {
 
     /// `calculate_metrics`' lists and totals.
     #[derive(Default)]
-    pub struct Metrics {
-        pub completed: u64,
-        pub total_input: u64,
-        pub total_output: u64,
-        pub ttfts: Vec<f64>,
-        pub tpots: Vec<f64>,
-        pub itls: Vec<f64>,
-        pub e2els: Vec<f64>,
-        pub good_completed: u64,
-        pub good_output: u64,
+    pub(crate) struct Metrics {
+        pub(crate) completed: u64,
+        pub(crate) total_input: u64,
+        pub(crate) total_output: u64,
+        pub(crate) ttfts: Vec<f64>,
+        pub(crate) tpots: Vec<f64>,
+        pub(crate) itls: Vec<f64>,
+        pub(crate) e2els: Vec<f64>,
+        pub(crate) good_completed: u64,
+        pub(crate) good_output: u64,
     }
 
     /// `slo_ms`: the `--goodput` thresholds in milliseconds (ttft, tpot, e2el).
-    pub fn calculate_metrics(outputs: &[Output], slo_ms: (f64, f64, f64)) -> Metrics {
+    pub(crate) fn calculate_metrics(outputs: &[Output], slo_ms: (f64, f64, f64)) -> Metrics {
         let mut m = Metrics::default();
         let mut all_tpots = Vec::new();
         let mut good_outputs = Vec::new();
