@@ -2,7 +2,7 @@
 //!
 //! A [`Series`] is what the hot path uses. Resolve it with [`Meter::series`](crate::Meter::series)
 //! once (per model, per route) and keep it: starting a request on it is a reference-count
-//! increment, and recording a token touches only the handles it already holds.
+//! increment, and each token touches only the handles it already holds.
 //!
 //! The number of series a [`Meter`](crate::Meter) creates is capped (default
 //! [`DEFAULT_MAX_SERIES`]); label sets past the cap fold into one series per role whose labels are
