@@ -7,14 +7,10 @@ use tokenmeter::Clock;
 /// The time source that stamps every parsed chunk ([`Chunk::at`](crate::Chunk::at)).
 ///
 /// The default is the request's own tokenmeter [`Clock`]: chunk times and the request's record
-/// are then on one time line, and the meter reads the clock again (a few nanoseconds later) when
-/// it records a token.
-///
-/// A program that needs the meter to record *exactly* the parse instant (a benchmark comparing
-/// its own trace with the meter's record, to the nanosecond) implements
-/// [`recording`](EventClock::recording): it is called with the chunk's time just before the meter
-/// records a token-bearing chunk, on the same thread and with no await point in between, so a
-/// meter clock built on the same source can return that instant for its next read.
+/// are then on one time line, and the meter records each token at its chunk's time
+/// ([`Request::tokens_at`](tokenmeter::Request::tokens_at)), so a program's own trace of the
+/// chunks and the meter's record agree to the nanosecond. Another clock must read the same time
+/// line as the meter's.
 ///
 /// # Examples
 ///
@@ -31,12 +27,6 @@ use tokenmeter::Clock;
 pub trait EventClock {
     /// The time now, on the meter's time line (time since the meter clock's origin).
     fn now(&self) -> Duration;
-
-    /// The meter is about to record a token-bearing chunk parsed at `at`. Does nothing by
-    /// default.
-    fn recording(&self, at: Duration) {
-        let _ = at;
-    }
 }
 
 impl EventClock for Clock {

@@ -17,30 +17,24 @@ use crate::sse::SseChunks;
 /// deltas (0 for role frames, usage chunks and `[DONE]`: they do not set TTFT), its finish
 /// reason, or the error's class, which ends the request.
 ///
-/// Before a token-bearing chunk is recorded it calls [`EventClock::recording`] with the chunk's
-/// time.
-#[derive(Clone, Debug)]
-pub struct ChunkObserver<C> {
-    clock: C,
-}
+/// Each chunk is observed at [`Chunk::at`], the instant the reader parsed it
+/// ([`Observation::at`]): the request's record holds exactly the times the chunks carry.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChunkObserver;
 
-impl<C> ChunkObserver<C> {
-    /// An observer that announces recordings to `clock`.
-    pub fn new(clock: C) -> Self {
-        Self { clock }
+impl ChunkObserver {
+    /// The observer.
+    pub fn new() -> Self {
+        Self
     }
 }
 
-impl<C: EventClock> Observe<Result<Chunk, StreamError>> for ChunkObserver<C> {
+impl Observe<Result<Chunk, StreamError>> for ChunkObserver {
     #[inline]
     fn observe(&mut self, item: &Result<Chunk, StreamError>) -> Observation {
         match item {
             Ok(chunk) => {
-                let tokens = chunk.parsed.tokens;
-                if tokens > 0 {
-                    self.clock.recording(chunk.at);
-                }
-                let observation = Observation::tokens(tokens);
+                let observation = Observation::tokens(chunk.parsed.tokens).at(chunk.at);
                 match chunk.parsed.finish {
                     Some(reason) => observation.with_finish(reason),
                     None => observation,
@@ -104,7 +98,7 @@ pin_project! {
     #[derive(Debug)]
     pub struct MeteredChunks<S, C = Clock> {
         #[pin]
-        inner: Metered<SseChunks<S, C>, ChunkObserver<C>>,
+        inner: Metered<SseChunks<S, C>, ChunkObserver>,
         input_from_usage: bool,
     }
 }
@@ -112,13 +106,14 @@ pin_project! {
 impl<S, C> SseChunks<S, C>
 where
     Self: Stream<Item = Result<Chunk, StreamError>>,
-    C: EventClock + Clone,
+    C: EventClock,
 {
-    /// Measures these chunks as `request` (started when the request was sent).
+    /// Measures these chunks as `request` (started when the request was sent). The chunks'
+    /// clock must read the same time line as the request's series (its clock, or one built on
+    /// the same source): each token is recorded at its chunk's [`Chunk::at`].
     pub fn meter(self, request: Request) -> MeteredChunks<S, C> {
-        let observer = ChunkObserver::new(self.clock().clone());
         MeteredChunks {
-            inner: Metered::new(self, request, observer),
+            inner: Metered::new(self, request, ChunkObserver),
             input_from_usage: true,
         }
     }

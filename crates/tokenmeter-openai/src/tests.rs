@@ -354,40 +354,37 @@ fn dropping_the_stream_mid_body_is_cancelled() {
     assert_eq!((record.output_tokens, record.ttft), (2, Some(2 * MS)));
 }
 
-/// Remembers every announced recording.
+/// The meter's clock shifted by 7 ns: chunk times that the meter's clock would not give.
 #[derive(Clone, Debug)]
-struct Announcing {
-    manual: ManualClock,
-    announced: Arc<Mutex<Vec<Duration>>>,
-}
+struct Shifted(ManualClock);
 
-impl EventClock for Announcing {
+impl EventClock for Shifted {
     fn now(&self) -> Duration {
-        self.manual.now()
-    }
-
-    fn recording(&self, at: Duration) {
-        self.announced.lock().unwrap().push(at);
+        self.0.now() + Duration::from_nanos(7)
     }
 }
 
 #[test]
-fn token_bearing_chunks_are_announced_to_the_clock_with_their_time() {
+fn token_bearing_chunks_are_recorded_at_their_parse_instant() {
     let s = setup();
-    let clock = Announcing {
-        manual: s.manual.clone(),
-        announced: Arc::default(),
-    };
     let parts = ok(&[ROLE, &token("a"), &last("b"), DONE]);
-    let items = all(SseChunks::new(body(&s.manual, parts), clock.clone()).meter(s.request));
+    let clock = Shifted(s.manual.clone());
+    let items = all(SseChunks::new(body(&s.manual, parts), clock).meter(s.request));
     let token_times: Vec<Duration> = items
         .iter()
         .flatten()
         .filter(|c| c.tokens() > 0)
         .map(|c| c.at)
         .collect();
-    assert_eq!(token_times, [2 * MS, 3 * MS]);
-    assert_eq!(*clock.announced.lock().unwrap(), token_times);
+    let shift = Duration::from_nanos(7);
+    assert_eq!(token_times, [2 * MS + shift, 3 * MS + shift]);
+    let record = only(&s.memory);
+    assert_eq!(
+        record.ttft,
+        Some(token_times[0]),
+        "the chunk's time, not a later read"
+    );
+    assert_eq!(record.decode, Some(MS));
 }
 
 /// A body open after `[DONE]` (it never ends), or garbage and invalid UTF-8 after it: the

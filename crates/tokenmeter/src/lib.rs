@@ -113,7 +113,7 @@ pub mod stream;
 pub use clock::{Clock, ManualClock, TimeSource};
 pub use meter::{Meter, MeterBuilder};
 pub use outcome::{Degradation, ErrorClass, FinishReason, Outcome};
-pub use record::RequestRecord;
+pub use record::{ItemTime, RequestRecord};
 pub use request::{Observation, Request};
 pub use series::{Labels, Role, Series};
 pub use stream::{MeterExt, Metered};

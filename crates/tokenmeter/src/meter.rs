@@ -70,7 +70,7 @@ impl Meter {
     }
 
     /// A recorder for one engine's steps (batch size, tokens, duration), labelled by `labels`'
-    /// model and provider. Build it once per engine; recording a step allocates nothing.
+    /// model and provider. Build it once per engine; a step then allocates nothing.
     pub fn steps(&self, labels: &Labels<'_>) -> StepRecorder {
         StepRecorder::new(&*self.shared.sink, &labels.sanitized())
     }

@@ -68,8 +68,23 @@ pub struct RequestRecord {
     pub decode: Option<Duration>,
     /// Last token − scheduled.
     pub inference: Option<Duration>,
-    /// End − arrival. The end is the stream's end, the error, or the drop.
+    /// End − arrival. The end is the stream's end, the error, or the drop: what the caller
+    /// waited. The last token may come earlier ([`time_to_last_token`](Self::time_to_last_token)).
     pub e2e: Duration,
+    /// Every token-bearing item, oldest first, when a sink of the series asked for them
+    /// ([`SeriesSink::keeps_item_times`](crate::sink::SeriesSink::keeps_item_times)); `None`
+    /// otherwise. One entry per item: bound the stream if its length is not trusted.
+    pub item_times: Option<Vec<ItemTime>>,
+}
+
+/// When one token-bearing item arrived ([`RequestRecord::item_times`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ItemTime {
+    /// Its time − arrival: the first item's offset is the TTFT.
+    pub offset: Duration,
+    /// Tokens it carried (≥ 1).
+    pub tokens: u32,
 }
 
 impl RequestRecord {
@@ -80,6 +95,67 @@ impl RequestRecord {
         let steps = self.output_tokens.checked_sub(1).filter(|&n| n > 0)?;
         let per = decode.as_nanos() / u128::from(steps);
         Some(Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX)))
+    }
+
+    /// [`tpot`](Self::tpot) in seconds, computed in floating point (decode in seconds / (output
+    /// tokens − 1)) as `vllm bench serve` does, without the rounding to a whole nanosecond.
+    pub fn tpot_seconds(&self) -> Option<f64> {
+        let decode = self.decode?;
+        let steps = self.output_tokens.checked_sub(1).filter(|&n| n > 0)?;
+        Some(decode.as_secs_f64() / steps as f64)
+    }
+
+    /// Last token − arrival (TTFT + decode): the end of a request's latency in `vllm bench
+    /// serve`, which stops at the last token-bearing chunk. `None` without a token. It is at
+    /// most [`e2e`](Self::e2e), which also waits for the frames after the last token.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Labels, ManualClock, Meter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&clock);
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// clock.advance(Duration::from_millis(30));
+    /// request.tokens(1);
+    /// clock.advance(Duration::from_millis(2)); // the finish and usage frames
+    /// request.succeed();
+    /// let record = &memory.records()[0];
+    /// assert_eq!(record.time_to_last_token(), Some(Duration::from_millis(30)));
+    /// assert_eq!(record.e2e, Duration::from_millis(32));
+    /// ```
+    pub fn time_to_last_token(&self) -> Option<Duration> {
+        Some(self.ttft? + self.decode?)
+    }
+
+    /// The gaps between consecutive token-bearing items (one ITL sample each, as the sinks
+    /// got them), from [`item_times`](Self::item_times); none when they were not kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Clock, Labels, ManualClock, Meter, sink::InMemorySink};
+    ///
+    /// let clock = ManualClock::new();
+    /// let memory = InMemorySink::with_item_times();
+    /// let meter = Meter::builder().clock(Clock::manual(&clock)).sink(memory.clone()).build();
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// for gap_ms in [20, 5, 7] {
+    ///     clock.advance(Duration::from_millis(gap_ms));
+    ///     request.tokens(1);
+    /// }
+    /// request.succeed();
+    /// let gaps: Vec<Duration> = memory.records()[0].item_gaps().collect();
+    /// assert_eq!(gaps, [Duration::from_millis(5), Duration::from_millis(7)]);
+    /// ```
+    pub fn item_gaps(&self) -> impl Iterator<Item = Duration> + '_ {
+        let times = self.item_times.as_deref().unwrap_or_default();
+        times
+            .windows(2)
+            .map(|w| w[1].offset.saturating_sub(w[0].offset))
     }
 
     /// Output tokens per second over the whole request (output tokens / E2E). `None` for a zero

@@ -7,8 +7,9 @@ use anyhow::{Context as _, bail};
 
 use crate::bench::client::Api;
 use crate::bench::runner::Load;
-use crate::bench::slo::{Slo, parse_duration};
+use crate::bench::slo::Slo;
 use crate::bench::workload::{ArrivalKind, LengthDist, Source, load_dataset};
+use tokenmeter_slo::spec::parse_duration;
 
 /// Options of `tokenmeter bench`.
 #[derive(Debug, Clone, clap::Args)]

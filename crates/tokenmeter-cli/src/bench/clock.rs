@@ -1,29 +1,14 @@
-//! The bench clock: one monotonic origin shared by the client, the trace and the core meter, with
-//! a per-thread latch so that the core records the exact instant at which the client parsed an
-//! SSE event.
+//! The bench clock: one monotonic origin shared by the client, the trace and the core meter.
 //!
-//! The client stamps each SSE event with [`BenchClock::now`] when it has been parsed (the clock
-//! is the `tokenmeter_openai::EventClock` of the metered response), stores that offset in the
-//! trace, and the metered stream announces it ([`EventClock::recording`]) just before the core
-//! records the token: [`latch`] makes the core's next clock read on the same thread (inside
-//! `Request::tokens`, with no await point in between) return that same offset instead of reading
-//! the time again, so the trace and the core agree to the nanosecond.
+//! The client's SSE reader stamps each event with [`BenchClock::now`] when it has been parsed;
+//! the core records every token at that stamp (`Request::tokens_at`), so the trace, which is
+//! built from the core's records, holds the parse instants exactly.
 
-use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokenmeter::{Clock, TimeSource};
 use tokenmeter_openai::EventClock;
-
-thread_local! {
-    static LATCHED: Cell<Option<Duration>> = const { Cell::new(None) };
-}
-
-/// Makes the next read of a [`BenchClock`]'s meter clock on this thread return `at` (once).
-fn latch(at: Duration) {
-    LATCHED.with(|cell| cell.set(Some(at)));
-}
 
 /// A monotonic clock whose origin is the start of the benchmark.
 #[derive(Clone, Debug)]
@@ -38,9 +23,7 @@ struct Source {
 
 impl TimeSource for Source {
     fn now(&self) -> Duration {
-        LATCHED
-            .with(Cell::take)
-            .unwrap_or_else(|| self.origin.elapsed())
+        self.origin.elapsed()
     }
 }
 
@@ -57,12 +40,12 @@ impl BenchClock {
         }
     }
 
-    /// Time since the origin, read now (never latched).
+    /// Time since the origin.
     pub(crate) fn now(&self) -> Duration {
         self.source.origin.elapsed()
     }
 
-    /// The same time source as a tokenmeter [`Clock`], honouring [`latch`].
+    /// The same time source as a tokenmeter [`Clock`], for the meter.
     pub(crate) fn meter_clock(&self) -> Clock {
         Clock::custom(self.source.clone())
     }
@@ -72,10 +55,6 @@ impl EventClock for BenchClock {
     fn now(&self) -> Duration {
         BenchClock::now(self)
     }
-
-    fn recording(&self, at: Duration) {
-        latch(at);
-    }
 }
 
 #[cfg(test)]
@@ -83,12 +62,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_latched_instant_is_read_once_by_the_meter_clock() {
-        let clock = BenchClock::start();
-        let meter = clock.meter_clock();
-        clock.recording(Duration::from_nanos(7)); // what the metered response calls
-        assert_eq!(meter.now(), Duration::from_nanos(7));
-        assert!(meter.now() >= clock.now().saturating_sub(Duration::from_secs(1)));
-        assert_ne!(meter.now(), Duration::from_nanos(7));
+    fn the_meter_clock_reads_the_same_time_line() {
+        let origin = Instant::now() - Duration::from_secs(5);
+        let clock = BenchClock::with_origin(origin);
+        let (a, b, c) = (clock.now(), clock.meter_clock().now(), clock.now());
+        assert!(
+            a >= Duration::from_secs(5) && a <= b && b <= c,
+            "{a:?} {b:?} {c:?}"
+        );
     }
 }

@@ -4,14 +4,16 @@
 //! | Module | Concept |
 //! |---|---|
 //! | [`args`] | flags, their validation into a plan |
-//! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s` and the goodput predicate |
+//! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
 //! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
-//! | [`clock`] | the shared clock, latched so that trace and core agree |
+//! | [`records`] | the sink that hands each request's core record back to its client |
+//! | [`measured`] | one request: the core's record and what only the client knows |
+//! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
-//! | [`trace`] | the per-request raw timestamps (`--trace`) |
-//! | [`summary`] | the `vllm bench serve` formulas over the traces |
+//! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
+//! | [`summary`] | the `vllm bench serve` statistics of the core's records |
 //! | [`output`] | table, `--json`, `--html` with charts |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
@@ -21,8 +23,10 @@ mod client;
 mod clock;
 mod discover;
 mod embedded;
+mod measured;
 mod output;
 mod progress;
+mod records;
 mod runner;
 mod sanitize;
 mod selfcheck;
@@ -44,19 +48,18 @@ use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 use serde_json::json;
 use tokenmeter::Meter;
-use tokenmeter::sink::InMemorySink;
 use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
 use crate::bench::args::{Plan, display_url, endpoint_url};
 use crate::bench::client::{ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
+use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
 use crate::bench::runner::Load;
 use crate::bench::summary::summarize;
 use crate::bench::sweep::{Rates, SweepResult, SweepStep};
-use crate::bench::trace::Trace;
 use crate::bench::workload::Source;
 use crate::serve::read_spec;
 
@@ -110,18 +113,14 @@ pub(crate) async fn bench(
         (None, None) => discover::model(&url, key.as_ref(), args.follow_redirects).await?,
     };
     let clock = BenchClock::start();
-    let core = InMemorySink::new();
     let monitor = match &args.slo_spec {
         Some(path) => Some(SloMonitor::new(read_spec(path)?, clock.meter_clock())),
         None => None,
     };
-    let mut meter = Meter::builder()
-        .clock(clock.meter_clock())
-        .sink(core.clone());
+    let mut meter = Meter::builder();
     if let Some(monitor) = &monitor {
         meter = meter.sink(monitor.clone());
     }
-    let meter = meter.build();
     let target = Target {
         url,
         api,
@@ -131,7 +130,7 @@ pub(crate) async fn bench(
         follow_redirects: args.follow_redirects,
         max_event_size: args.max_event_size,
     };
-    let client = Arc::new(Client::new(target, key, clock, &meter)?);
+    let client = Arc::new(Client::new(target, key, clock, meter)?);
     let mut info = RunInfo {
         url: display_url(&client.target().url),
         model: client.sanitizer().clean(&model),
@@ -193,8 +192,7 @@ pub(crate) async fn bench(
     for warning in summary::usage_warnings(&traces) {
         eprintln!("warning: {warning}");
     }
-    check_core(&core, &traces);
-    if !traces.iter().any(Trace::succeeded) {
+    if !traces.iter().any(Measured::succeeded) {
         let first = traces
             .iter()
             .find_map(|t| t.error.as_ref().map(ToString::to_string))
@@ -213,7 +211,7 @@ async fn run_sweep(
     rates: &[f64],
     client: Arc<Client>,
     rng: &mut StdRng,
-) -> (SweepResult, Vec<Trace>) {
+) -> (SweepResult, Vec<Measured>) {
     let rates = if rates.is_empty() {
         Rates::Doubling {
             start: match plan.load {
@@ -265,26 +263,6 @@ async fn run_sweep(
         capacities,
     };
     (result, all)
-}
-
-/// The core meter saw every request the traces hold, with the same outcomes; a mismatch is a
-/// bug worth reporting, not a reason to fail the run.
-fn check_core(core: &InMemorySink, traces: &[Trace]) {
-    let report = core.report();
-    let ours = summary::Outcomes::of(traces);
-    if report.requests != traces.len() as u64
-        || report.outcomes.success != ours.success
-        || report.outcomes.errors_total() != ours.errors_total()
-    {
-        eprintln!(
-            "warning: tokenmeter's client-side records ({} requests, {} successes) disagree with \
-             the traces ({} requests, {} successes); please report this",
-            report.requests,
-            report.outcomes.success,
-            traces.len(),
-            ours.success
-        );
-    }
 }
 
 fn describe_workload(source: &Source) -> String {

@@ -4,7 +4,7 @@ use std::io::IsTerminal as _;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::bench::trace::Trace;
+use crate::bench::measured::Measured;
 
 /// Counts finished requests while a run goes.
 #[derive(Debug)]
@@ -37,8 +37,8 @@ impl Progress {
     }
 
     /// One request finished.
-    pub(crate) fn finished(&mut self, trace: &Trace) {
-        if trace.succeeded() {
+    pub(crate) fn finished(&mut self, measured: &Measured) {
+        if measured.succeeded() {
             self.ok += 1;
         } else {
             self.failed += 1;

@@ -1,5 +1,5 @@
 //! Runs one load: sends the request specs at their arrival times (or at a fixed concurrency)
-//! and collects every request's trace.
+//! and collects every request's measurement.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +9,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::bench::client::Client;
+use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
-use crate::bench::trace::Trace;
 use crate::bench::workload::{ArrivalKind, RequestSpec, open_loop};
 
 /// How requests are released.
@@ -57,14 +57,14 @@ impl std::fmt::Display for Load {
     }
 }
 
-/// Sends every spec and returns the traces, ordered by request id.
+/// Sends every spec and returns the measurements, ordered by request id.
 pub(crate) async fn run(
     client: Arc<Client>,
     specs: Vec<RequestSpec>,
     load: Load,
     rng: &mut impl Rng,
     progress: &mut Progress,
-) -> Vec<Trace> {
+) -> Vec<Measured> {
     let n = specs.len();
     let (offsets, slots) = match load {
         Load::Rate {
@@ -98,9 +98,9 @@ pub(crate) async fn run(
         };
         let client = client.clone();
         tasks.spawn(async move {
-            let trace = client.send(&spec).await;
+            let measured = client.send(&spec).await;
             drop(permit);
-            (spec.id, trace)
+            (spec.id, measured)
         });
     }
     while let Some(done) = tasks.join_next().await {
@@ -111,15 +111,14 @@ pub(crate) async fn run(
 }
 
 fn collect(
-    done: Result<(u64, Trace), tokio::task::JoinError>,
-    traces: &mut Vec<Trace>,
+    done: Result<(u64, Measured), tokio::task::JoinError>,
+    traces: &mut Vec<Measured>,
     progress: &mut Progress,
 ) {
-    let trace = match done {
-        Ok((_, trace)) => trace,
-        Err(error) => Trace {
-            outcome: "error".into(),
-            error_class: Some(tokenmeter::ErrorClass::Other.as_str().into()),
+    let measured = match done {
+        Ok((_, measured)) => measured,
+        // Lost with its task: no record (an error of class `_OTHER`).
+        Err(error) => Measured {
             // Not the panic's message: it could quote what the server sent.
             error: Some(
                 crate::bench::sanitize::Sanitizer::default().clean(if error.is_panic() {
@@ -128,9 +127,9 @@ fn collect(
                     "the request task was cancelled"
                 }),
             ),
-            ..Trace::default()
+            ..Measured::default()
         },
     };
-    progress.finished(&trace);
-    traces.push(trace);
+    progress.finished(&measured);
+    traces.push(measured);
 }

@@ -1,10 +1,17 @@
-//! `--slo ttft=1s,tpot=50ms,e2e=20s`: per-request latency objectives, and the goodput predicate.
+//! `--slo ttft=1s,tpot=50ms,e2e=20s`: the shorthand for per-request latency objectives. It
+//! compiles into a class of a `tokenmeter-slo` spec ([`Slo::class`]) whose [`Verdict`] decides which
+//! requests are good; durations are read by `tokenmeter-slo`'s parser.
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
+use tokenmeter::RequestRecord;
+use tokenmeter_slo::spec::parse_duration;
+use tokenmeter_slo::{LatencyMetric, Objective, SloClass, Verdict};
+
+use crate::bench::measured::Measured;
 
 /// A request is *good* when it succeeded and met every objective given (inclusive `≤`).
 /// An objective left out is not checked.
@@ -44,12 +51,12 @@ pub(crate) enum SloError {
     #[error("objective `{0}` is given twice; keep one")]
     Repeated(String),
     /// The value is not a duration.
-    #[error("objective `{name}`: {source}")]
+    #[error("objective `{name}`: {reason}")]
     Duration {
         /// The objective.
         name: String,
         /// Why the value is not a duration.
-        source: DurationError,
+        reason: String,
     },
 }
 
@@ -76,9 +83,9 @@ impl FromStr for Slo {
             if slot.is_some() {
                 return Err(SloError::Repeated(name));
             }
-            let duration = parse_duration(value).map_err(|source| SloError::Duration {
+            let duration = parse_duration(value).map_err(|reason| SloError::Duration {
                 name: name.clone(),
-                source,
+                reason,
             })?;
             *slot = Some(duration);
         }
@@ -92,27 +99,59 @@ impl Slo {
         self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
     }
 
-    /// Whether a successful request with these measurements meets every objective. A missing
-    /// TTFT (no token arrived) fails a TTFT objective; a missing TPOT (one output token or
-    /// fewer) passes a TPOT objective, as in `vllm bench serve`.
-    pub(crate) fn met(
-        &self,
-        ttft: Option<Duration>,
-        tpot: Option<Duration>,
-        e2e: Duration,
-    ) -> bool {
-        let ttft_ok = match (self.ttft, ttft) {
-            (None, _) => true,
-            (Some(limit), Some(value)) => value <= limit,
-            (Some(_), None) => false,
-        };
-        let tpot_ok = match (self.tpot, tpot) {
-            (Some(limit), Some(value)) => value <= limit,
-            _ => true,
-        };
-        let e2e_ok = self.e2e.is_none_or(|limit| e2e <= limit);
-        ttft_ok && tpot_ok && e2e_ok
+    /// The objectives as a class of a `tokenmeter-slo` spec (named `bench`, matching every
+    /// request): a latency objective per metric given, named `ttft`, `tpot`, `e2e` (the
+    /// percentile, 99, only matters to a monitor). `None` when no objective is given.
+    pub(crate) fn class(&self) -> Option<SloClass> {
+        let mut class = SloClass::new("bench");
+        for (metric, limit) in [
+            (LatencyMetric::Ttft, self.ttft),
+            (LatencyMetric::Tpot, self.tpot),
+            (LatencyMetric::E2e, self.e2e),
+        ] {
+            if let Some(limit) = limit {
+                class =
+                    class.objective(Objective::latency(metric, 99.0, limit).named(metric.as_str()));
+            }
+        }
+        (!class.objectives.is_empty()).then_some(class)
     }
+}
+
+/// Decides which requests are good: [`Verdict`] against the compiled spec's class, on the
+/// latencies `vllm bench serve` uses (E2E ends at the last token, [`Measured::latency`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Judge {
+    class: Option<SloClass>,
+}
+
+impl Judge {
+    /// A judge for `slo`.
+    pub(crate) fn new(slo: &Slo) -> Self {
+        Self { class: slo.class() }
+    }
+
+    /// True when `measured` succeeded (not degraded) and met every objective (inclusive `≤`).
+    /// An objective whose value was not observed does not count, as in `vllm bench serve`
+    /// (no TPOT for a one-token answer; no TTFT when no token came).
+    pub(crate) fn is_good(&self, measured: &Measured) -> bool {
+        let Some(record) = &measured.record else {
+            return false;
+        };
+        match &self.class {
+            None => record.outcome.is_success(),
+            Some(class) => Verdict::of(class, &vllm_view(record, measured)).good,
+        }
+    }
+}
+
+/// The record as `vllm bench serve` times it: its E2E ends at the last token-bearing chunk,
+/// not at the end of the stream (the finish and usage frames come after it).
+fn vllm_view(record: &RequestRecord, measured: &Measured) -> RequestRecord {
+    let mut view = record.clone();
+    view.item_times = None;
+    view.e2e = measured.latency().unwrap_or(record.e2e);
+    view
 }
 
 impl fmt::Display for Slo {
@@ -133,48 +172,6 @@ impl fmt::Display for Slo {
         }
         Ok(())
     }
-}
-
-/// Why a duration was rejected.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[non_exhaustive]
-pub(crate) enum DurationError {
-    /// No unit after the number.
-    #[error("`{0}` has no unit; add one of us, ms, s, m (e.g. `250ms`)")]
-    NoUnit(String),
-    /// An unknown unit.
-    #[error("`{0}` has an unknown unit; use us, ms, s or m (e.g. `250ms`)")]
-    BadUnit(String),
-    /// Not a finite, non-negative number.
-    #[error("`{0}` is not a non-negative number followed by a unit (e.g. `1.5s`)")]
-    BadNumber(String),
-}
-
-/// Parses `250ms`, `1.5s`, `2m`, `800us`.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    if number.is_empty() {
-        return Err(DurationError::BadNumber(text.to_owned()));
-    }
-    if unit.is_empty() {
-        return Err(DurationError::NoUnit(text.to_owned()));
-    }
-    let value: f64 = number
-        .parse()
-        .map_err(|_| DurationError::BadNumber(text.to_owned()))?;
-    let scale = match unit.trim() {
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        _ => return Err(DurationError::BadUnit(text.to_owned())),
-    };
-    Duration::try_from_secs_f64(value * scale)
-        .map_err(|_| DurationError::BadNumber(text.to_owned()))
 }
 
 /// `1.5s`, `250ms`, `800us`: the shortest exact-looking form.
@@ -223,23 +220,57 @@ mod tests {
         assert!(err("latency=1s").contains("use ttft, tpot or e2e"));
         assert!(err("ttft=1s,ttft=2s").contains("twice"));
         assert!(err("ttft=1").contains("no unit"));
-        assert!(err("ttft=1h").contains("unknown unit"));
-        assert!(err("ttft=-1s").contains("non-negative"));
-        assert!(err("ttft=1.2.3s").contains("non-negative"));
+        assert!(err("ttft=1y").contains("unknown unit"));
+        assert!(err("ttft=-1s").contains("does not start with a number"));
+        assert!(err("ttft=1.2.3s").contains("does not start with a number"));
+    }
+
+    /// A record through the bench's own sink: tokens at the given ms after the send, the end
+    /// `tail_ms` after the last one.
+    fn measured(tokens_at_ms: &[u64], output_tokens: u64, tail_ms: u64) -> Measured {
+        use tokenmeter::{Clock, Labels, ManualClock, Meter};
+        let time = ManualClock::new();
+        let records = crate::bench::records::Records::default();
+        let meter = Meter::builder()
+            .clock(Clock::manual(&time))
+            .sink(records.clone())
+            .build();
+        let mut request = meter.series(&Labels::client("chat")).start();
+        let id = request.id();
+        for &at in tokens_at_ms {
+            request.tokens_at(1, ms(at));
+        }
+        request.set_output_tokens(output_tokens);
+        time.advance(ms(tokens_at_ms.last().copied().unwrap_or(0) + tail_ms));
+        request.succeed();
+        Measured {
+            record: records.take(id),
+            ..Measured::default()
+        }
     }
 
     #[test]
-    fn the_predicate_is_inclusive_and_joint() {
-        let slo: Slo = "ttft=100ms,tpot=10ms,e2e=1s".parse().unwrap();
-        assert!(slo.met(Some(ms(100)), Some(ms(10)), ms(1000)));
-        assert!(!slo.met(Some(ms(101)), Some(ms(10)), ms(1000)));
-        assert!(!slo.met(Some(ms(100)), Some(ms(11)), ms(1000)));
-        assert!(!slo.met(Some(ms(100)), Some(ms(10)), ms(1001)));
+    fn the_verdict_is_inclusive_joint_and_ends_e2e_at_the_last_token() {
+        let judge = Judge::new(&"ttft=100ms,tpot=10ms,e2e=1s".parse().unwrap());
+        // TTFT 100 ms, TPOT (1000 − 100) / 90 = 10 ms, last token at 1 s, stream end 5 ms later.
         assert!(
-            !slo.met(None, None, ms(1)),
-            "no token fails a TTFT objective"
+            judge.is_good(&measured(&[100, 1000], 91, 5)),
+            "all at their limits"
         );
-        assert!(slo.met(Some(ms(1)), None, ms(1)), "no TPOT passes");
-        assert!(Slo::default().met(None, None, ms(99_999)));
+        assert!(!judge.is_good(&measured(&[101, 1000], 91, 5)));
+        assert!(!judge.is_good(&measured(&[100, 1000], 90, 5)), "TPOT above");
+        assert!(
+            !judge.is_good(&measured(&[100, 1001], 1000, 0)),
+            "E2E above"
+        );
+        assert!(judge.is_good(&measured(&[100], 1, 0)), "no TPOT passes");
+        assert!(
+            judge.is_good(&measured(&[], 0, 1)),
+            "no token: no TTFT to judge, as in vLLM (its TTFT is then 0)"
+        );
+        let lost = Measured::default();
+        assert!(!judge.is_good(&lost), "a lost request is not good");
+        assert!(Judge::new(&Slo::default()).is_good(&measured(&[5_000], 1, 0)));
+        assert!(Slo::default().class().is_none());
     }
 }

@@ -1,14 +1,19 @@
-//! The bench summary, computed from the traces alone with the formulas of `vllm bench serve`
-//! (`docs/metrics.md` §5):
+//! The bench summary, computed from the core's records ([`Measured`]) with the formulas of
+//! `vllm bench serve` 0.33 (`calculate_metrics`, `docs/metrics.md` §5), every statistic a core
+//! [`Summary`] (numpy's mean, population std and linearly interpolated percentiles):
 //!
-//! - TTFT = first token-bearing event − send; E2EL = last data event − send;
-//!   TPOT = (E2EL − TTFT) / (output tokens − 1) for more than one output token;
-//!   ITL = gaps between consecutive token-bearing events, pooled over requests.
-//! - Latency and token percentiles are over successful requests, like `numpy.percentile`.
+//! - TTFT = first token-bearing chunk − send (`RequestRecord::ttft`);
+//!   E2E = last token-bearing chunk − send (`RequestRecord::time_to_last_token`; the stream's
+//!   end when no token came); TPOT = (E2E − TTFT) / (output tokens − 1) for more than one
+//!   output token, in floating point (`RequestRecord::tpot_seconds`); ITL = gaps between
+//!   consecutive token-bearing chunks (`RequestRecord::item_gaps`), pooled over requests.
+//! - The end of the stream (the finish and usage frames come after the last token), what a
+//!   caller waits, is `e2e_stream` (`RequestRecord::e2e`).
+//! - Latency and token statistics are over successful requests.
 //! - duration = last end − first send; throughput = successful / duration;
 //!   output tok/s = Σ output tokens of successful requests / duration.
-//! - goodput = requests that succeeded and met every SLO (inclusive ≤) / duration;
-//!   attainment = good / all requests sent.
+//! - goodput = requests that succeeded and met every SLO (inclusive ≤, judged by
+//!   `tokenmeter-slo`, [`Judge`]) / duration; attainment = good / all requests sent.
 //! - Token sums saturate at `u64::MAX` (a server may send any count); requests whose `usage`
 //!   was unusable or disagreed with the stream are counted and warned about
 //!   ([`usage_warnings`]).
@@ -16,51 +21,41 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use tokenmeter::Outcome;
 use tokenmeter::report::Summary;
 
-use crate::bench::slo::Slo;
-use crate::bench::trace::Trace;
+use crate::bench::measured::Measured;
+use crate::bench::slo::{Judge, Slo};
 
-/// Count, mean, percentiles and max of one quantity (seconds, or tokens).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub(crate) struct Stat {
-    /// Samples.
-    pub(crate) count: u64,
-    /// Mean.
-    pub(crate) mean: f64,
-    /// Median.
-    pub(crate) p50: f64,
-    /// 90th percentile.
-    pub(crate) p90: f64,
-    /// 95th percentile.
-    pub(crate) p95: f64,
-    /// 99th percentile.
-    pub(crate) p99: f64,
-    /// Largest.
-    pub(crate) max: f64,
-}
-
-impl From<Summary> for Stat {
-    fn from(s: Summary) -> Self {
-        Self {
-            count: s.count,
-            mean: s.mean,
-            p50: s.p50,
-            p90: s.p90,
-            p95: s.p95,
-            p99: s.p99,
-            max: s.max,
-        }
+/// Serialises a [`Summary`] as `{count, mean, std, p50, p90, p95, p99, max}`.
+pub(crate) fn stat<S: Serializer>(s: &Summary, out: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Json {
+        count: u64,
+        mean: f64,
+        std: f64,
+        p50: f64,
+        p90: f64,
+        p95: f64,
+        p99: f64,
+        max: f64,
     }
+    Json {
+        count: s.count,
+        mean: s.mean,
+        std: s.std,
+        p50: s.p50,
+        p90: s.p90,
+        p95: s.p95,
+        p99: s.p99,
+        max: s.max,
+    }
+    .serialize(out)
 }
 
-fn stat(values: impl Iterator<Item = f64>) -> Stat {
-    Summary::of(values.collect()).into()
-}
-
-fn secs(values: impl Iterator<Item = Duration>) -> Stat {
-    stat(values.map(|d| d.as_secs_f64()))
+fn secs(values: impl Iterator<Item = Duration>) -> Summary {
+    Summary::of_durations(values)
 }
 
 /// Requests by outcome; errors by class.
@@ -77,17 +72,17 @@ pub(crate) struct Outcomes {
 }
 
 impl Outcomes {
-    /// Counts the outcomes of `traces`.
-    pub(crate) fn of(traces: &[Trace]) -> Self {
+    /// Counts the outcomes of `measured`.
+    pub(crate) fn of(measured: &[Measured]) -> Self {
         let mut counts = Self::default();
-        for trace in traces {
-            match trace.outcome.as_str() {
-                "success" => counts.success += 1,
-                "degraded" => counts.degraded += 1,
-                "cancelled" => counts.cancelled += 1,
-                _ => {
-                    let class = trace.error_class.clone().unwrap_or_else(|| "_OTHER".into());
-                    *counts.errors.entry(class).or_default() += 1;
+        for one in measured {
+            match one.outcome() {
+                Outcome::Success => counts.success += 1,
+                Outcome::Degraded(_) => counts.degraded += 1,
+                Outcome::Cancelled => counts.cancelled += 1,
+                other => {
+                    let class = other.error_class().map_or("_OTHER", |c| c.as_str());
+                    *counts.errors.entry(class.to_owned()).or_default() += 1;
                 }
             }
         }
@@ -120,17 +115,26 @@ pub(crate) struct BenchSummary {
     /// Σ output tokens of successful requests.
     pub(crate) total_output_tokens: u64,
     /// Time to first token (s).
-    pub(crate) ttft: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) ttft: Summary,
     /// Time per output token (s).
-    pub(crate) tpot: Stat,
-    /// Inter-token latency (s), one sample per token-bearing event after the first.
-    pub(crate) itl: Stat,
-    /// End-to-end latency (s).
-    pub(crate) e2e: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) tpot: Summary,
+    /// Inter-token latency (s), one sample per token-bearing chunk after the first.
+    #[serde(serialize_with = "stat")]
+    pub(crate) itl: Summary,
+    /// End-to-end latency (s) as `vllm bench serve` measures it: to the last token.
+    #[serde(serialize_with = "stat")]
+    pub(crate) e2e: Summary,
+    /// End-to-end latency (s) to the end of the stream: what a caller waits.
+    #[serde(serialize_with = "stat")]
+    pub(crate) e2e_stream: Summary,
     /// Input tokens per successful request.
-    pub(crate) input_tokens: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) input_tokens: Summary,
     /// Output tokens per successful request.
-    pub(crate) output_tokens: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) output_tokens: Summary,
     /// The objectives.
     pub(crate) slo: Slo,
     /// Requests that succeeded and met every objective.
@@ -154,58 +158,56 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
     values.fold(0, u64::saturating_add)
 }
 
-/// (usage discrepancies, unusable usages) over `traces`.
-fn usage_counts(traces: &[Trace]) -> (u64, u64) {
-    let discrepancies = traces.iter().filter(|t| t.usage_discrepancy.is_some());
-    let unusable = traces
+/// (usage discrepancies, unusable usages) over `measured`.
+fn usage_counts(measured: &[Measured]) -> (u64, u64) {
+    let discrepancies = measured.iter().filter(|m| m.usage_discrepancy.is_some());
+    let unusable = measured
         .iter()
-        .filter(|t| t.usage.is_some_and(|u| u.unusable));
+        .filter(|m| m.usage.is_some_and(|u| u.unusable));
     (discrepancies.count() as u64, unusable.count() as u64)
 }
 
-/// One warning line per kind of `usage` trouble in `traces` (none when there was none).
-pub(crate) fn usage_warnings(traces: &[Trace]) -> Vec<String> {
-    let (discrepancies, unusable) = usage_counts(traces);
+/// One warning line per kind of `usage` trouble in `measured` (none when there was none).
+pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
+    let (discrepancies, unusable) = usage_counts(measured);
     let mut warnings = Vec::new();
     if discrepancies > 0 {
         warnings.push(format!(
             "{discrepancies} of {} requests reported usage.completion_tokens below their token-bearing chunks or above max_tokens; their output tokens are the server's usage, as vLLM's bench counts them (see usage_discrepancy in --trace)",
-            traces.len()
+            measured.len()
         ));
     }
     if unusable > 0 {
         warnings.push(format!(
             "{unusable} of {} requests sent a usage count that is not a non-negative integer; it was ignored and their tokens counted from the stream (usage.unusable in --trace)",
-            traces.len()
+            measured.len()
         ));
     }
     warnings
 }
 
-/// Last end − first send.
-pub(crate) fn duration(traces: &[Trace]) -> Duration {
-    let start = traces.iter().map(|t| t.send_ns).min().unwrap_or(0);
-    let end = traces.iter().map(|t| t.end_ns).max().unwrap_or(0);
-    Duration::from_nanos(end.saturating_sub(start))
-}
-
-/// True when `trace` succeeded and met every objective of `slo`.
-pub(crate) fn is_good(trace: &Trace, slo: &Slo) -> bool {
-    trace.succeeded() && slo.met(trace.ttft(), trace.tpot(), trace.e2e())
+/// Last end − first send, over the requests the core recorded.
+pub(crate) fn duration(measured: &[Measured]) -> Duration {
+    let records = || measured.iter().filter_map(|m| m.record.as_ref());
+    let start = records().map(|r| r.arrival).min().unwrap_or_default();
+    let end = records().map(|r| r.end()).max().unwrap_or_default();
+    end.saturating_sub(start)
 }
 
 /// Summarises a run.
-pub(crate) fn summarize(traces: &[Trace], slo: &Slo) -> BenchSummary {
-    let ok: Vec<&Trace> = traces.iter().filter(|t| t.succeeded()).collect();
-    let duration = duration(traces).as_secs_f64();
+pub(crate) fn summarize(measured: &[Measured], slo: &Slo) -> BenchSummary {
+    let ok: Vec<&Measured> = measured.iter().filter(|m| m.succeeded()).collect();
+    let records = || ok.iter().filter_map(|m| m.record.as_ref());
+    let duration = duration(measured).as_secs_f64();
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
-    let total_input = total(ok.iter().map(|t| t.prompt_tokens()));
-    let total_output = total(ok.iter().map(|t| t.output_tokens));
-    let good: Vec<&Trace> = traces.iter().filter(|t| is_good(t, slo)).collect();
-    let good_output = total(good.iter().map(|t| t.output_tokens));
-    let (usage_discrepancies, usage_unusable) = usage_counts(traces);
+    let total_input = total(ok.iter().map(|m| m.prompt_tokens()));
+    let total_output = total(ok.iter().map(|m| m.output_tokens()));
+    let judge = Judge::new(slo);
+    let good: Vec<&Measured> = measured.iter().filter(|m| judge.is_good(m)).collect();
+    let good_output = total(good.iter().map(|m| m.output_tokens()));
+    let (usage_discrepancies, usage_unusable) = usage_counts(measured);
     BenchSummary {
-        requests: traces.len() as u64,
+        requests: measured.len() as u64,
         successful: ok.len() as u64,
         duration_s: duration,
         request_throughput: per_second(ok.len() as f64),
@@ -213,22 +215,23 @@ pub(crate) fn summarize(traces: &[Trace], slo: &Slo) -> BenchSummary {
         total_token_throughput: per_second(total_input.saturating_add(total_output) as f64),
         total_input_tokens: total_input,
         total_output_tokens: total_output,
-        ttft: secs(ok.iter().filter_map(|t| t.ttft())),
-        tpot: secs(ok.iter().filter_map(|t| t.tpot())),
-        itl: secs(ok.iter().flat_map(|t| t.itls())),
-        e2e: secs(ok.iter().map(|t| t.e2e())),
-        input_tokens: stat(ok.iter().map(|t| t.prompt_tokens() as f64)),
-        output_tokens: stat(ok.iter().map(|t| t.output_tokens as f64)),
+        ttft: secs(records().filter_map(|r| r.ttft)),
+        tpot: Summary::of(records().filter_map(|r| r.tpot_seconds()).collect()),
+        itl: secs(records().flat_map(|r| r.item_gaps())),
+        e2e: secs(ok.iter().filter_map(|m| m.latency())),
+        e2e_stream: secs(records().map(|r| r.e2e)),
+        input_tokens: Summary::of(ok.iter().map(|m| m.prompt_tokens() as f64).collect()),
+        output_tokens: Summary::of(ok.iter().map(|m| m.output_tokens() as f64).collect()),
         slo: *slo,
         good_requests: good.len() as u64,
         goodput: per_second(good.len() as f64),
         goodput_output_tokens: per_second(good_output as f64),
-        attainment: if traces.is_empty() {
+        attainment: if measured.is_empty() {
             0.0
         } else {
-            good.len() as f64 / traces.len() as f64
+            good.len() as f64 / measured.len() as f64
         },
-        outcomes: Outcomes::of(traces),
+        outcomes: Outcomes::of(measured),
         usage_discrepancies,
         usage_unusable,
     }
@@ -236,54 +239,99 @@ pub(crate) fn summarize(traces: &[Trace], slo: &Slo) -> BenchSummary {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Duration;
 
-    fn ok(id: u64, send: u64, ttft: u64, gap: u64, tokens: u32) -> Trace {
-        let first = send + ttft;
-        let chunks: Vec<(u64, u32)> = (0..tokens)
-            .map(|i| (first + u64::from(i) * gap, 1))
-            .collect();
-        Trace {
-            id,
-            send_ns: send,
-            first_token_ns: Some(first),
-            end_ns: chunks.last().map_or(first, |c| c.0) + 1_000,
-            chunks,
-            input_tokens: 10,
-            output_tokens: u64::from(tokens),
-            outcome: "success".into(),
-            ..Trace::default()
+    use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
+
+    use super::*;
+    use crate::bench::records::Records;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// A run on a manual clock, through the bench's own sink.
+    struct Run {
+        time: ManualClock,
+        records: Records,
+        meter: Meter,
+        measured: Vec<Measured>,
+    }
+
+    impl Run {
+        fn new() -> Self {
+            let time = ManualClock::new();
+            let records = Records::default();
+            let meter = Meter::builder()
+                .clock(Clock::manual(&time))
+                .sink(records.clone())
+                .build();
+            Self {
+                time,
+                records,
+                meter,
+                measured: Vec::new(),
+            }
+        }
+
+        /// A success sent at `send`, first token after `ttft`, then one every `gap`, the
+        /// stream ending 5 ms after the last token.
+        fn ok(&mut self, send: Duration, ttft: Duration, gap: Duration, tokens: u32) {
+            let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
+            let id = request.id();
+            let first = send + ttft;
+            for i in 0..tokens {
+                request.tokens_at(1, first + gap * i);
+            }
+            let end = first + gap * (tokens - 1) + 5 * MS;
+            self.time.advance(end.saturating_sub(self.time.now()));
+            request.succeed();
+            self.push(id, 10);
+        }
+
+        fn error(&mut self, send: Duration, end: Duration, class: ErrorClass) {
+            let request = self.meter.series(&Labels::client("chat")).start_at(send);
+            let id = request.id();
+            self.time.advance(end.saturating_sub(self.time.now()));
+            request.fail(class);
+            self.push(id, 10);
+        }
+
+        fn push(&mut self, id: u64, input_tokens: u64) {
+            self.measured.push(Measured {
+                id: self.measured.len() as u64,
+                record: self.records.take(id),
+                input_tokens,
+                ..Measured::default()
+            });
         }
     }
 
     #[test]
-    fn numbers_follow_the_formulas() {
-        const MS: u64 = 1_000_000;
-        let mut traces = vec![
-            ok(0, 0, 100 * MS, 10 * MS, 11),
-            ok(1, 500 * MS, 300 * MS, 20 * MS, 6),
-        ];
-        traces.push(Trace {
-            id: 2,
-            send_ns: 900 * MS,
-            end_ns: 950 * MS,
-            outcome: "error".into(),
-            error_class: Some("rate_limited".into()),
-            ..Trace::default()
-        });
-        let slo: Slo = "ttft=200ms".parse().unwrap();
-        let s = summarize(&traces, &slo);
-        assert_eq!((s.requests, s.successful, s.good_requests), (3, 2, 1));
+    fn the_numbers_are_the_records_read_the_vllm_way() {
+        let mut run = Run::new();
+        run.ok(Duration::ZERO, 100 * MS, 10 * MS, 11); // last token at 200 ms
+        run.ok(500 * MS, 300 * MS, 20 * MS, 6); // last token at 900 ms
+        run.error(900 * MS, 950 * MS, ErrorClass::RateLimited);
+        run.measured.push(Measured::default()); // a lost task: an error, no record
+        // The first request meets E2E 202 ms at its last token (200 ms), not at its end (205).
+        let slo: Slo = "ttft=200ms,e2e=202ms".parse().unwrap();
+        let s = summarize(&run.measured, &slo);
+        assert_eq!((s.requests, s.successful, s.good_requests), (4, 2, 1));
         // duration: first send 0, last end: the error's at 950 ms
         assert!((s.duration_s - 0.95).abs() < 1e-12, "{}", s.duration_s);
         assert!((s.ttft.p50 - 0.2).abs() < 1e-12);
         assert!((s.tpot.mean - 0.015).abs() < 1e-12, "{:?}", s.tpot);
+        assert!((s.tpot.std - 0.005).abs() < 1e-12, "{:?}", s.tpot);
         assert_eq!(s.itl.count, 10 + 5);
-        assert!((s.e2e.max - 0.4).abs() < 1e-12);
+        assert!((s.e2e.max - 0.4).abs() < 1e-12, "to the last token");
+        assert!(
+            (s.e2e_stream.max - 0.405).abs() < 1e-12,
+            "to the stream's end"
+        );
         assert_eq!(s.total_output_tokens, 17);
-        assert!((s.attainment - 1.0 / 3.0).abs() < 1e-12);
+        assert!((s.attainment - 0.25).abs() < 1e-12);
         assert!((s.goodput - 1.0 / 0.95).abs() < 1e-9);
         assert_eq!(s.outcomes.errors.get("rate_limited"), Some(&1));
+        assert_eq!(s.outcomes.errors.get("_OTHER"), Some(&1));
         assert_eq!(s.outcomes.success, 2);
     }
 }

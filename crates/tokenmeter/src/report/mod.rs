@@ -25,6 +25,8 @@ pub struct Summary {
     pub count: u64,
     /// Arithmetic mean.
     pub mean: f64,
+    /// Population standard deviation (`numpy.std`'s default).
+    pub std: f64,
     /// Median.
     pub p50: f64,
     /// 90th percentile.
@@ -46,19 +48,27 @@ impl Summary {
     /// use tokenmeter::report::Summary;
     /// let s = Summary::of(vec![3.0, 1.0, 2.0]);
     /// assert_eq!((s.count, s.p50, s.max, s.mean), (3, 2.0, 3.0, 2.0));
+    /// assert!((s.std - (2.0f64 / 3.0).sqrt()).abs() < 1e-15); // population std
     /// ```
     pub fn of(mut values: Vec<f64>) -> Self {
         values.retain(|v| v.is_finite());
         values.sort_by(f64::total_cmp);
         let n = values.len();
         let at = |p| percentile(&values, p).unwrap_or(0.0);
+        let mean = if n == 0 {
+            0.0
+        } else {
+            values.iter().sum::<f64>() / n as f64
+        };
+        let variance = if n == 0 {
+            0.0
+        } else {
+            values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64
+        };
         Self {
             count: n as u64,
-            mean: if n == 0 {
-                0.0
-            } else {
-                values.iter().sum::<f64>() / n as f64
-            },
+            mean,
+            std: variance.sqrt(),
             p50: at(50.0),
             p90: at(90.0),
             p95: at(95.0),
@@ -74,9 +84,19 @@ impl Summary {
         let n = pairs.iter().map(|p| p.1).fold(0u64, u64::saturating_add);
         let at = |p| percentile_weighted(&pairs, p).unwrap_or(0.0);
         let total: f64 = pairs.iter().map(|&(v, w)| v * w as f64).sum();
+        let mean = if n == 0 { 0.0 } else { total / n as f64 };
+        let squares: f64 = pairs
+            .iter()
+            .map(|&(v, w)| (v - mean) * (v - mean) * w as f64)
+            .sum();
         Self {
             count: n,
-            mean: if n == 0 { 0.0 } else { total / n as f64 },
+            mean,
+            std: if n == 0 {
+                0.0
+            } else {
+                (squares / n as f64).sqrt()
+            },
             p50: at(50.0),
             p90: at(90.0),
             p95: at(95.0),

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::outcome::{Degradation, ErrorClass, FinishReason, Outcome};
-use crate::record::RequestRecord;
+use crate::record::{ItemTime, RequestRecord};
 use crate::series::Series;
 use crate::sink::{FirstToken, Gauge, Pending, guarded};
 
@@ -78,6 +78,8 @@ pub struct Request {
     state: State,
     /// Items after the first not yet handed to the sink.
     pending: Pending,
+    /// Every token-bearing item's time, when a sink asked for them; `None` otherwise.
+    times: Option<Vec<ItemTime>>,
 }
 
 /// The next request id: unique within the process.
@@ -89,6 +91,7 @@ impl Request {
         series.gauge(Gauge::Waiting, 1);
         guarded(|| series.sink().start(id));
         let pending = Pending::new(series.batch());
+        let times = series.keeps_item_times().then(Vec::new);
         Self {
             id,
             series,
@@ -105,6 +108,7 @@ impl Request {
             degraded: None,
             state: State::Waiting,
             pending,
+            times,
         }
     }
 
@@ -194,7 +198,49 @@ impl Request {
             return;
         }
         let now = self.series.clock().now_nanos();
+        self.record_tokens(tokens, now);
+    }
+
+    /// Records an item that carried `tokens` tokens at `at`, an instant the caller already
+    /// read from the series' clock: the time its reader parsed the item, which the I/O layer
+    /// knows best. Otherwise the same as [`tokens`](Self::tokens), and as cheap without the
+    /// clock read. Instants should not go backwards; a gap that would is taken as zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Labels, ManualClock, Meter};
+    ///
+    /// let clock = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&clock);
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// clock.advance(Duration::from_millis(50));
+    /// request.tokens_at(1, Duration::from_millis(42)); // parsed at 42 ms, recorded at 50 ms
+    /// request.succeed();
+    /// assert_eq!(memory.records()[0].ttft, Some(Duration::from_millis(42)));
+    /// ```
+    #[inline]
+    pub fn tokens_at(&mut self, tokens: u32, at: Duration) {
+        if self.state == State::Ended {
+            return;
+        }
+        self.frames += 1;
+        if tokens == 0 {
+            return;
+        }
+        self.record_tokens(tokens, u64::try_from(at.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    #[inline]
+    fn record_tokens(&mut self, tokens: u32, now: u64) {
         self.items += 1;
+        if let Some(times) = &mut self.times {
+            times.push(ItemTime {
+                offset: Duration::from_nanos(now).saturating_sub(self.arrival),
+                tokens,
+            });
+        }
         self.output_tokens = self.output_tokens.saturating_add(u64::from(tokens));
         let previous = std::mem::replace(&mut self.last_ns, now);
         if self.first.is_some() {
@@ -240,7 +286,10 @@ impl Request {
     /// the request.
     #[inline]
     pub fn observe(&mut self, observation: Observation) {
-        self.tokens(observation.token_count());
+        match observation.instant() {
+            Some(at) => self.tokens_at(observation.token_count(), at),
+            None => self.tokens(observation.token_count()),
+        }
         if let Some(reason) = observation.finish_reason() {
             self.finish_reason = Some(reason);
         }
@@ -329,6 +378,7 @@ impl Request {
             decode: since(self.first, last),
             inference: since(self.scheduled, last),
             e2e: end - self.arrival,
+            item_times: self.times.take(),
         };
         self.series.gauge(held, -1);
         guarded(|| self.series.sink().end(&record));

@@ -1,5 +1,7 @@
 //! [`Observation`]: what one stream item means to the meter.
 
+use std::time::Duration;
+
 use crate::outcome::{ErrorClass, FinishReason};
 
 /// What one item of a stream carried: a number of tokens (0 for frames that carry none), an
@@ -20,6 +22,7 @@ pub struct Observation {
     tokens: u32,
     finish: Option<FinishReason>,
     error: Option<ErrorClass>,
+    at: Option<Duration>,
 }
 
 impl Observation {
@@ -29,6 +32,7 @@ impl Observation {
             tokens,
             finish: None,
             error: None,
+            at: None,
         }
     }
 
@@ -43,6 +47,7 @@ impl Observation {
             tokens: 0,
             finish: None,
             error: Some(class),
+            at: None,
         }
     }
 
@@ -50,6 +55,30 @@ impl Observation {
     pub const fn with_finish(mut self, reason: FinishReason) -> Self {
         self.finish = Some(reason);
         self
+    }
+
+    /// The same observation, taken at `at` (read from the series' clock) instead of when the
+    /// request records it: for a reader that stamps each item as it parses it, so the record
+    /// holds the parse instant exactly (see [`Request::tokens_at`](crate::Request::tokens_at)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::Observation;
+    ///
+    /// let chunk = Observation::tokens(1).at(Duration::from_millis(40));
+    /// assert_eq!(chunk.instant(), Some(Duration::from_millis(40)));
+    /// assert_eq!(Observation::tokens(1).instant(), None);
+    /// ```
+    pub const fn at(mut self, at: Duration) -> Self {
+        self.at = Some(at);
+        self
+    }
+
+    /// When the item was taken, if the reader said ([`at`](Self::at)).
+    pub const fn instant(&self) -> Option<Duration> {
+        self.at
     }
 
     /// Tokens carried.

@@ -2,7 +2,7 @@
 //!
 //! A [`Series`] is what the hot path uses. Resolve it with [`Meter::series`](crate::Meter::series)
 //! once (per model, per route) and keep it: starting a request on it is a reference-count
-//! increment, and recording a token touches only the handles it already holds.
+//! increment, and each token touches only the handles it already holds.
 //!
 //! The number of series a [`Meter`](crate::Meter) creates is capped (default
 //! [`DEFAULT_MAX_SERIES`]); label sets past the cap fold into one series per role whose labels are
@@ -53,6 +53,7 @@ struct SeriesInner {
     clock: Clock,
     sink: Box<dyn SeriesSink>,
     batch: usize,
+    item_times: bool,
     waiting: AtomicI64,
     running: AtomicI64,
 }
@@ -64,12 +65,14 @@ impl Series {
         sink: Box<dyn SeriesSink>,
         batch: usize,
     ) -> Self {
+        let item_times = sink.keeps_item_times();
         Self {
             inner: Arc::new(SeriesInner {
                 labels,
                 clock,
                 sink,
                 batch,
+                item_times,
                 waiting: AtomicI64::new(0),
                 running: AtomicI64::new(0),
             }),
@@ -114,6 +117,12 @@ impl Series {
     }
 
     #[inline]
+    /// True when a sink asked for the time of every token-bearing item
+    /// ([`SeriesSink::keeps_item_times`]).
+    pub(crate) fn keeps_item_times(&self) -> bool {
+        self.inner.item_times
+    }
+
     pub(crate) fn sink(&self) -> &dyn SeriesSink {
         &*self.inner.sink
     }

@@ -140,4 +140,7 @@ impl SeriesSink for FanOutSeries {
             guarded(|| h.gauge(gauge, delta));
         }
     }
+    fn keeps_item_times(&self) -> bool {
+        self.handles.iter().any(|h| h.keeps_item_times())
+    }
 }

@@ -34,6 +34,7 @@ use crate::series::{Labels, Role};
 #[derive(Clone, Default)]
 pub struct InMemorySink {
     store: Arc<Mutex<Store>>,
+    item_times: bool,
 }
 
 #[derive(Default)]
@@ -47,6 +48,7 @@ struct Store {
 /// make a cycle (store → record → series → handle → store) that keeps a dropped sink alive.
 struct MemorySeries {
     store: Weak<Mutex<Store>>,
+    item_times: bool,
 }
 
 fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -58,6 +60,32 @@ impl InMemorySink {
     /// An empty sink.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty sink whose records carry the time of every token-bearing item
+    /// ([`RequestRecord::item_times`]), for series created after this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Labels, ManualClock, Meter, sink::InMemorySink, Clock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let memory = InMemorySink::with_item_times();
+    /// let meter = Meter::builder().clock(Clock::manual(&clock)).sink(memory.clone()).build();
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// clock.advance(Duration::from_millis(10));
+    /// request.tokens(2);
+    /// request.succeed();
+    /// let times = memory.records()[0].item_times.clone().unwrap_or_default();
+    /// assert_eq!((times[0].offset, times[0].tokens), (Duration::from_millis(10), 2));
+    /// ```
+    pub fn with_item_times() -> Self {
+        Self {
+            item_times: true,
+            ..Self::default()
+        }
     }
 
     /// A copy of every record, in the order the requests ended.
@@ -116,6 +144,7 @@ impl Sink for InMemorySink {
     fn series(&self, _labels: &Labels<'_>) -> Box<dyn SeriesSink> {
         Box::new(MemorySeries {
             store: Arc::downgrade(&self.store),
+            item_times: self.item_times,
         })
     }
 
@@ -125,6 +154,10 @@ impl Sink for InMemorySink {
 }
 
 impl SeriesSink for MemorySeries {
+    fn keeps_item_times(&self) -> bool {
+        self.item_times
+    }
+
     fn item(&self, gap: Duration, tokens: u32) {
         if let Some(store) = self.store.upgrade() {
             lock(&store).gaps.push((gap, tokens));

@@ -152,6 +152,13 @@ pub trait SeriesSink: Send + Sync + 'static {
     fn gauge(&self, gauge: Gauge, delta: i64) {
         let _ = (gauge, delta);
     }
+
+    /// Whether this handle wants the time of every token-bearing item in the records it gets
+    /// ([`RequestRecord::item_times`]). Asked once, when the series is created. `false` by
+    /// default: a request then keeps no per-item list and the per-token path allocates nothing.
+    fn keeps_item_times(&self) -> bool {
+        false
+    }
 }
 
 /// What is known when the first token arrives.

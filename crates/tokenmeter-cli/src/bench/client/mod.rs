@@ -1,17 +1,19 @@
 //! The bench client: sends one streaming request to an OpenAI-compatible endpoint, meters the
-//! response with tokenmeter and returns the request's [`Trace`].
+//! response with tokenmeter and returns the request's core record with what only the client
+//! knows ([`Measured`]).
 //!
 //! The response goes through `tokenmeter_openai`'s `SseChunks::meter`, what the library's
 //! `meter_response_with` calls (with the event size limit of `--max-event-size`): SSE events
-//! are parsed and timestamped on the bench clock as they arrive, and the core sees the client's
-//! first token, every inter-token gap, the `usage` token counts and the outcome. What a request
+//! are parsed and timestamped on the bench clock as they arrive, and the core records each
+//! token at that instant: the first token, the time of every token-bearing chunk (the bench's
+//! [`Records`] sink asks for them), the `usage` token counts and the outcome. What a request
 //! keeps of its chunks is bounded ([`Kept`]); the request ends at `[DONE]`. Every failure (connection refused, HTTP 4xx/5xx, reset, malformed or truncated
 //! stream, timeout) ends the request with a classified outcome; nothing here panics on what a
 //! server sends.
 //!
-//! Every string the server sends that the trace keeps (the response id, error messages and
-//! excerpts, a redirect's target) goes through the run's [`Sanitizer`] first: the trace's
-//! fields are [`ServerText`](crate::bench::sanitize::ServerText), which only it makes. A
+//! Every string the server sends that a request keeps (the response id, error messages and
+//! excerpts, a redirect's target) goes through the run's [`Sanitizer`] first: those fields are
+//! [`ServerText`](crate::bench::sanitize::ServerText), which only it makes. A
 //! redirect is not followed unless [`Target::follow_redirects`] is set: it ends the request
 //! with an error that names its target.
 
@@ -23,13 +25,14 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION};
 use serde_json::json;
-use tokenmeter::{ErrorClass, Labels, Meter, Outcome, Series};
+use tokenmeter::{ErrorClass, Labels, MeterBuilder, Outcome, Request, Series};
 use tokenmeter_openai::{SseChunks, StreamError, TransportError as _, describe_error};
 
 use crate::bench::clock::BenchClock;
 use crate::bench::discover::{redirect_policy, redirected};
+use crate::bench::measured::{Discrepancy, Measured};
+use crate::bench::records::Records;
 use crate::bench::sanitize::Sanitizer;
-use crate::bench::trace::{Discrepancy, Trace};
 
 mod kept;
 use crate::bench::workload::{Prompt, RequestSpec};
@@ -108,16 +111,23 @@ pub(crate) struct Client {
     sanitizer: Sanitizer,
     clock: BenchClock,
     series: Series,
+    records: Records,
 }
 
 impl Client {
-    /// A client for `target`, measuring on `meter` (whose clock must be `clock.meter_clock()`).
+    /// A client for `target`, measuring on a meter built from `meter` (its other sinks, if any)
+    /// with `clock` and the client's own [`Records`] sink.
     pub(crate) fn new(
         target: Target,
         key: Option<ApiKey>,
         clock: BenchClock,
-        meter: &Meter,
+        meter: MeterBuilder,
     ) -> anyhow::Result<Self> {
+        let records = Records::default();
+        let meter = meter
+            .clock(clock.meter_clock())
+            .sink(records.clone())
+            .build();
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
@@ -155,6 +165,7 @@ impl Client {
             sanitizer,
             clock,
             series,
+            records,
         })
     }
 
@@ -191,17 +202,16 @@ impl Client {
     }
 
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
-    pub(crate) async fn send(&self, spec: &RequestSpec) -> Trace {
+    pub(crate) async fn send(&self, spec: &RequestSpec) -> Measured {
         let body = self.body(spec);
         let deadline = tokio::time::Instant::now() + self.target.timeout;
         let mut request = self.series.start();
         request.set_input_tokens(spec.input_tokens);
-        let mut trace = Trace {
+        let mut measured = Measured {
             id: spec.id,
-            send_ns: Trace::offset(request.arrival()),
             input_tokens: spec.input_tokens,
             max_tokens: spec.max_tokens,
-            ..Trace::default()
+            ..Measured::default()
         };
         let sent = self
             .http
@@ -214,35 +224,32 @@ impl Client {
             Ok(Err(error)) => {
                 let class = error.class();
                 let message = format!("sending the request failed: {}", error.describe());
-                request.fail(class);
-                return self.failed(trace, class, message);
+                return self.failed(measured, request, class, &message);
             }
             Err(_) => {
-                request.fail(ErrorClass::Timeout);
                 let message = self.timeout_message("before the response headers");
-                return self.failed(trace, ErrorClass::Timeout, message);
+                return self.failed(measured, request, ErrorClass::Timeout, &message);
             }
         };
-        trace.status = Some(response.status().as_u16());
-        trace.response_id = response
+        measured.status = Some(response.status().as_u16());
+        measured.response_id = response
             .headers()
             .get("x-request-id")
             .map(|v| self.sanitizer.clean_bytes(v.as_bytes()));
         if response.status().is_redirection() {
             let location = response.headers().get(LOCATION).map(HeaderValue::as_bytes);
             let message = redirected(response.status(), location, &self.sanitizer);
-            request.fail(ErrorClass::Other);
-            return self.failed(trace, ErrorClass::Other, message);
+            return self.failed(measured, request, ErrorClass::Other, &message);
         }
-        // The trace keeps the workload's input tokens; `usage` is kept beside them.
+        // The request keeps the workload's input tokens; `usage` is kept beside them.
         // (`meter_response_with`, with the event size limit of --max-event-size.)
+        let id = request.id();
         let status = response.status().as_u16();
         let body = tokenmeter_openai::ResponseBody::new(response);
         let mut metered = SseChunks::with_status(status, body, self.clock.clone())
             .max_event_size(self.target.max_event_size)
             .meter(request)
             .input_tokens_from_usage(false);
-        let mut outcome = Outcome::Success;
         let mut kept = Kept::new(spec.max_tokens);
         // One timer for the whole stream: a timeout per item would insert and remove a timer
         // entry for every token. The deadline is checked before each item, on the clock as
@@ -262,18 +269,18 @@ impl Client {
                 Ok(None) => break,
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {
-                        trace.note_usage(usage);
+                        measured.note_usage(usage);
                     }
-                    if let Err(message) = kept.record(&mut trace, chunk, &self.sanitizer) {
-                        outcome = Outcome::Error(ErrorClass::Transport);
-                        metered.request_mut().end_with(outcome);
-                        trace.error = Some(self.sanitizer.clean(&message));
+                    if let Err(message) = kept.record(&mut measured, &chunk, &self.sanitizer) {
+                        metered
+                            .request_mut()
+                            .end_with(Outcome::Error(ErrorClass::Transport));
+                        measured.error = Some(self.sanitizer.clean(&message));
                         break;
                     }
                 }
                 Ok(Some(Err(error))) => {
-                    outcome = Outcome::Error(error.class());
-                    trace.error = Some(match error {
+                    measured.error = Some(match error {
                         StreamError::EventTooLarge { limit } => self.sanitizer.clean(&format!(
                             "{error}: raise it with --max-event-size (now {})",
                             format_size(limit)
@@ -283,9 +290,10 @@ impl Client {
                     break;
                 }
                 Err(()) => {
-                    outcome = Outcome::Error(ErrorClass::Timeout);
-                    metered.request_mut().end_with(outcome);
-                    trace.error = Some(
+                    metered
+                        .request_mut()
+                        .end_with(Outcome::Error(ErrorClass::Timeout));
+                    measured.error = Some(
                         self.sanitizer
                             .clean(&self.timeout_message("while streaming")),
                     );
@@ -293,7 +301,6 @@ impl Client {
                 }
             }
         }
-        trace.end_ns = Trace::offset(self.clock.now());
         if kept.done {
             // Ended at [DONE]: read what is left (the end of the body, usually already there)
             // for a short while, so that the connection can serve the next request.
@@ -303,27 +310,24 @@ impl Client {
         } else {
             drop(metered);
         }
-        let chunk_tokens = trace
-            .chunks
-            .iter()
-            .fold(0u64, |sum, c| sum.saturating_add(u64::from(c.1)));
-        let usage_tokens = trace.usage.and_then(|u| u.completion_tokens);
-        trace.output_tokens = usage_tokens.unwrap_or(chunk_tokens);
+        // Ended by now (at the stream's end, on an error, or as cancelled by the drop).
+        measured.record = self.records.take(id);
         // Each token-bearing chunk carries at least one token, and no server may go past
         // `max_tokens`: a count outside those bounds is kept (vLLM's rule) but reported.
+        let chunk_tokens = kept.tokens;
         let implausible = |usage: u64| {
             usage < chunk_tokens
                 || (spec.max_tokens > 0 && usage > spec.max_tokens.max(chunk_tokens))
         };
-        trace.usage_discrepancy = usage_tokens
+        measured.usage_discrepancy = measured
+            .usage
+            .and_then(|u| u.completion_tokens)
             .filter(|&usage| implausible(usage))
             .map(|usage| Discrepancy {
                 completion_tokens: usage,
                 token_chunks: chunk_tokens,
             });
-        trace.outcome = outcome.as_str().to_owned();
-        trace.error_class = outcome.error_class().map(|c| c.as_str().to_owned());
-        trace
+        measured
     }
 
     fn timeout_message(&self, when: &str) -> String {
@@ -333,11 +337,16 @@ impl Client {
         )
     }
 
-    fn failed(&self, mut trace: Trace, class: ErrorClass, message: String) -> Trace {
-        trace.end_ns = Trace::offset(self.clock.now());
-        trace.outcome = "error".to_owned();
-        trace.error_class = Some(class.as_str().to_owned());
-        trace.error = Some(self.sanitizer.clean(&message));
-        trace
+    fn failed(
+        &self,
+        mut measured: Measured,
+        mut request: Request,
+        class: ErrorClass,
+        message: &str,
+    ) -> Measured {
+        request.end_with(Outcome::Error(class));
+        measured.record = self.records.end(request);
+        measured.error = Some(self.sanitizer.clean(message));
+        measured
     }
 }

@@ -4,10 +4,10 @@
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use crate::bench::slo::Slo;
-use crate::bench::summary::is_good;
+use crate::bench::measured::Measured;
+use crate::bench::slo::Judge;
 use crate::bench::sweep::SweepStep;
-use crate::bench::trace::Trace;
+use crate::bench::trace::ns;
 
 /// Series colours; the screenshot test looks for them.
 pub(crate) mod colour {
@@ -258,12 +258,22 @@ fn lines(
     })
 }
 
-/// Requests in flight over time (seconds since the first send).
-pub(crate) fn in_flight(traces: &[Trace]) -> Result<String> {
-    let start = traces.iter().map(|t| t.send_ns).min().unwrap_or(0);
-    let mut events: Vec<(u64, i64)> = traces
+/// (send, end) of every recorded request, in nanoseconds of the run's clock.
+fn spans(traces: &[Measured]) -> Vec<(u64, u64)> {
+    traces
         .iter()
-        .flat_map(|t| [(t.send_ns, 1), (t.end_ns.max(t.send_ns), -1)])
+        .filter_map(|t| t.record.as_ref())
+        .map(|r| (ns(r.arrival), ns(r.end())))
+        .collect()
+}
+
+/// Requests in flight over time (seconds since the first send).
+pub(crate) fn in_flight(traces: &[Measured]) -> Result<String> {
+    let spans = spans(traces);
+    let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
+    let mut events: Vec<(u64, i64)> = spans
+        .iter()
+        .flat_map(|&(send, end)| [(send, 1), (end.max(send), -1)])
         .collect();
     events.sort_unstable();
     let mut level = 0i64;
@@ -294,9 +304,10 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 /// Good and successful requests per second over time, by end time.
-pub(crate) fn goodput(traces: &[Trace], slo: &Slo) -> Result<String> {
-    let start = traces.iter().map(|t| t.send_ns).min().unwrap_or(0);
-    let end = traces.iter().map(|t| t.end_ns).max().unwrap_or(start);
+pub(crate) fn goodput(traces: &[Measured], judge: &Judge) -> Result<String> {
+    let spans = spans(traces);
+    let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
+    let end = spans.iter().map(|s| s.1).max().unwrap_or(start);
     let span = (end - start) as f64 * 1e-9;
     let bin = if span > 60.0 {
         (span / 60.0).ceil()
@@ -307,11 +318,13 @@ pub(crate) fn goodput(traces: &[Trace], slo: &Slo) -> Result<String> {
     let mut good = vec![0u64; bins];
     let mut ok = vec![0u64; bins];
     for t in traces {
-        let i = ((((t.end_ns.saturating_sub(start)) as f64 * 1e-9) / bin) as usize).min(bins - 1);
+        let Some(record) = &t.record else { continue };
+        let end = ns(record.end()).saturating_sub(start);
+        let i = (((end as f64 * 1e-9) / bin) as usize).min(bins - 1);
         if t.succeeded() {
             ok[i] += 1;
         }
-        if is_good(t, slo) {
+        if judge.is_good(t) {
             good[i] += 1;
         }
     }

@@ -2,9 +2,12 @@
 
 use std::fmt::Write as _;
 
-use crate::bench::summary::{BenchSummary, Stat};
+use tokenmeter::report::Summary;
+
+use crate::bench::measured::Measured;
+use crate::bench::slo::Judge;
+use crate::bench::summary::BenchSummary;
 use crate::bench::sweep::SweepResult;
-use crate::bench::trace::Trace;
 
 use super::charts::{self, colour};
 use super::table::{RunInfo, outcomes_line};
@@ -33,7 +36,7 @@ td:first-child,th:first-child{text-align:left}\
 .charts{display:grid;grid-template-columns:repeat(2,560px);gap:12px}\
 .charts svg{border:1px solid #eee}";
 
-fn stat_row(out: &mut String, name: &str, s: &Stat, scale: f64, digits: usize) {
+fn stat_row(out: &mut String, name: &str, s: &Summary, scale: f64, digits: usize) {
     let _ = write!(out, "<tr><td>{}</td>", esc(name));
     for v in [s.p50, s.p90, s.p95, s.p99, s.mean, s.max] {
         let _ = write!(out, "<td>{:.*}</td>", digits, v * scale);
@@ -50,6 +53,7 @@ fn summary_table(out: &mut String, s: &BenchSummary) {
     stat_row(out, "TPOT (ms)", &s.tpot, 1e3, 2);
     stat_row(out, "ITL (ms)", &s.itl, 1e3, 2);
     stat_row(out, "E2E (ms)", &s.e2e, 1e3, 2);
+    stat_row(out, "E2E to the stream's end (ms)", &s.e2e_stream, 1e3, 2);
     stat_row(out, "input tokens", &s.input_tokens, 1.0, 0);
     stat_row(out, "output tokens", &s.output_tokens, 1.0, 0);
     out.push_str("</table>\n");
@@ -92,23 +96,22 @@ fn header(out: &mut String, title: &str, info: &RunInfo) {
     );
 }
 
-/// The charts of one set of traces (successful requests for latencies).
-fn run_charts(out: &mut String, traces: &[Trace], summary: &BenchSummary) -> Result<(), String> {
-    let ok: Vec<&Trace> = traces.iter().filter(|t| t.succeeded()).collect();
-    let ttft: Vec<f64> = ok
-        .iter()
-        .filter_map(|t| t.ttft())
+/// The charts of one set of requests (successful ones for latencies), from their records.
+fn run_charts(out: &mut String, traces: &[Measured], summary: &BenchSummary) -> Result<(), String> {
+    let ok: Vec<&Measured> = traces.iter().filter(|t| t.succeeded()).collect();
+    let records = || ok.iter().filter_map(|t| t.record.as_ref());
+    let ttft: Vec<f64> = records()
+        .filter_map(|r| r.ttft)
         .map(|d| d.as_secs_f64())
         .collect();
-    let tpot: Vec<f64> = ok
+    let tpot: Vec<f64> = records().filter_map(|r| r.tpot_seconds()).collect();
+    let e2e: Vec<f64> = ok
         .iter()
-        .filter_map(|t| t.tpot())
+        .filter_map(|t| t.latency())
         .map(|d| d.as_secs_f64())
         .collect();
-    let e2e: Vec<f64> = ok.iter().map(|t| t.e2e().as_secs_f64()).collect();
-    let itl: Vec<f64> = ok
-        .iter()
-        .flat_map(|t| t.itls())
+    let itl: Vec<f64> = records()
+        .flat_map(|r| r.item_gaps())
         .map(|d| d.as_secs_f64())
         .collect();
     out.push_str("<div class=\"charts\">\n");
@@ -118,7 +121,7 @@ fn run_charts(out: &mut String, traces: &[Trace], summary: &BenchSummary) -> Res
         charts::cdf("E2E latency: cumulative distribution", &e2e, colour::E2E)?,
         charts::histogram("Inter-token latency", &itl, colour::ITL)?,
         charts::in_flight(traces)?,
-        charts::goodput(traces, &summary.slo)?,
+        charts::goodput(traces, &Judge::new(&summary.slo))?,
     ] {
         out.push_str(&svg);
         out.push('\n');
@@ -131,7 +134,7 @@ fn run_charts(out: &mut String, traces: &[Trace], summary: &BenchSummary) -> Res
 pub(crate) fn render(
     info: &RunInfo,
     summary: &BenchSummary,
-    traces: &[Trace],
+    traces: &[Measured],
 ) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench report", info);
@@ -145,7 +148,7 @@ pub(crate) fn render(
 pub(crate) fn render_sweep(
     info: &RunInfo,
     sweep: &SweepResult,
-    traces: &[Trace],
+    traces: &[Measured],
 ) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench sweep report", info);
@@ -193,7 +196,7 @@ pub(crate) fn render_sweep(
         .and_then(|rate| sweep.steps.iter().find(|s| s.rate == rate))
         .or_else(|| sweep.steps.first());
     if let Some(step) = shown {
-        let step_traces: Vec<Trace> = traces
+        let step_traces: Vec<Measured> = traces
             .iter()
             .filter(|t| t.rate == Some(step.rate))
             .cloned()

@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 
 use crate::bench::sanitize::ServerText;
-use crate::bench::summary::{BenchSummary, Outcomes, Stat};
+use tokenmeter::report::Summary;
+
+use crate::bench::summary::{BenchSummary, Outcomes};
 use crate::bench::sweep::SweepResult;
 
 /// What was run, printed above the numbers.
@@ -21,7 +23,7 @@ pub(crate) struct RunInfo {
     pub(crate) seed: u64,
 }
 
-fn ms_row(out: &mut String, name: &str, s: &Stat) {
+fn ms_row(out: &mut String, name: &str, s: &Summary) {
     let ms = |x: f64| x * 1e3;
     let _ = writeln!(
         out,
@@ -36,7 +38,7 @@ fn ms_row(out: &mut String, name: &str, s: &Stat) {
     );
 }
 
-fn tok_row(out: &mut String, name: &str, s: &Stat) {
+fn tok_row(out: &mut String, name: &str, s: &Summary) {
     let _ = writeln!(
         out,
         "  {name:<14}{:>10.0}{:>10.0}{:>10.0}{:>10.0}{:>10.1}{:>10.0}{:>8}",
@@ -87,6 +89,7 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
     ms_row(&mut out, "TPOT (ms)", &s.tpot);
     ms_row(&mut out, "ITL (ms)", &s.itl);
     ms_row(&mut out, "E2E (ms)", &s.e2e);
+    ms_row(&mut out, "to end (ms)", &s.e2e_stream);
     tok_row(&mut out, "input tokens", &s.input_tokens);
     tok_row(&mut out, "output tokens", &s.output_tokens);
     let _ = writeln!(out);

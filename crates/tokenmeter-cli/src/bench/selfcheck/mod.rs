@@ -32,10 +32,9 @@ use tokenmeter::report::Summary;
 
 use crate::bench::client::{Api, Client, Target};
 use crate::bench::clock::BenchClock;
+use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
-use crate::bench::summary::Stat;
-use crate::bench::trace::Trace;
 use crate::bench::workload::{LengthDist, Source, specs};
 
 use report::Cpu;
@@ -123,7 +122,7 @@ pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
 
 /// Everything the rounds measured.
 struct Rounds {
-    traces: Vec<Trace>,
+    traces: Vec<Measured>,
     truth: HashMap<u64, Sent>,
     clients: Vec<Cpu>,
     floors: Vec<Cpu>,
@@ -213,15 +212,11 @@ fn client_side(
     origin: Instant,
     addr: std::net::SocketAddr,
     round: usize,
-) -> anyhow::Result<(Vec<Trace>, Cpu, Duration)> {
+) -> anyhow::Result<(Vec<Measured>, Cpu, Duration)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let clock = BenchClock::with_origin(origin);
-    let meter = Meter::builder()
-        .clock(clock.meter_clock())
-        .sink(tokenmeter::sink::InMemorySink::new())
-        .build();
     let target = Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions"))?,
         api: Api::Chat,
@@ -244,7 +239,7 @@ fn client_side(
     let wall = Instant::now();
     let (traces, cpu) = on_cpu(|| {
         rt.block_on(async {
-            let client = Arc::new(Client::new(target, None, clock, &meter)?);
+            let client = Arc::new(Client::new(target, None, clock, Meter::builder())?);
             let load = Load::Concurrency(params.streams);
             anyhow::Ok(runner::run(client, specs, load, &mut rng, &mut progress).await)
         })
@@ -252,14 +247,14 @@ fn client_side(
     let wall = wall.elapsed();
     let tokens = traces
         .iter()
-        .flat_map(|t| &t.chunks)
-        .filter(|c| c.1 > 0)
-        .count() as u64;
+        .filter_map(|t| t.record.as_ref())
+        .map(|r| r.item_times.as_ref().map_or(0, Vec::len) as u64)
+        .sum();
     Ok((traces, per_million(cpu, tokens), wall))
 }
 
-fn secs(values: Vec<f64>) -> Stat {
-    Summary::of(values).into()
+fn secs(values: Vec<f64>) -> Summary {
+    Summary::of(values)
 }
 
 fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
@@ -271,21 +266,25 @@ fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
     let mut true_itl = Vec::new();
     let mut lag = Vec::new();
     let mut rates = Vec::new();
-    let s = |ns: u64| ns as f64 * 1e-9;
     for trace in traces.iter() {
-        let received: Vec<u64> = trace
-            .chunks
+        let Some(record) = &trace.record else {
+            continue;
+        };
+        // When the client parsed each token-bearing chunk, on the run's clock.
+        let received: Vec<Duration> = record
+            .item_times
+            .as_deref()
+            .unwrap_or_default()
             .iter()
-            .filter(|c| c.1 > 0)
-            .map(|c| c.0)
+            .map(|item| record.arrival + item.offset)
             .collect();
-        client_ttft.extend(trace.ttft().map(|d| d.as_secs_f64()));
-        client_itl.extend(trace.itls().map(|d| d.as_secs_f64()));
+        client_ttft.extend(record.ttft.map(|d| d.as_secs_f64()));
+        client_itl.extend(record.item_gaps().map(|d| d.as_secs_f64()));
         let Some(sent) = truth.get(&trace.id) else {
             continue;
         };
         if let (Some(first), Some(last)) = (sent.tokens.first(), sent.tokens.last()) {
-            true_ttft.push(first.as_secs_f64() - s(trace.send_ns));
+            true_ttft.push(first.as_secs_f64() - record.arrival.as_secs_f64());
             server_ttft.push(first.saturating_sub(sent.arrival).as_secs_f64());
             let span = last.saturating_sub(sent.arrival).as_secs_f64();
             if span > 0.0 {
@@ -297,7 +296,7 @@ fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
             received
                 .iter()
                 .zip(&sent.tokens)
-                .map(|(&got, &put)| s(got) - put.as_secs_f64()),
+                .map(|(&got, &put)| got.as_secs_f64() - put.as_secs_f64()),
         );
     }
     SelfCheck {

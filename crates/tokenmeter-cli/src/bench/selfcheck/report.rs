@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::bench::summary::Stat;
+use tokenmeter::report::Summary;
+
+use crate::bench::summary::stat;
 
 /// Goal: client CPU-seconds per million streamed tokens, at most.
 pub(crate) const MAX_CPU_PER_MILLION: f64 = 4.0;
@@ -49,17 +51,23 @@ pub(crate) struct SelfCheck {
     /// Raw sockets, same load: the floor of this machine (median round).
     pub(crate) baseline_cpu: Cpu,
     /// TTFT the client measured: first token parsed − send (s).
-    pub(crate) client_ttft: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) client_ttft: Summary,
     /// TTFT as sent: the server's write of the first token − the client's send (s).
-    pub(crate) true_ttft: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) true_ttft: Summary,
     /// The server's own TTFT: its first write − its read of the request (s).
-    pub(crate) server_ttft: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) server_ttft: Summary,
     /// ITL the client measured (s).
-    pub(crate) client_itl: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) client_itl: Summary,
     /// ITL as sent: gaps between the server's writes (s).
-    pub(crate) true_itl: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) true_itl: Summary,
     /// Client parse time − server write time, per token (s).
-    pub(crate) delivery_lag: Stat,
+    #[serde(serialize_with = "stat")]
+    pub(crate) delivery_lag: Summary,
 }
 
 impl SelfCheck {
@@ -122,7 +130,7 @@ impl SelfCheck {
                 self.client_cpu.per_million_tokens / self.baseline_cpu.per_million_tokens
             );
         }
-        let row = |out: &mut String, name: &str, client: &Stat, truth: &Stat| {
+        let row = |out: &mut String, name: &str, client: &Summary, truth: &Summary| {
             let _ = writeln!(
                 out,
                 "  {name:<5} client p50 {:>8.3} ms  p99 {:>8.3} ms   truth p50 {:>8.3} ms  p99 {:>8.3} ms   p50 error {:+.3} ms",

@@ -9,6 +9,7 @@ use super::{client, one, spec};
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
 use crate::bench::summary::summarize;
+use crate::bench::trace::Trace;
 
 /// The timeout of the requests meant to time out (a server that stalls).
 const SHORT: Duration = Duration::from_millis(400);
@@ -158,7 +159,7 @@ async fn a_closed_port_is_a_transport_error() {
     reserved.bind(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = reserved.local_addr().unwrap();
     let (client, _) = client(addr, LONG, None);
-    let trace = client.send(&spec(0)).await;
+    let trace = Trace::of(&client.send(&spec(0)).await);
     assert_eq!(trace.error_class.as_deref(), Some("transport"), "{trace:?}");
     assert!(trace.error.unwrap().contains("sending the request failed"));
 }
@@ -207,7 +208,12 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
     assert_eq!(report.outcomes.success, 5);
     assert_eq!(report.outcomes.errors.get(&ErrorClass::Timeout), Some(&5));
     assert_eq!(report.outcomes.total(), 20);
-    for trace in &traces {
-        assert_eq!(trace.outcome().as_str(), trace.outcome);
+    for measured in &traces {
+        let record = measured
+            .record
+            .as_ref()
+            .expect("every request has its record");
+        assert_eq!(measured.outcome(), record.outcome);
+        assert_eq!(Trace::of(measured).outcome, record.outcome.as_str());
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokenmeter::Meter;
-use tokenmeter::sink::InMemorySink;
 
 use super::server::{self, Step};
 use super::{client, spec};
@@ -17,6 +16,7 @@ use crate::bench::clock::BenchClock;
 use crate::bench::discover;
 use crate::bench::sanitize::{PIECE, REDACTED, SHOWN_CHARS, Sanitizer};
 use crate::bench::summary::{summarize, usage_warnings};
+use crate::bench::trace::Trace;
 
 const KEY: &str = "sk-planted-7f3a9c2e51d84b6f";
 const LONG: Duration = Duration::from_secs(30);
@@ -266,7 +266,7 @@ async fn usage_counts_saturate_and_implausible_ones_are_kept_and_reported() {
     let (client, _) = client(addr, LONG, None);
     let traces = vec![client.send(&spec(0)).await, client.send(&spec(1)).await];
     assert!(traces.iter().all(|t| t.succeeded()), "{traces:?}");
-    assert_eq!(traces[0].output_tokens, max, "usage is kept");
+    assert_eq!(traces[0].output_tokens(), max, "usage is kept");
     let summary = summarize(&traces, &"ttft=10s".parse().unwrap());
     assert_eq!(summary.total_output_tokens, max, "saturated, not wrapped");
     assert_eq!(summary.total_input_tokens, max);
@@ -282,13 +282,13 @@ async fn zero_usage_against_five_chunks_is_kept_but_counted_and_warned() {
     let (client, _) = client(addr, LONG, None);
     let trace = client.send(&spec(0)).await;
     assert!(trace.succeeded(), "{trace:?}");
-    assert_eq!(trace.output_tokens, 0, "vLLM's rule: usage decides");
+    assert_eq!(trace.output_tokens(), 0, "vLLM's rule: usage decides");
     let discrepancy = trace.usage_discrepancy.expect("reported");
     assert_eq!(
         (discrepancy.completion_tokens, discrepancy.token_chunks),
         (0, 5)
     );
-    let line = serde_json::to_string(&trace).unwrap();
+    let line = serde_json::to_string(&Trace::of(&trace)).unwrap();
     assert!(line.contains(r#""usage_discrepancy":{"completion_tokens":0,"token_chunks":5}"#));
     let traces = [trace];
     let summary = summarize(&traces, &"ttft=10s".parse().unwrap());
@@ -309,7 +309,7 @@ async fn a_float_or_string_usage_keeps_the_stream_a_success() {
         let (client, _) = client(addr, LONG, None);
         let trace = client.send(&spec(0)).await;
         assert!(trace.succeeded(), "{usage}: {trace:?}");
-        assert_eq!(trace.output_tokens, 5, "{usage}: counted from the chunks");
+        assert_eq!(trace.output_tokens(), 5, "{usage}: counted from the chunks");
         assert!(trace.usage.is_some_and(|u| u.unusable), "{usage}");
         assert_eq!(trace.usage_discrepancy, None);
         let traces = [trace];
@@ -345,10 +345,6 @@ async fn redirecting() -> (std::net::SocketAddr, Arc<AtomicU64>) {
 
 fn following_client(addr: std::net::SocketAddr, follow: bool) -> Client {
     let clock = BenchClock::start();
-    let meter = Meter::builder()
-        .clock(clock.meter_clock())
-        .sink(InMemorySink::new())
-        .build();
     let target = Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap(),
         api: Api::Chat,
@@ -359,13 +355,13 @@ fn following_client(addr: std::net::SocketAddr, follow: bool) -> Client {
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
     };
     let key = Some(ApiKey::new(KEY.to_owned()));
-    Client::new(target, key, clock, &meter).unwrap()
+    Client::new(target, key, clock, Meter::builder()).unwrap()
 }
 
 #[tokio::test]
 async fn a_redirect_is_not_followed_and_says_where_it_pointed() {
     let (addr, moved) = redirecting().await;
-    let trace = following_client(addr, false).send(&spec(0)).await;
+    let trace = Trace::of(&following_client(addr, false).send(&spec(0)).await);
     assert_eq!(trace.outcome, "error", "{trace:?}");
     assert_eq!(trace.status, Some(307));
     let message = trace.error.clone().unwrap();

@@ -38,14 +38,11 @@ fn client_seen(
 ) -> (Arc<Client>, InMemorySink) {
     let clock = BenchClock::start();
     let core = InMemorySink::new();
-    let mut meter = Meter::builder()
-        .clock(clock.meter_clock())
-        .sink(core.clone());
+    let mut meter = Meter::builder().sink(core.clone());
     if let Some(seen) = seen {
         // The server waits on each item the meter takes: it must see each at once.
         meter = meter.sink(seen).item_batch(1);
     }
-    let meter = meter.build();
     let target = Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap(),
         api: Api::Chat,
@@ -57,7 +54,7 @@ fn client_seen(
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
     (
-        Arc::new(Client::new(target, key, clock, &meter).unwrap()),
+        Arc::new(Client::new(target, key, clock, meter).unwrap()),
         core,
     )
 }
@@ -111,7 +108,7 @@ async fn one(
 ) -> (Trace, InMemorySink) {
     let addr = server::start(script).await;
     let (client, core) = client(addr, timeout, None);
-    (client.send(&spec(0)).await, core)
+    (Trace::of(&client.send(&spec(0)).await), core)
 }
 
 #[tokio::test]
@@ -122,33 +119,37 @@ async fn a_good_stream_is_traced_and_metered_at_the_same_instants() {
     let (seen, taken) = TokensSeen::new();
     let addr = server::start(move |_| paced_chat_stream(5, Duration::from_millis(3), &taken)).await;
     let (client, core) = client_seen(addr, Duration::from_secs(10), None, Some(seen));
-    let trace = client.send(&spec(0)).await;
+    let measured = client.send(&spec(0)).await;
+    let trace = Trace::of(&measured);
     assert_eq!(trace.outcome, "success", "{trace:?}");
     assert_eq!(trace.status, Some(200));
     assert_eq!(trace.output_tokens, 5);
     assert_eq!(trace.finish_reason.as_deref(), Some("stop"));
     assert_eq!(trace.response_id.as_deref(), Some("r1"));
-    // role frame, 5 tokens, usage: [DONE] is not a chunk
+    // 5 token-bearing chunks (the role frame and usage carry none)
     let tokens: Vec<u32> = trace.chunks.iter().map(|c| c.1).collect();
-    assert_eq!(tokens, [0, 1, 1, 1, 1, 1, 0]);
-    assert_eq!(trace.first_token_ns, Some(trace.chunks[1].0));
+    assert_eq!(tokens, [1, 1, 1, 1, 1]);
+    assert_eq!(trace.first_token_ns, Some(trace.chunks[0].0));
     assert!(trace.send_ns < trace.chunks[0].0 && trace.chunks.last().unwrap().0 <= trace.end_ns);
-    assert_eq!(trace.itls().count(), 4);
+    let record = measured.record.as_ref().expect("the core's record");
+    let gaps: Vec<Duration> = record.item_gaps().collect();
+    assert_eq!(gaps.len(), 4);
     assert!(
-        trace.itls().all(|gap| gap >= Duration::from_millis(2)),
+        gaps.iter().all(|&gap| gap >= Duration::from_millis(2)),
         "{trace:?}"
     );
 
-    // The core saw the same first token and the same gaps, to the nanosecond.
+    // Another sink of the same meter saw the same first token and the same gaps, to the
+    // nanosecond.
     let records = core.records();
     assert_eq!(records.len(), 1);
-    let record = &records[0];
-    assert_eq!(record.outcome, tokenmeter::Outcome::Success);
-    assert_eq!(record.ttft, trace.ttft());
-    assert_eq!(record.output_tokens, 5);
-    assert_eq!(record.input_tokens, Some(3));
+    let other = &records[0];
+    assert_eq!(other.outcome, tokenmeter::Outcome::Success);
+    assert_eq!(other.ttft, record.ttft);
+    assert_eq!(other.output_tokens, 5);
+    assert_eq!(other.input_tokens, Some(3));
     let core_gaps: Vec<Duration> = core.gaps().iter().map(|g| g.0).collect();
-    assert_eq!(core_gaps, trace.itls().collect::<Vec<_>>());
+    assert_eq!(core_gaps, gaps);
 }
 
 #[tokio::test]
@@ -162,7 +163,7 @@ async fn the_request_is_openai_shaped_and_asks_for_usage() {
     .await;
     let (client, _) = client(addr, Duration::from_secs(5), Some("sk-test-123"));
     let trace = client.send(&spec(41)).await;
-    assert_eq!(trace.outcome, "success");
+    assert!(trace.succeeded());
     let seen = seen.lock().unwrap().clone().unwrap();
     assert_eq!(seen.path, "/v1/chat/completions");
     assert_eq!(seen.body["stream"], true);

@@ -1,0 +1,113 @@
+//! [`Measured`]: one request of a run, as the core recorded it, with what only the client knows.
+//!
+//! Every latency comes from the core's [`RequestRecord`]: TTFT, decode, the time of every
+//! token-bearing chunk (the SSE reader's parse instants), the outcome. The client adds the HTTP
+//! status, the server's `usage` and response id, and what went wrong, in words.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokenmeter::{ErrorClass, Outcome, RequestRecord};
+
+use crate::bench::sanitize::ServerText;
+
+/// Token counts from the final `usage` object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Usage {
+    /// `usage.prompt_tokens`.
+    pub(crate) prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`.
+    pub(crate) completion_tokens: Option<u64>,
+    /// A `usage` of the stream held a count that is not a non-negative integer (a float, a
+    /// string, ...): it was ignored, as if absent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) unusable: bool,
+}
+
+impl From<tokenmeter_openai::chunk::Usage> for Usage {
+    fn from(usage: tokenmeter_openai::chunk::Usage) -> Self {
+        Self {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            unusable: usage.unusable,
+        }
+    }
+}
+
+/// `usage.completion_tokens` against the token-bearing chunks the stream carried, when no
+/// stream could give both: fewer tokens than token-bearing chunks, or more than `max_tokens`.
+/// `usage` is kept (vLLM's rule); the run reports how many requests disagreed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Discrepancy {
+    /// What `usage` said.
+    pub(crate) completion_tokens: u64,
+    /// Token-bearing chunks seen.
+    pub(crate) token_chunks: u64,
+}
+
+/// One request of a run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Measured {
+    /// Index in the run.
+    pub(crate) id: u64,
+    /// The sweep step's request rate, when sweeping.
+    pub(crate) rate: Option<f64>,
+    /// The core's record; `None` only when the request's task was lost (it panicked).
+    pub(crate) record: Option<RequestRecord>,
+    /// Prompt tokens we sent (generated or estimated).
+    pub(crate) input_tokens: u64,
+    /// `max_tokens` asked for.
+    pub(crate) max_tokens: u64,
+    /// The final `usage`, when the server sent one.
+    pub(crate) usage: Option<Usage>,
+    /// The HTTP status, when a response arrived.
+    pub(crate) status: Option<u16>,
+    /// What went wrong, for errors (sanitised: never contains a piece of the API key).
+    pub(crate) error: Option<ServerText>,
+    /// The response's `id` (its `x-request-id` header, else the chunks' `id`), sanitised.
+    pub(crate) response_id: Option<ServerText>,
+    /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
+    pub(crate) usage_discrepancy: Option<Discrepancy>,
+}
+
+impl Measured {
+    /// How the request ended; a lost task is an error of class `_OTHER`.
+    pub(crate) fn outcome(&self) -> Outcome {
+        self.record
+            .as_ref()
+            .map_or(Outcome::Error(ErrorClass::Other), |r| r.outcome)
+    }
+
+    /// True for a full success (not degraded).
+    pub(crate) fn succeeded(&self) -> bool {
+        self.outcome() == Outcome::Success
+    }
+
+    /// Output tokens: `usage.completion_tokens`, else the tokens of the chunks (the core's
+    /// count, which takes `usage` when the stream sent it).
+    pub(crate) fn output_tokens(&self) -> u64 {
+        self.record.as_ref().map_or(0, |r| r.output_tokens)
+    }
+
+    /// Input tokens: `usage.prompt_tokens`, else what we sent.
+    pub(crate) fn prompt_tokens(&self) -> u64 {
+        self.usage
+            .and_then(|u| u.prompt_tokens)
+            .unwrap_or(self.input_tokens)
+    }
+
+    /// Keeps the latest `usage` of the stream, and whether any was unusable.
+    pub(crate) fn note_usage(&mut self, usage: tokenmeter_openai::chunk::Usage) {
+        let unusable = self.usage.is_some_and(|u| u.unusable);
+        let mut usage = Usage::from(usage);
+        usage.unusable |= unusable;
+        self.usage = Some(usage);
+    }
+
+    /// The latency `vllm bench serve` reports as E2EL: the last token-bearing chunk − send
+    /// ([`RequestRecord::time_to_last_token`]); the end of the stream when no token came.
+    pub(crate) fn latency(&self) -> Option<Duration> {
+        let record = self.record.as_ref()?;
+        Some(record.time_to_last_token().unwrap_or(record.e2e))
+    }
+}
