@@ -29,6 +29,7 @@ use tokenmeter_openai::{SseChunks, StreamError, TransportError as _, describe_er
 use crate::bench::clock::BenchClock;
 use crate::bench::discover::{redirect_policy, redirected};
 use crate::bench::sanitize::Sanitizer;
+use crate::bench::tls::Tls;
 use crate::bench::trace::{Discrepancy, Trace};
 
 mod kept;
@@ -98,6 +99,8 @@ pub(crate) struct Target {
     pub(crate) follow_redirects: bool,
     /// The largest SSE event or line a response may send (`--max-event-size`).
     pub(crate) max_event_size: usize,
+    /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
+    pub(crate) tls: Tls,
 }
 
 /// Sends requests and measures them.
@@ -131,7 +134,9 @@ impl Client {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
-        let http = reqwest::Client::builder()
+        let http = target
+            .tls
+            .client_builder()
             .default_headers(headers)
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)
