@@ -6,8 +6,8 @@
 # SECONDS_PER_TARGET defaults to 20; the targets default to all of them: sse_chunks (the bench
 # client's SSE/JSON chunk parsing), slo_spec (the SLO spec parser) and metered_script (the
 # metered stream under item/error/pending/panic/drop scripts). Installs cargo-fuzz and a C++
-# compiler (for libFuzzer) when missing. Seeds are read from fuzz/corpus/<target> (committed),
-# tokens of the input grammar from fuzz/dict/<target>.dict;
+# compiler (for libFuzzer) when missing (scripts/tools.sh). Seeds are read from
+# fuzz/corpus/<target> (committed), tokens of the input grammar from fuzz/dict/<target>.dict;
 # what libFuzzer adds goes to fuzz/generated/<target> (git-ignored), crashes to
 # fuzz/artifacts/<target>. Prints the executions per target and in total, and exits non-zero
 # if any target crashed (the log shows the input and how to reproduce it).
@@ -34,13 +34,10 @@ log_dir="${FUZZ_LOG_DIR:-$target_dir/logs}"
 sanitizer="${FUZZ_SANITIZER:-none}"
 mkdir -p "$log_dir"
 
-if ! command -v c++ >/dev/null 2>&1 && ! command -v clang++ >/dev/null 2>&1; then
-  echo "==> installing g++ (libFuzzer is C++)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends g++ >/dev/null
-fi
-command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+# The C++ compiler and cargo-fuzz, from the one place that installs tools.
+# shellcheck source=scripts/tools.sh
+source scripts/tools.sh
+install_fuzz_tools
 
 # -a: debug assertions and overflow checks on, in an optimised build.
 build_flags=(--sanitizer "$sanitizer" --debug-assertions --target-dir "$target_dir")

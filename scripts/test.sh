@@ -2,10 +2,12 @@
 # Runs the tests of the workspace.
 #
 #   bash scripts/test.sh          every test, on a fresh machine: installs what the tests need
-#                                 when it is missing (Debian's prometheus for promtool and the
-#                                 server, chromium for the HTML report's screenshot test, cargo
-#                                 tools), then the quick tier, then everything else. `.ci/run`
-#                                 calls exactly this.
+#                                 when it is missing (scripts/tools.sh: Debian's prometheus for
+#                                 promtool and the server, chromium for the HTML report's
+#                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
+#                                 cargo-fuzz, and the Rust toolchain that Cargo.toml's
+#                                 rust-version names), then the quick tier, then everything else.
+#                                 `.ci/run` calls exactly this.
 #   bash scripts/test.sh --quick  the quick tier alone, for day-to-day work: needs no root and no
 #                                 network (cargo-nextest must be installed): fmt, clippy, docs,
 #                                 doc tests and unit tests (those that need no outside program).
@@ -20,20 +22,8 @@ case "$mode" in
   *) echo "usage: bash scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
 
-# Everything the tests need from outside the workspace, installed in this one place.
-install_tools() {
-  local need_apt=()
-  command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
-  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-  if [ ${#need_apt[@]} -gt 0 ]; then
-    echo "==> installing ${need_apt[*]} (Debian packages the tests use)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-  fi
-  command -v cargo-nextest >/dev/null 2>&1 || cargo install --locked cargo-nextest
-  command -v cargo-deny >/dev/null 2>&1 || cargo install --locked cargo-deny
-}
+# shellcheck source=scripts/tools.sh
+source scripts/tools.sh
 
 quick_tier() {
   echo "==> [quick] cargo fmt --check"
@@ -53,12 +43,20 @@ quick_tier() {
 }
 
 if [ "$mode" = quick ]; then
+  check_toolchain quick
   quick_tier
   exit 0
 fi
 
-install_tools
+check_toolchain full
+install_test_tools
+install_fuzz_tools
 quick_tier
+
+echo "==> every feature alone, and every crate's tests with its default features, build (cargo hack)"
+# Each package with its default features, with none, and with each feature alone; all targets,
+# so `cargo test -p <crate>` compiles with default features for every crate.
+cargo hack check --workspace --each-feature --exclude-all-features --all-targets
 
 echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
 cargo deny check --hide-inclusion-graph licenses bans

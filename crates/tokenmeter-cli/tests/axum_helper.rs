@@ -87,7 +87,7 @@ async fn start_proxy(serve: &Serve, memory: &InMemorySink) -> SocketAddr {
         Labels::server("chat").request_model(header_value(parts, "x-model"))
     });
     let upstream = Upstream {
-        client: reqwest::Client::new(),
+        client: support::http::reqwest_client(),
         url: format!("http://{}/v1/chat/completions", serve.addr),
     };
     let app = Router::new()
@@ -107,7 +107,7 @@ async fn ask(proxy: SocketAddr, max_tokens: u32) -> reqwest::Response {
     let body = format!(
         r#"{{"model":"{MODEL}","stream":true,"stream_options":{{"include_usage":true}},"max_tokens":{max_tokens},"messages":[{{"role":"user","content":"tell me a long story"}}]}}"#
     );
-    let response = reqwest::Client::new()
+    let response = support::http::reqwest_client()
         .post(format!("http://{proxy}/v1/chat/completions"))
         .header("content-type", "application/json")
         .header("x-model", MODEL)

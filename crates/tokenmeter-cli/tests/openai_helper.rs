@@ -70,7 +70,7 @@ struct Seen {
 
 /// Sends `body` to `path` and reads the metered stream to its end.
 async fn stream(serve: &Serve, series: &Series, path: &str, body: serde_json::Value) -> Seen {
-    let http = reqwest::Client::new();
+    let http = support::http::reqwest_client();
     let mut seen = Seen::default();
     let url = format!("{}{path}", serve.url());
     let mut chunks = match send(post(&http, url, body), series.start()).await {
@@ -219,7 +219,7 @@ async fn http_errors_are_classified_from_the_status_and_the_body() {
 async fn dropping_the_stream_mid_way_is_cancelled_on_both_sides() {
     let serve = start_serve(&[]);
     let (series, memory) = client_meter("chat");
-    let http = reqwest::Client::new();
+    let http = support::http::reqwest_client();
     let request = post(
         &http,
         format!("{}/v1/chat/completions", serve.url()),

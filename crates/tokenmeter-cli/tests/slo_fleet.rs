@@ -16,7 +16,7 @@ use tokenmeter_tests::prometheus::{Job, Prometheus};
 
 /// Sends `n` chat requests at once to `addr` and waits for every answer.
 async fn load(addr: SocketAddr, n: usize) {
-    let client = reqwest::Client::new();
+    let client = support::http::reqwest_client();
     let url = format!("http://{addr}/v1/chat/completions");
     let body =
         r#"{"model":"m","messages":[{"role":"user","content":"tell me a story"}],"max_tokens":12}"#;

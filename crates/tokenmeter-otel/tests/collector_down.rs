@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokenmeter::{Labels, Meter, Series};
 use tokenmeter_otel::names::{self, attr};
-use tokenmeter_otel::{OtlpConfig, OtlpPipeline, Protocol};
+use tokenmeter_otel::{OtlpPipeline, Protocol};
 
 use common::receiver::{BlackHole, Receiver, bind, reserved_port};
 
@@ -72,7 +72,7 @@ fn median(samples: &mut [f64]) -> f64 {
 }
 
 fn pipeline(protocol: Protocol, url: String, timeout: Duration) -> OtlpPipeline {
-    OtlpConfig::new()
+    common::otlp_config()
         .protocol(protocol)
         .endpoint(url)
         .interval(Duration::from_millis(100))

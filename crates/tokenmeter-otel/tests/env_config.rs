@@ -11,8 +11,8 @@ use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use tokenmeter::{Labels, Meter};
+use tokenmeter_otel::OtlpError;
 use tokenmeter_otel::names;
-use tokenmeter_otel::{OtlpConfig, OtlpError};
 
 use common::receiver::{Receiver, bind};
 
@@ -36,7 +36,7 @@ fn child() {
 
 /// Installs from the environment alone, waits for one periodic export, then shuts down.
 fn child_exports() {
-    let otlp = OtlpConfig::new()
+    let otlp = common::otlp_config()
         .install()
         .expect("install from the environment");
     let meter = Meter::builder().sink(otlp.sink()).build();
@@ -59,7 +59,7 @@ fn child_exports() {
 }
 
 fn child_refuses_protocol() {
-    match OtlpConfig::new().install() {
+    match common::otlp_config().install() {
         Err(OtlpError::UnsupportedProtocol { value, variable }) => {
             assert_eq!(value, "http/json");
             assert_eq!(variable, "OTEL_EXPORTER_OTLP_PROTOCOL");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokenmeter::sink::{Step, StepKind};
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
-use tokenmeter_otel::{OtlpConfig, OtlpError, Protocol};
+use tokenmeter_otel::{OtlpError, Protocol};
 
 use common::checks;
 use common::receiver::{BlackHole, Receiver, bind};
@@ -32,7 +32,7 @@ fn client() -> Labels<'static> {
 }
 
 async fn round_trip(protocol: Protocol, receiver: Receiver) {
-    let otlp = OtlpConfig::new()
+    let otlp = common::otlp_config()
         .protocol(protocol)
         .endpoint(receiver.url())
         .interval(Duration::from_millis(150))
@@ -172,7 +172,7 @@ async fn http_receiver_decodes_names_units_bounds_and_counts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exponential_histograms_reach_the_receiver() {
     let receiver = Receiver::grpc(bind().await);
-    let otlp = OtlpConfig::new()
+    let otlp = common::otlp_config()
         .protocol(Protocol::Grpc)
         .endpoint(receiver.url())
         .histograms(tokenmeter_otel::HistogramAggregation::exponential())
@@ -207,7 +207,7 @@ async fn exponential_histograms_reach_the_receiver() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flush_and_shutdown_wait_at_most_their_bound_when_the_receiver_never_answers() {
     let hole = BlackHole::start(bind().await);
-    let otlp = OtlpConfig::new()
+    let otlp = common::otlp_config()
         .protocol(Protocol::Grpc)
         .endpoint(format!("http://{}", hole.addr))
         .timeout(Duration::from_secs(30))
@@ -243,7 +243,7 @@ async fn flush_and_shutdown_wait_at_most_their_bound_when_the_receiver_never_ans
 
 #[test]
 fn a_malformed_endpoint_is_an_error_that_says_what_to_fix() {
-    let error = OtlpConfig::new()
+    let error = common::otlp_config()
         .protocol(Protocol::Grpc)
         .endpoint("not a url")
         .install()
@@ -258,7 +258,7 @@ fn a_malformed_endpoint_is_an_error_that_says_what_to_fix() {
 
 #[test]
 fn an_invalid_header_is_refused_without_showing_its_value() {
-    let error = OtlpConfig::new()
+    let error = common::otlp_config()
         .protocol(Protocol::HttpProtobuf)
         .header("x api key", "top-secret-value")
         .install()

@@ -79,8 +79,8 @@
 //!
 //! - `tokio`: `Clock::tokio`, which follows tokio's paused time, and classification of
 //!   `tokio::time::error::Elapsed` as a timeout.
-//! - `quanta`: `Clock::quanta`, the CPU's time-stamp counter (about 7 ns a read instead of about
-//!   30 ns for `Instant::now` here), which then becomes the default clock. The Prometheus
+//! - `quanta`: `Clock::quanta`, the CPU's time-stamp counter (cheaper to read than
+//!   `Instant::now`), which then becomes the default clock. The Prometheus
 //!   exporter turns it on (its dependencies already include `quanta`).
 //!
 //! # Cost
@@ -91,7 +91,9 @@
 //! or on [`Request::flush`]), so a sink pays its per-call costs once per batch;
 //! [`MeterBuilder::item_batch`] sets a smaller batch, 1 for every item at once. The first
 //! token, the end and the gauges go to the sinks at once. No allocation, no lock, no lookup.
-//! Resolving a series takes a lock: do it once per label set.
+//! Resolving a series takes a lock: do it once per label set. The `core` benchmark
+//! (`cargo bench -p tokenmeter-benches --bench core`) compares this against a hand-written
+//! floor; its latest figures are in the repository's `benches/README.md`.
 //!
 //! A panic inside a sink is caught and counted ([`sink::sink_panics`]): the other sinks, the
 //! request and the stream carry on.

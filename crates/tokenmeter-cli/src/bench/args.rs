@@ -5,22 +5,25 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
-use crate::bench::client::Api;
 use crate::bench::runner::Load;
 use crate::bench::slo::Slo;
+use crate::bench::tls::Tls;
+use crate::bench::url::parse_url;
 use crate::bench::workload::{ArrivalKind, LengthDist, Source, load_dataset};
 use tokenmeter_slo::spec::parse_duration;
 
 /// Options of `tokenmeter bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct BenchArgs {
-    /// Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000 (or the endpoint's
-    /// full URL; https:// needs a build with `--features tls`). Without it, an embedded
-    /// simulator is started on 127.0.0.1 (ephemeral port) and benchmarked over real HTTP.
+    /// An OpenAI-compatible server: its base URL as SDKs take it (`https://api.example.com/v1`),
+    /// its host alone (`http://127.0.0.1:8000`) or the endpoint's full URL; http or https.
+    /// Without it, an embedded simulator is started on 127.0.0.1 (ephemeral port) and
+    /// benchmarked over real HTTP.
     #[arg(long, value_parser = parse_boxed_url)]
     pub(crate) url: Option<Box<reqwest::Url>>,
 
-    /// The API path under --url: /v1/chat/completions or /v1/completions.
+    /// The API: /v1/chat/completions or /v1/completions, joined onto --url unless it names an
+    /// endpoint already (a base URL ending in /v1 gets /chat/completions).
     #[arg(long, default_value = "/v1/chat/completions")]
     pub(crate) endpoint: String,
 
@@ -91,6 +94,16 @@ pub(crate) struct BenchArgs {
     #[arg(long)]
     pub(crate) follow_redirects: bool,
 
+    /// Trust the CA certificate(s) of this PEM file for https, on top of the system's roots
+    /// (SSL_CERT_FILE and SSL_CERT_DIR, when set, replace the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca_cert: Option<PathBuf>,
+
+    /// Do not verify the server's certificate (self-signed test servers only: anyone on the
+    /// path can read and change the traffic, API key included).
+    #[arg(long)]
+    pub(crate) insecure: bool,
+
     /// Seed of the arrivals and the synthetic prompts.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -132,33 +145,6 @@ pub(crate) struct BenchArgs {
     /// TTFT, 2 ms between tokens) and report its CPU cost and timing error.
     #[arg(long, hide = true)]
     pub(crate) self_check_client: bool,
-}
-
-/// Parses --url.
-pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(text.trim())
-        .map_err(|e| format!("`{text}` is not a URL ({e}); write it like http://127.0.0.1:8000"))?;
-    match url.scheme() {
-        "http" => {}
-        "https" if cfg!(feature = "tls") => {}
-        "https" => {
-            return Err(format!(
-                "`{text}`: https needs the `tls` feature, left out of the default build to keep \
-                 it light; rebuild with `cargo build --release -p tokenmeter-cli --features tls`"
-            ));
-        }
-        other => {
-            return Err(format!(
-                "`{text}`: unsupported scheme `{other}`; use http://HOST:PORT"
-            ));
-        }
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!(
-            "`{text}` has no host; write it like http://127.0.0.1:8000"
-        ));
-    }
-    Ok(url)
 }
 
 /// Parses --url into a box (keeps the options small).
@@ -252,6 +238,8 @@ pub(crate) struct Plan {
     pub(crate) sweep: Option<Vec<f64>>,
     /// Where prompts come from.
     pub(crate) source: Source,
+    /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
+    pub(crate) tls: Tls,
 }
 
 impl BenchArgs {
@@ -312,6 +300,7 @@ impl BenchArgs {
             load,
             sweep,
             source,
+            tls: Tls::new(self.ca_cert.as_deref(), self.insecure)?,
         })
     }
 
@@ -330,94 +319,9 @@ impl BenchArgs {
     }
 }
 
-/// The endpoint URL and its API: a URL whose path already ends in `completions` is used as
-/// given, otherwise `endpoint` is appended to its path.
-pub(crate) fn endpoint_url(base: &reqwest::Url, endpoint: &str) -> (reqwest::Url, Api) {
-    let mut url = base.clone();
-    if !url.path().trim_end_matches('/').ends_with("completions") {
-        let path = format!("{}{}", url.path().trim_end_matches('/'), endpoint);
-        url.set_path(&path);
-    }
-    let api = if url
-        .path()
-        .trim_end_matches('/')
-        .ends_with("chat/completions")
-    {
-        Api::Chat
-    } else {
-        Api::Completions
-    };
-    (url, api)
-}
-
-/// The `/models` URL next to an endpoint URL.
-pub(crate) fn models_url(endpoint: &reqwest::Url) -> reqwest::Url {
-    let mut url = endpoint.clone();
-    let path = url.path().trim_end_matches('/');
-    let prefix = path
-        .strip_suffix("/chat/completions")
-        .or_else(|| path.strip_suffix("/completions"))
-        .unwrap_or(path)
-        .to_owned();
-    url.set_path(&format!("{prefix}/models"));
-    url.set_query(None);
-    url
-}
-
-/// The URL as printed: no user info, no query (they may hold secrets).
-pub(crate) fn display_url(url: &reqwest::Url) -> String {
-    let mut shown = url.clone();
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.set_query(None);
-    shown.set_fragment(None);
-    shown.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_checked_with_a_fix() {
-        assert!(parse_url("http://127.0.0.1:8000").is_ok());
-        assert!(parse_url("localhost:8000").unwrap_err().contains("scheme"));
-        assert!(
-            parse_url("not a url")
-                .unwrap_err()
-                .contains("http://127.0.0.1:8000")
-        );
-        assert!(
-            parse_url("ftp://x")
-                .unwrap_err()
-                .contains("unsupported scheme")
-        );
-        let https = parse_url("https://api.example.com");
-        if cfg!(feature = "tls") {
-            assert!(https.is_ok());
-        } else {
-            assert!(https.unwrap_err().contains("--features tls"));
-        }
-    }
-
-    #[test]
-    fn endpoints_are_joined_once() {
-        let base = parse_url("http://h:1/").unwrap();
-        let (url, api) = endpoint_url(&base, "/v1/chat/completions");
-        assert_eq!(
-            (url.as_str(), api),
-            ("http://h:1/v1/chat/completions", Api::Chat)
-        );
-        let full = parse_url("http://h:1/openai/v1/completions").unwrap();
-        let (url, api) = endpoint_url(&full, "/v1/chat/completions");
-        assert_eq!(
-            (url.as_str(), api),
-            ("http://h:1/openai/v1/completions", Api::Completions)
-        );
-        assert_eq!(models_url(&url).as_str(), "http://h:1/openai/v1/models");
-        let secret = parse_url("http://u:p@h:1/v1/chat/completions?api-key=s").unwrap();
-        assert_eq!(display_url(&secret), "http://h:1/v1/chat/completions");
-    }
 
     #[test]
     fn rates_must_be_positive() {

@@ -11,9 +11,10 @@ use reqwest::StatusCode;
 use reqwest::header::LOCATION;
 use tokenmeter_openai::{ERROR_BODY_LIMIT, StatusError, describe_error};
 
-use crate::bench::args::{display_url, models_url};
 use crate::bench::client::ApiKey;
 use crate::bench::sanitize::Sanitizer;
+use crate::bench::tls::Tls;
+use crate::bench::url::{display_url, models_url};
 
 /// How long the pre-flight checks wait.
 const PREFLIGHT: Duration = Duration::from_secs(10);
@@ -51,14 +52,17 @@ pub(crate) fn redirected(
     )
 }
 
-/// Fails with a clear message when nothing listens at the URL's host and port.
-pub(crate) async fn reachable(url: &reqwest::Url) -> anyhow::Result<()> {
+/// Fails with a clear message when nothing listens at the URL's host and port, or, for https,
+/// when the TLS handshake fails (an unknown certificate authority, say): one request that
+/// carries no key, whose answer does not matter.
+pub(crate) async fn reachable(url: &reqwest::Url, tls: &Tls) -> anyhow::Result<()> {
     let host = url
         .host_str()
         .unwrap_or("127.0.0.1")
         .trim_matches(['[', ']']);
     let port = url.port_or_known_default().unwrap_or(80);
     match tokio::time::timeout(PREFLIGHT, tokio::net::TcpStream::connect((host, port))).await {
+        Ok(Ok(_)) if url.scheme() == "https" => handshake(url, tls).await,
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => bail!(
             "cannot connect to {host}:{port} ({e}); is the server running? check --url {}",
@@ -72,12 +76,35 @@ pub(crate) async fn reachable(url: &reqwest::Url) -> anyhow::Result<()> {
     }
 }
 
+/// Whether a TLS connection to `url` can be made and verified: any HTTP answer will do.
+async fn handshake(url: &reqwest::Url, tls: &Tls) -> anyhow::Result<()> {
+    let client = tls
+        .client_builder()
+        .timeout(PREFLIGHT)
+        .redirect(redirect_policy(false))
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
+    match client.head(url.clone()).send().await {
+        Err(e) if e.is_connect() => bail!(
+            "cannot open an HTTPS connection to {}: {}; {}",
+            display_url(url),
+            // A certificate's names are the server's text: shown only once cleaned.
+            Sanitizer::new(None)
+                .clean(&describe_error(&e.without_url()))
+                .as_str(),
+            tls.hint()
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The first model of `GET …/models`, as the server spells it (to send back); show it only
-/// through the sanitiser.
+/// through the sanitiser. HTTPS is verified as `tls` says, as for the requests.
 pub(crate) async fn model(
     endpoint: &reqwest::Url,
     key: Option<&ApiKey>,
     follow_redirects: bool,
+    tls: &Tls,
 ) -> anyhow::Result<String> {
     let url = models_url(endpoint);
     let sanitizer = Sanitizer::new(key);
@@ -88,12 +115,16 @@ pub(crate) async fn model(
         )
     };
     let failed = |e: reqwest::Error| {
-        anyhow::anyhow!(
-            "{}",
-            sanitizer.clean(&describe_error(&e.without_url())).as_str()
-        )
+        let tls_failed = url.scheme() == "https" && e.is_connect();
+        let shown = sanitizer.clean(&describe_error(&e.without_url()));
+        if tls_failed {
+            anyhow::anyhow!("{} ({})", shown.as_str(), tls.hint())
+        } else {
+            anyhow::anyhow!("{}", shown.as_str())
+        }
     };
-    let client = reqwest::Client::builder()
+    let client = tls
+        .client_builder()
         .timeout(PREFLIGHT)
         .redirect(redirect_policy(follow_redirects))
         .build()

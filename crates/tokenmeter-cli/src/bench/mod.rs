@@ -4,6 +4,8 @@
 //! | Module | Concept |
 //! |---|---|
 //! | [`args`] | flags, their validation into a plan |
+//! | [`url`] | `--url` as users write it (host, base URL, endpoint) joined with `--endpoint` |
+//! | [`tls`] | HTTPS: rustls with ring, system roots, `--ca-cert`, `--insecure` |
 //! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
 //! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
@@ -33,7 +35,9 @@ mod selfcheck;
 mod slo;
 mod summary;
 mod sweep;
+pub(crate) mod tls;
 mod trace;
+mod url;
 mod workload;
 
 #[cfg(test)]
@@ -51,7 +55,7 @@ use tokenmeter::Meter;
 use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
-use crate::bench::args::{Plan, display_url, endpoint_url};
+use crate::bench::args::Plan;
 use crate::bench::client::{ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
 use crate::bench::measured::Measured;
@@ -60,6 +64,7 @@ use crate::bench::progress::Progress;
 use crate::bench::runner::Load;
 use crate::bench::summary::summarize;
 use crate::bench::sweep::{Rates, SweepResult, SweepStep};
+use crate::bench::url::{display_url, endpoint_url};
 use crate::bench::workload::Source;
 use crate::serve::read_spec;
 
@@ -70,9 +75,15 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
         return selfcheck::run(args.json.clone()).await;
     }
     let key = args.api_key()?.map(ApiKey::new);
+    if plan.tls.insecure() {
+        eprintln!(
+            "warning: --insecure: server certificates are not verified; anyone on the path can \
+             read and change the traffic, API key included (test servers only)"
+        );
+    }
     match plan.url.clone() {
         Some(url) => {
-            discover::reachable(&url).await?;
+            discover::reachable(&url, &plan.tls).await?;
             bench(&args, &plan, url, key, None, None).await
         }
         None => {
@@ -110,7 +121,9 @@ pub(crate) async fn bench(
     let model = match (&args.model, default_model) {
         (Some(model), _) => model.clone(),
         (None, Some(model)) => model.to_owned(),
-        (None, None) => discover::model(&url, key.as_ref(), args.follow_redirects).await?,
+        (None, None) => {
+            discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls).await?
+        }
     };
     let clock = BenchClock::start();
     let monitor = match &args.slo_spec {
@@ -129,6 +142,7 @@ pub(crate) async fn bench(
         timeout: args.timeout,
         follow_redirects: args.follow_redirects,
         max_event_size: args.max_event_size,
+        tls: plan.tls.clone(),
     };
     let client = Arc::new(Client::new(target, key, clock, meter)?);
     let mut info = RunInfo {

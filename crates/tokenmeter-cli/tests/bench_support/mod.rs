@@ -2,8 +2,11 @@
 //! directories, and a scripted HTTP server on 127.0.0.1 (plain threads, real sockets).
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
+pub mod routes;
+pub mod tls;
+
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -143,9 +146,9 @@ pub fn serve(handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Socket
     addr
 }
 
-fn connection(socket: TcpStream, handler: &Handler) -> std::io::Result<()> {
-    let mut reader = BufReader::new(socket.try_clone()?);
-    let mut writer = socket;
+/// Answers the requests of one connection (plain TCP, or TLS: `tls::serve_tls`).
+fn connection(socket: impl Read + Write, handler: &Handler) -> std::io::Result<()> {
+    let mut reader = BufReader::new(socket);
     loop {
         let mut seen = Seen::default();
         let mut line = String::new();
@@ -173,6 +176,7 @@ fn connection(socket: TcpStream, handler: &Handler) -> std::io::Result<()> {
         reader.read_exact(&mut body)?;
         seen.body = String::from_utf8_lossy(&body).into_owned();
         let reply = handler(&seen);
+        let writer = reader.get_mut();
         let mut head = format!(
             "HTTP/1.1 {} Scripted\r\ncontent-type: {}\r\n",
             reply.status, reply.content_type

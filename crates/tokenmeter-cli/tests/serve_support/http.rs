@@ -157,3 +157,11 @@ fn dechunk(mut raw: &[u8]) -> Result<Option<(Vec<u8>, usize)>, String> {
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
+
+/// A reqwest client. This package builds reqwest with rustls and no crypto provider of its own
+/// (`tokenmeter` installs `ring` before its clients are built), so a test installs it too:
+/// building a client with none installed panics.
+pub fn reqwest_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}

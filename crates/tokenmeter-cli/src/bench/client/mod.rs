@@ -33,6 +33,7 @@ use crate::bench::discover::{redirect_policy, redirected};
 use crate::bench::measured::{Discrepancy, Measured};
 use crate::bench::records::Records;
 use crate::bench::sanitize::Sanitizer;
+use crate::bench::tls::Tls;
 
 mod kept;
 use crate::bench::workload::{Prompt, RequestSpec};
@@ -101,6 +102,8 @@ pub(crate) struct Target {
     pub(crate) follow_redirects: bool,
     /// The largest SSE event or line a response may send (`--max-event-size`).
     pub(crate) max_event_size: usize,
+    /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
+    pub(crate) tls: Tls,
 }
 
 /// Sends requests and measures them.
@@ -141,7 +144,9 @@ impl Client {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
-        let http = reqwest::Client::builder()
+        let http = target
+            .tls
+            .client_builder()
             .default_headers(headers)
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)

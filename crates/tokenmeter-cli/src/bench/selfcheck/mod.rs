@@ -225,6 +225,7 @@ fn client_side(
         follow_redirects: false,
         timeout: Duration::from_secs(60),
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
+        tls: crate::bench::tls::Tls::default(),
     };
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),

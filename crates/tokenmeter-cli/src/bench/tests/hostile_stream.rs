@@ -41,6 +41,7 @@ async fn run(steps: Vec<Step>, timeout: Duration, max_event_size: usize) -> (Tra
         ignore_eos: false,
         timeout,
         max_event_size,
+        tls: crate::bench::tls::Tls::default(),
         follow_redirects: false,
     };
     let client = Client::new(target, None, clock, Meter::builder()).unwrap();

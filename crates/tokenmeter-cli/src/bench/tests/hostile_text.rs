@@ -353,6 +353,7 @@ fn following_client(addr: std::net::SocketAddr, follow: bool) -> Client {
         timeout: LONG,
         follow_redirects: follow,
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
+        tls: crate::bench::tls::Tls::default(),
     };
     let key = Some(ApiKey::new(KEY.to_owned()));
     Client::new(target, key, clock, Meter::builder()).unwrap()
@@ -388,7 +389,9 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
     let (addr, moved) = redirecting().await;
     let url = reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap();
     let key = ApiKey::new(KEY.to_owned());
-    let error = discover::model(&url, Some(&key), false).await.unwrap_err();
+    let error = discover::model(&url, Some(&key), false, &Default::default())
+        .await
+        .unwrap_err();
     let message = format!("{error:#}");
     assert!(message.contains("HTTP 302 redirecting to"), "{message}");
     assert!(message.contains("--follow-redirects"), "{message}");
@@ -400,7 +403,9 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
     let url = reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap();
     let message = format!(
         "{:#}",
-        discover::model(&url, None, false).await.unwrap_err()
+        discover::model(&url, None, false, &Default::default())
+            .await
+            .unwrap_err()
     );
     assert!(message.contains("larger than 1MiB"), "{message}");
     assert!(message.len() < 1000, "{}", message.len());
@@ -415,7 +420,9 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
     let url = reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap();
     let message = format!(
         "{:#}",
-        discover::model(&url, Some(&key), false).await.unwrap_err()
+        discover::model(&url, Some(&key), false, &Default::default())
+            .await
+            .unwrap_err()
     );
     assert!(message.contains("HTTP 401"), "{message}");
     assert!(!message.contains('\x1b'), "{message:?}");

@@ -51,6 +51,7 @@ fn client_seen(
         follow_redirects: false,
         timeout,
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
+        tls: crate::bench::tls::Tls::default(),
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
     (

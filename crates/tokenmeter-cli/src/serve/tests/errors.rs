@@ -32,7 +32,7 @@ async fn a_full_queue_answers_429_in_openais_shape() {
     let waiting = tokio::spawn({
         let url = handle.url();
         async move {
-            reqwest::Client::new()
+            crate::bench::tls::plain_client()
                 .post(format!("{url}/v1/chat/completions"))
                 .body(chat(5, false).to_string())
                 .send()
@@ -126,7 +126,7 @@ async fn bad_requests_are_400s_and_recorded() {
         ..ServeArgs::default()
     })
     .await;
-    let response = reqwest::Client::new()
+    let response = crate::bench::tls::plain_client()
         .post(format!("{}/v1/chat/completions", handle.url()))
         .body("{not json")
         .send()

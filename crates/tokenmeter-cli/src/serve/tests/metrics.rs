@@ -23,7 +23,9 @@ async fn semconv_metrics_are_served() {
     let handle = server(ServeArgs::default()).await;
     let response = post(&handle, "/v1/chat/completions", &chat(4)).await;
     let _ = response.text().await.expect("body");
-    let response = reqwest::get(format!("{}/metrics", handle.url()))
+    let response = crate::bench::tls::plain_client()
+        .get(format!("{}/metrics", handle.url()))
+        .send()
         .await
         .expect("answered");
     assert_eq!(response.status(), 200);

@@ -24,7 +24,7 @@ async fn server(args: ServeArgs) -> ServeHandle {
 
 /// POSTs `body` as JSON to `path`.
 async fn post(handle: &ServeHandle, path: &str, body: &Value) -> reqwest::Response {
-    reqwest::Client::new()
+    crate::bench::tls::plain_client()
         .post(format!("{}{path}", handle.url()))
         .header("content-type", "application/json")
         .body(body.to_string())
@@ -35,7 +35,9 @@ async fn post(handle: &ServeHandle, path: &str, body: &Value) -> reqwest::Respon
 
 /// GETs `path` and returns the status and the body.
 async fn get(handle: &ServeHandle, path: &str) -> (reqwest::StatusCode, String) {
-    let response = reqwest::get(format!("{}{path}", handle.url()))
+    let response = crate::bench::tls::plain_client()
+        .get(format!("{}{path}", handle.url()))
+        .send()
         .await
         .expect("the server answers");
     let status = response.status();

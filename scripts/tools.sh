@@ -1,0 +1,73 @@
+# Everything the test and fuzz scripts need from outside the workspace, installed in this one
+# place when missing. Sourced by scripts/test.sh and scripts/fuzz.sh; not run on its own.
+#
+#   install_test_tools   Debian's prometheus (promtool and the server) and chromium (the HTML
+#                        report's screenshot test); cargo-nextest, cargo-deny, cargo-hack
+#   install_fuzz_tools   a C++ compiler (libFuzzer is C++) and cargo-fuzz
+#   check_toolchain MODE the compiler against `rust-version` in Cargo.toml (see below)
+
+# Installs the Debian packages given when any is missing (needs root and the network).
+apt_install() {
+  [ $# -gt 0 ] || return 0
+  echo "==> installing $* (Debian packages)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# cargo_tool BINARY CRATE: `cargo install --locked CRATE` unless BINARY is on the PATH.
+cargo_tool() {
+  command -v "$1" >/dev/null 2>&1 || cargo install --locked "$2"
+}
+
+install_test_tools() {
+  local need_apt=()
+  command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  apt_install "${need_apt[@]}"
+  cargo_tool cargo-nextest cargo-nextest
+  cargo_tool cargo-deny cargo-deny
+  cargo_tool cargo-hack cargo-hack
+}
+
+install_fuzz_tools() {
+  if ! command -v c++ >/dev/null 2>&1 && ! command -v clang++ >/dev/null 2>&1; then
+    apt_install g++
+  fi
+  cargo_tool cargo-fuzz cargo-fuzz
+}
+
+# `rust-version` in Cargo.toml states the toolchain the full test command runs on, nothing
+# older. MODE full: when `rustc` is another minor version, install that toolchain with rustup
+# and use it for the rest of the run (or fail saying how to fix it). MODE quick: warn only.
+check_toolchain() {
+  local want have
+  want=$(sed -n 's/^rust-version = "\([0-9.]*\)"$/\1/p' Cargo.toml)
+  have=$(rustc --version | awk '{print $2}')
+  if [ -z "$want" ]; then
+    echo "error: no rust-version = \"X.Y\" line in Cargo.toml's [workspace.package]" >&2
+    return 1
+  fi
+  if [ "${have%.*}" = "$want" ]; then
+    echo "==> rustc $have: the rust-version of Cargo.toml ($want)"
+    return 0
+  fi
+  if [ "$1" = quick ]; then
+    echo "warning: rustc $have is not Cargo.toml's rust-version $want, which is what the full run checks" >&2
+    return 0
+  fi
+  if ! command -v rustup >/dev/null 2>&1; then
+    echo "error: rustc $have is not Cargo.toml's rust-version $want, and there is no rustup to" \
+      "install $want: install Rust $want, or change rust-version after this suite passes on $have" >&2
+    return 1
+  fi
+  echo "==> rustc $have is not Cargo.toml's rust-version $want: installing and using Rust $want"
+  rustup toolchain install "$want" --profile minimal --component clippy,rustfmt
+  export RUSTUP_TOOLCHAIN="$want"
+  have=$(rustc --version | awk '{print $2}')
+  if [ "${have%.*}" != "$want" ]; then
+    echo "error: rustup's Rust $want reports rustc $have" >&2
+    return 1
+  fi
+  echo "==> rustc $have: the rust-version of Cargo.toml ($want)"
+}
