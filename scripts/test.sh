@@ -5,8 +5,8 @@
 #                                 when it is missing (scripts/tools.sh: Debian's prometheus for
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
-#                                 cargo-fuzz, and the Rust toolchain that Cargo.toml's
-#                                 rust-version names), then the quick tier, then everything else.
+#                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
+#                                 toolchain that Cargo.toml's rust-version names), then the quick tier, then everything else.
 #                                 `.ci/run` calls exactly this.
 #   bash scripts/test.sh --quick  the quick tier alone, for day-to-day work: needs no root and no
 #                                 network (cargo-nextest must be installed): fmt, clippy, docs,
@@ -75,3 +75,6 @@ cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 echo "==> the rest of the tests (integration, end-to-end, promtool's unit tests; benchmarks once in test mode)"
 cargo nextest run --workspace --all-features --all-targets --no-fail-fast \
   -E 'not (kind(lib) | kind(bin)) | test(/promtool/)'
+
+echo "==> third-party clients hang up on serve (the openai Python SDK, curl): /metrics counts what they got"
+python3 scripts/third_party_hangups.py

@@ -2,7 +2,8 @@
 # place when missing. Sourced by scripts/test.sh and scripts/fuzz.sh; not run on its own.
 #
 #   install_test_tools   Debian's prometheus (promtool and the server) and chromium (the HTML
-#                        report's screenshot test); cargo-nextest, cargo-deny, cargo-hack
+#                        report's screenshot test); cargo-nextest, cargo-deny, cargo-hack;
+#                        curl and the openai Python SDK (third-party clients)
 #   install_fuzz_tools   a C++ compiler (libFuzzer is C++) and cargo-fuzz
 #   check_toolchain MODE the compiler against `rust-version` in Cargo.toml (see below)
 
@@ -28,6 +29,9 @@ install_test_tools() {
   cargo_tool cargo-nextest cargo-nextest
   cargo_tool cargo-deny cargo-deny
   cargo_tool cargo-hack cargo-hack
+  # The official OpenAI Python SDK, for the third-party client check (scripts/third_party_hangups.py).
+  command -v curl >/dev/null 2>&1 || apt_install curl
+  python3 -c 'import openai' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check openai
 }
 
 install_fuzz_tools() {
