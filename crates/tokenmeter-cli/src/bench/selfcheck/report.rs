@@ -8,8 +8,10 @@ use tokenmeter::report::Summary;
 
 use crate::bench::summary::stat;
 
-/// Goal: client CPU-seconds per million streamed tokens, at most.
-pub(crate) const MAX_CPU_PER_MILLION: f64 = 4.0;
+/// Goal: the client's CPU per streamed token, at most this many times the raw-socket floor
+/// measured in the same run. A ratio, not CPU-seconds: this machine's floor alone moved
+/// between 3.7 and 12.6 CPU-s per 1M tokens from one day to another.
+pub(crate) const MAX_FLOOR_RATIO: f64 = 1.25;
 /// Goal: TTFT and ITL p50 within this of the truth (seconds).
 pub(crate) const MAX_P50_ERROR_S: f64 = 1e-3;
 
@@ -71,14 +73,21 @@ pub(crate) struct SelfCheck {
 }
 
 impl SelfCheck {
+    /// The client's CPU per token over the floor's, or `None` when the floor measured none.
+    pub(crate) fn floor_ratio(&self) -> Option<f64> {
+        (self.baseline_cpu.per_million_tokens > 0.0)
+            .then(|| self.client_cpu.per_million_tokens / self.baseline_cpu.per_million_tokens)
+    }
+
     /// Goals missed, in words; empty when all are met.
     pub(crate) fn misses(&self) -> Vec<String> {
         let mut misses = Vec::new();
-        if self.client_cpu.per_million_tokens > MAX_CPU_PER_MILLION {
-            misses.push(format!(
-                "{:.2} CPU-s per 1M tokens (goal ≤ {MAX_CPU_PER_MILLION})",
-                self.client_cpu.per_million_tokens
-            ));
+        match self.floor_ratio() {
+            Some(ratio) if ratio > MAX_FLOOR_RATIO => misses.push(format!(
+                "{ratio:.2} × the raw-socket floor's CPU per token (goal ≤ {MAX_FLOOR_RATIO})"
+            )),
+            Some(_) => {}
+            None => misses.push("the raw-socket floor measured no CPU time: no ratio".to_owned()),
         }
         let ttft_error = (self.client_ttft.p50 - self.true_ttft.p50).abs();
         if ttft_error > MAX_P50_ERROR_S {
@@ -122,12 +131,11 @@ impl SelfCheck {
         };
         cpu(&mut out, "bench client", &self.client_cpu);
         cpu(&mut out, "raw sockets", &self.baseline_cpu);
-        if self.baseline_cpu.per_million_tokens > 0.0 {
+        if let Some(ratio) = self.floor_ratio() {
             let _ = writeln!(
                 out,
-                "  {:<16}{:>6.2} × the raw-socket floor (goal ≤ {MAX_CPU_PER_MILLION} CPU-s per 1M tokens)",
+                "  {:<16}{ratio:>6.2} × the raw-socket floor (goal ≤ {MAX_FLOOR_RATIO})",
                 "ratio",
-                self.client_cpu.per_million_tokens / self.baseline_cpu.per_million_tokens
             );
         }
         let row = |out: &mut String, name: &str, client: &Summary, truth: &Summary| {
@@ -154,7 +162,7 @@ impl SelfCheck {
         if misses.is_empty() {
             let _ = writeln!(
                 out,
-                "  goals met: ≤ 4 CPU-s per 1M tokens, TTFT and ITL p50 within 1 ms"
+                "  goals met: ≤ {MAX_FLOOR_RATIO} × the raw-socket floor, TTFT and ITL p50 within 1 ms"
             );
         } else {
             let _ = writeln!(out, "  goals missed: {}", misses.join("; "));
