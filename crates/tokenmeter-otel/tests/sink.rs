@@ -298,8 +298,8 @@ fn folded_series_are_counted_by_role() {
 #[test]
 fn engine_gauges_carry_the_series_attributes_without_the_operation() {
     let sdk = Sdk::new();
-    let sink = sdk.sink(OtelSink::builder());
-    let engine = sink.engine(&Labels::server("chat").request_model("llama"));
+    let (meter, _clock) = sdk.meter(OtelSink::builder());
+    let engine = meter.engine(&Labels::server("chat").request_model("llama"));
     engine.set_kv_cache_usage(1.5);
     engine.set_kv_cache_usage(f64::NAN);
     engine.add_preemptions(2);

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use metrics::{Counter, Gauge, Histogram, Key, Label, Level, Metadata, Recorder};
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Label, Level, Metadata, Recorder};
 
 static METADATA: Metadata<'static> =
     Metadata::new("tokenmeter_prometheus", Level::INFO, Some(module_path!()));
@@ -26,17 +26,17 @@ impl Target {
         }
     }
 
-    pub(crate) fn histogram(&self, name: &'static str, labels: Vec<Label>) -> Histogram {
+    pub(crate) fn histogram(&self, name: impl Into<KeyName>, labels: Vec<Label>) -> Histogram {
         let key = Key::from_parts(name, labels);
         self.with(|r| r.register_histogram(&key, &METADATA))
     }
 
-    pub(crate) fn counter(&self, name: &'static str, labels: Vec<Label>) -> Counter {
+    pub(crate) fn counter(&self, name: impl Into<KeyName>, labels: Vec<Label>) -> Counter {
         let key = Key::from_parts(name, labels);
         self.with(|r| r.register_counter(&key, &METADATA))
     }
 
-    pub(crate) fn gauge(&self, name: &'static str, labels: Vec<Label>) -> Gauge {
+    pub(crate) fn gauge(&self, name: impl Into<KeyName>, labels: Vec<Label>) -> Gauge {
         let key = Key::from_parts(name, labels);
         self.with(|r| r.register_gauge(&key, &METADATA))
     }

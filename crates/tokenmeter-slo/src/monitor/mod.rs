@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use tokenmeter::sink::{Gauge, SeriesSink, Sink};
+use tokenmeter::sink::{EngineSink, Gauge, SeriesSink, Sink};
 use tokenmeter::{Clock, Labels, RequestRecord};
 
 use crate::spec::SloSpec;
@@ -125,7 +125,10 @@ impl SloMonitor {
         &self.shared.spec
     }
 
-    /// Sets the KV-cache usage (0–1) for the saturation warning.
+    /// Sets the KV-cache usage (0–1) for the saturation warning. A monitor added to a meter
+    /// also receives it from the engine's
+    /// [`EngineRecorder::set_kv_cache_usage`](tokenmeter::sink::EngineRecorder::set_kv_cache_usage)
+    /// ([`Meter::engine`](tokenmeter::Meter::engine)), like every other sink.
     pub fn set_kv_usage(&self, usage: f64) {
         self.shared
             .saturation
@@ -179,6 +182,20 @@ impl Sink for SloMonitor {
             class,
             counters,
         })
+    }
+
+    /// The engine's KV-cache usage, for the saturation warning.
+    fn engine(&self, _labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        Some(Box::new(MonitorEngine(self.clone())))
+    }
+}
+
+/// The monitor's handle for an engine: its KV-cache usage feeds the saturation warning.
+struct MonitorEngine(SloMonitor);
+
+impl EngineSink for MonitorEngine {
+    fn kv_cache_usage(&self, fraction: f64) {
+        self.0.set_kv_usage(fraction);
     }
 }
 
