@@ -65,7 +65,7 @@
 //! `gen_ai.response.model`, `server.address`, `server.port` (empty values left out), plus `role`
 //! on every `tokenmeter.*` instrument. These are the metrics of the Prometheus exporter's
 //! `semconv` profile: a Prometheus backend shows the same series names on both paths
-//! ([`names::MetricName::prometheus_name`]).
+//! ([`names::Instrument::prometheus_name`]).
 //!
 //! The engine instruments (`tokenmeter.kv_cache.usage`, `tokenmeter.preemptions`,
 //! `tokenmeter.engine.*`) carry the engine's attributes: the list above without

@@ -256,10 +256,13 @@ fn exponential_view_replaces_explicit_buckets_for_histograms_only() {
         let spec = names::ALL.iter().find(|m| m.name == metric.name).unwrap();
         for point in &metric.points {
             match (&point.value, spec.kind) {
-                (Value::Exponential { scale, .. }, names::Kind::Histogram) => {
+                (Value::Exponential { scale, .. }, names::InstrumentKind::Histogram) => {
                     assert!(*scale <= 20, "{}", metric.name)
                 }
-                (Value::Sum(_), names::Kind::Counter | names::Kind::UpDownCounter) => {}
+                (
+                    Value::Sum(_),
+                    names::InstrumentKind::Counter | names::InstrumentKind::UpDownCounter,
+                ) => {}
                 other => panic!("{}: {other:?}", metric.name),
             }
         }

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::handle::Handle;
 pub(crate) use crate::handle::Upkeep;
 use crate::profile::Profile;
-use crate::sink::{PrometheusSink, Target};
+use crate::sink::{PrometheusSink, RecorderTarget};
 
 /// Where [`Builder::install`] listens unless told otherwise: loopback only, port 9464 (the
 /// OpenTelemetry Prometheus exporter's default).
@@ -171,7 +171,7 @@ impl Builder {
         let recorder = self.prometheus_builder().build_recorder();
         let prometheus = recorder.handle();
         let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
-        let target = Target::Local(Arc::new(recorder));
+        let target = RecorderTarget::Local(Arc::new(recorder));
         let sink =
             PrometheusSink::from_target(self.profile, target, Some(upkeep.clone()), &self.table);
         Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
@@ -187,7 +187,7 @@ impl Builder {
         let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
         let sink = PrometheusSink::from_target(
             self.profile,
-            Target::Global,
+            RecorderTarget::Global,
             Some(upkeep.clone()),
             &self.table,
         );
@@ -215,7 +215,8 @@ impl Builder {
         let recorder = spawn_exporter(builder, self.listen)?;
         let prometheus = recorder.handle();
         metrics::set_global_recorder(recorder).map_err(|_| Error::AlreadyInstalled)?;
-        let sink = PrometheusSink::from_target(self.profile, Target::Global, None, &self.table);
+        let sink =
+            PrometheusSink::from_target(self.profile, RecorderTarget::Global, None, &self.table);
         Ok((sink, Handle::new(prometheus, self.profile, None)))
     }
 }

@@ -102,7 +102,13 @@
 //! | `tokenmeter_engine_step_tokens_total` | counter | `{token}` | B without the operation, `kind` | — | each engine step: its tokens (prompt tokens of a prefill, one per sequence of a decode) |
 //!
 //! These are the OTel→Prometheus translations of the OpenTelemetry instruments in [`names`], so
-//! the OTLP path (crate `tokenmeter-otel`) lands on the same series.
+//! the OTLP path (crate `tokenmeter-otel`) lands on the same series. Each is a row of the
+//! conventions table ([`tokenmeter::conventions::ROWS`]), which says what feeds it (the event
+//! and the field), which roles record it and its labels; the sink loops over the rows. A table
+//! with rows of your own ([`Builder::conventions`]) is published the same way, in both profiles
+//! and by the OpenTelemetry exporter, without changing either exporter. The vLLM profile below
+//! is a renaming of the same rows, plus vLLM's `request_success_total` and
+//! `iteration_tokens_total`.
 //!
 //! # Metrics of the `vllm` profile
 //!

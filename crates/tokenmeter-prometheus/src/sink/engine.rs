@@ -8,7 +8,7 @@ use tokenmeter::{Labels, Role};
 
 use super::handle::Slot;
 use super::labels;
-use super::target::Target;
+use super::target::RecorderTarget;
 use crate::profile::Profile;
 use crate::rows::PromRow;
 
@@ -23,7 +23,7 @@ impl EngineHandles {
     /// (semconv, without the operation) or by `model_name` (vLLM).
     pub(crate) fn new(
         profile: Profile,
-        target: &Target,
+        target: &RecorderTarget,
         rows: &[PromRow],
         engine: &Labels<'_>,
     ) -> Self {

@@ -4,7 +4,7 @@
 use metrics::{Counter, Gauge, Histogram, Label};
 use tokenmeter::conventions::{AttrSet, Value};
 
-use super::target::Target;
+use super::target::RecorderTarget;
 use crate::names::Kind;
 use crate::rows::PromRow;
 
@@ -20,7 +20,7 @@ pub(crate) enum Handle {
 
 impl Handle {
     /// Registers the handle of `row` with `labels`.
-    pub(crate) fn register(target: &Target, row: &PromRow, labels: Vec<Label>) -> Self {
+    pub(crate) fn register(target: &RecorderTarget, row: &PromRow, labels: Vec<Label>) -> Self {
         let name = row.name.clone().into_owned();
         match row.kind {
             Kind::Histogram => Handle::Histogram(target.histogram(name, labels)),
@@ -56,7 +56,7 @@ pub(crate) struct Slot<F> {
 impl<F: Copy> Slot<F> {
     /// Registers every variant of `row`, labelled by `labels(variant)`.
     pub(crate) fn new(
-        target: &Target,
+        target: &RecorderTarget,
         row: &PromRow,
         field: F,
         labels: impl Fn(usize) -> Vec<Label>,

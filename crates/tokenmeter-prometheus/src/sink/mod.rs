@@ -6,7 +6,7 @@ mod labels;
 mod series;
 mod target;
 
-pub(crate) use target::Target;
+pub(crate) use target::RecorderTarget;
 
 use std::fmt;
 use std::sync::Arc;
@@ -69,7 +69,7 @@ pub struct PrometheusSink {
 
 struct Inner {
     profile: Profile,
-    target: Target,
+    target: RecorderTarget,
     rows: Box<[PromRow]>,
     /// Per [`Feed::Folded`] row, the server's and the client's handle.
     folded: Box<[[Handle; 2]]>,
@@ -81,7 +81,12 @@ impl PrometheusSink {
     /// series is resolved), and describes the profile's metrics to it now: install the
     /// recorder first.
     pub fn global(profile: Profile) -> Self {
-        Self::from_target(profile, Target::Global, None, &Conventions::default())
+        Self::from_target(
+            profile,
+            RecorderTarget::Global,
+            None,
+            &Conventions::default(),
+        )
     }
 
     /// A sink that registers with `recorder` only, and describes the profile's metrics to it.
@@ -91,7 +96,7 @@ impl PrometheusSink {
     {
         Self::from_target(
             profile,
-            Target::Local(recorder),
+            RecorderTarget::Local(recorder),
             None,
             &Conventions::default(),
         )
@@ -99,7 +104,7 @@ impl PrometheusSink {
 
     pub(crate) fn from_target(
         profile: Profile,
-        target: Target,
+        target: RecorderTarget,
         upkeep: Option<Arc<Upkeep>>,
         table: &Conventions,
     ) -> Self {
@@ -139,8 +144,8 @@ impl PrometheusSink {
     /// [`Builder::build_local`]: crate::Builder::build_local
     pub fn recorder(&self) -> Option<Arc<dyn Recorder + Send + Sync>> {
         match &self.inner.target {
-            Target::Local(recorder) => Some(recorder.clone()),
-            Target::Global => None,
+            RecorderTarget::Local(recorder) => Some(recorder.clone()),
+            RecorderTarget::Global => None,
         }
     }
 }

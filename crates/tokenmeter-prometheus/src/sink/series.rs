@@ -9,7 +9,7 @@ use tokenmeter::{Labels, RequestRecord};
 
 use super::handle::Slot;
 use super::labels;
-use super::target::Target;
+use super::target::RecorderTarget;
 use crate::profile::Profile;
 use crate::rows::PromRow;
 
@@ -25,7 +25,7 @@ impl SeriesHandles {
     /// Registers the handles of every row of `rows` that a series of `series`' role records.
     pub(crate) fn new(
         profile: Profile,
-        target: &Target,
+        target: &RecorderTarget,
         rows: &[PromRow],
         series: &Labels<'_>,
     ) -> Self {

@@ -10,7 +10,7 @@ static METADATA: Metadata<'static> =
 
 /// The recorder a sink registers its handles with.
 #[derive(Clone)]
-pub(crate) enum Target {
+pub(crate) enum RecorderTarget {
     /// Whatever `metrics::with_recorder` finds: the global recorder (or a thread-local one set
     /// with `metrics::with_local_recorder` around the registration).
     Global,
@@ -18,11 +18,11 @@ pub(crate) enum Target {
     Local(Arc<dyn Recorder + Send + Sync>),
 }
 
-impl Target {
+impl RecorderTarget {
     pub(crate) fn with<T>(&self, f: impl FnOnce(&dyn Recorder) -> T) -> T {
         match self {
-            Target::Global => metrics::with_recorder(f),
-            Target::Local(recorder) => f(&**recorder),
+            RecorderTarget::Global => metrics::with_recorder(f),
+            RecorderTarget::Local(recorder) => f(&**recorder),
         }
     }
 
@@ -42,11 +42,11 @@ impl Target {
     }
 }
 
-impl fmt::Debug for Target {
+impl fmt::Debug for RecorderTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Target::Global => "Global",
-            Target::Local(_) => "Local",
+            RecorderTarget::Global => "Global",
+            RecorderTarget::Local(_) => "Local",
         })
     }
 }

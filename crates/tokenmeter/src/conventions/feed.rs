@@ -112,6 +112,8 @@ impl ItemField {
 pub enum RecordField {
     /// [`RequestRecord::e2e`], for every request.
     E2e,
+    /// [`RequestRecord::ttft`], when a token came.
+    Ttft,
     /// [`RequestRecord::tpot`], with two or more output tokens.
     Tpot,
     /// [`RequestRecord::queue`].
@@ -126,6 +128,8 @@ pub enum RecordField {
     InputTokens,
     /// [`RequestRecord::output_tokens`], when more than 0.
     OutputTokens,
+    /// [`RequestRecord::output_tokens`], 0 included.
+    OutputCount,
     /// [`RequestRecord::items`]: token-bearing items.
     Items,
     /// [`RequestRecord::frames`]: every item, token-bearing or not.
@@ -156,6 +160,7 @@ impl RecordField {
     pub fn read(self, record: &RequestRecord) -> Option<Value> {
         match self {
             RecordField::E2e => Some(secs(record.e2e)),
+            RecordField::Ttft => record.ttft.map(secs),
             RecordField::Tpot => record.tpot().map(secs),
             RecordField::Queue => record.queue.map(secs),
             RecordField::Prefill => record.prefill.map(secs),
@@ -165,6 +170,7 @@ impl RecordField {
             RecordField::OutputTokens => {
                 (record.output_tokens > 0).then_some(Value::Count(record.output_tokens))
             }
+            RecordField::OutputCount => Some(Value::Count(record.output_tokens)),
             RecordField::Items => Some(Value::Count(record.items)),
             RecordField::Frames => Some(Value::Count(record.frames)),
             RecordField::Request => Some(Value::Count(1)),
