@@ -78,4 +78,11 @@ impl<F: Copy> Slot<F> {
             handle.record(value);
         }
     }
+
+    /// The handle of the first variant: the only one of a row whose attributes do not vary
+    /// with the event (every per-item row).
+    #[inline]
+    pub(crate) fn first(&self) -> Option<&Handle> {
+        self.handles.first()
+    }
 }
