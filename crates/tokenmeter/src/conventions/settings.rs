@@ -53,7 +53,7 @@ impl fmt::Display for BucketError {
 
 impl std::error::Error for BucketError {}
 
-/// Bucket settings for every histogram: the defaults of [`HISTOGRAMS`](super::HISTOGRAMS),
+/// Bucket settings for every histogram: the defaults of the table's rows ([`ROWS`](super::ROWS)),
 /// replaced or extended per [`Metric`].
 ///
 /// Add an SLO threshold as an edge with [`Buckets::add_edges`], so that the fraction of
