@@ -21,15 +21,16 @@ use axum::extract::State;
 use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use tokenmeter::sink::EngineRecorder;
 use tokenmeter::{FinishReason, Labels, Meter, MeterExt, Observation, Series};
-use tokenmeter_prometheus::{Builder, CONTENT_TYPE, EngineGauges, Handle, Metric, Profile};
+use tokenmeter_prometheus::{Builder, CONTENT_TYPE, Handle, Metric, Profile};
 
 /// Pretend batch capacity: the KV-cache usage gauge is running requests / this.
 const CAPACITY: f64 = 16.0;
 
 struct App {
     series: Series,
-    engine: EngineGauges,
+    engine: EngineRecorder,
     metrics: Handle,
 }
 
@@ -49,8 +50,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let labels = Labels::server("chat")
         .provider("example")
         .request_model("tiny-echo");
-    let engine = sink.engine(&labels);
     let meter = Meter::builder().sink(sink).build();
+    let engine = meter.engine(&labels); // KV-cache usage goes to every sink of the meter
     let app = Arc::new(App {
         series: meter.series(&labels), // resolved once, kept
         engine,

@@ -110,7 +110,7 @@ impl Known {
         for series in [meter.series(&labels), meter.series(&client)] {
             Self::workload(&series, &time);
         }
-        let steps = meter.steps(&labels);
+        let steps = meter.engine(&labels);
         steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
         steps.record(&Step::new(
             StepKind::Prefill,
@@ -118,9 +118,8 @@ impl Known {
             512,
             Duration::from_millis(40),
         ));
-        let engine = sink.engine(&labels);
-        engine.set_kv_cache_usage(0.4);
-        engine.add_preemptions(1);
+        steps.set_kv_cache_usage(0.4);
+        steps.add_preemptions(1);
         let options = match profile {
             Profile::Vllm => {
                 RuleOptions::new("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")

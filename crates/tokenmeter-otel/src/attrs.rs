@@ -1,118 +1,56 @@
-//! The attribute sets of one series, prepared once in a fixed order so that recording passes a
-//! pre-built `&[KeyValue]` and allocates nothing.
+//! The attribute sets of a row, prepared once per series (or engine) in a fixed order so that
+//! recording passes a pre-built `&[KeyValue]` and allocates nothing.
 
 use std::sync::Arc;
 
 use opentelemetry::{KeyValue, StringValue, Value};
-use tokenmeter::sink::StepKind;
-use tokenmeter::{ErrorClass, Labels, Outcome, Role};
+use tokenmeter::conventions::{AttrSet, Base};
+use tokenmeter::{Labels, Role};
 
 use crate::names::attr;
 
 /// An attribute set, allocated once.
 pub(crate) type Set = Box<[KeyValue]>;
 
-/// Every attribute set a series records with.
-#[derive(Debug)]
-pub(crate) struct SeriesAttributes {
-    /// The semconv attributes (`gen_ai.*`, `server.*`): on `gen_ai.*` instruments.
-    pub(crate) semconv: Set,
-    /// `semconv` + `error.type`, one per [`ErrorClass::ALL`] entry.
-    pub(crate) semconv_error: Box<[Set]>,
-    /// `semconv` + `gen_ai.token.type` = `input`.
-    pub(crate) input: Set,
-    /// `semconv` + `gen_ai.token.type` = `output`.
-    pub(crate) output: Set,
-    /// `semconv` + `role`: on `tokenmeter.*` instruments.
-    pub(crate) own: Set,
-    /// `own` + `outcome` (+ `error.type`): success, cancelled, degraded, then one per error class.
-    pub(crate) outcome: Box<[Set]>,
-}
-
-impl SeriesAttributes {
-    pub(crate) fn new(labels: &Labels<'_>) -> Self {
-        let semconv = semconv(labels);
-        let with = |base: &[KeyValue], extra: &[KeyValue]| -> Set {
-            base.iter().chain(extra).cloned().collect()
-        };
-        let own = with(&semconv, &[role(labels.role())]);
-        let error = |class: ErrorClass| KeyValue::new(attr::ERROR_TYPE, class.as_str());
-        let outcome = |o: &'static str| KeyValue::new(attr::OUTCOME, o);
-        let mut outcomes: Vec<Set> = ["success", "cancelled", "degraded"]
-            .into_iter()
-            .map(|o| with(&own, &[outcome(o)]))
-            .collect();
-        outcomes.extend(
-            ErrorClass::ALL
-                .into_iter()
-                .map(|class| with(&own, &[outcome("error"), error(class)])),
-        );
-        Self {
-            semconv_error: ErrorClass::ALL
-                .into_iter()
-                .map(|class| with(&semconv, &[error(class)]))
-                .collect(),
-            input: with(&semconv, &[KeyValue::new(attr::TOKEN_TYPE, "input")]),
-            output: with(&semconv, &[KeyValue::new(attr::TOKEN_TYPE, "output")]),
-            own,
-            outcome: outcomes.into_boxed_slice(),
-            semconv: semconv.into_boxed_slice(),
-        }
+/// Every variant of `attrs` for a series (or engine) of `labels` and `role`: the base
+/// (semconv attributes, without the operation for an engine), then `role` where the set has
+/// it, then the variant's extras.
+pub(crate) fn sets(attrs: AttrSet, labels: &Labels<'_>, role: Role) -> Box<[Set]> {
+    let mut base = match attrs.base() {
+        Base::Series => semconv(labels),
+        Base::Engine => engine(labels),
+        _ => Vec::new(),
+    };
+    if attrs.has_role() {
+        base.push(role_value(role));
     }
-
-    /// The set for `gen_ai.*` duration instruments: with `error.type` for errors.
-    pub(crate) fn semconv_for(&self, outcome: Outcome) -> &[KeyValue] {
-        match outcome.error_class() {
-            Some(class) => &self.semconv_error[class_index(class)],
-            None => &self.semconv,
-        }
-    }
-
-    /// The set for `tokenmeter.requests`.
-    pub(crate) fn outcome_for(&self, outcome: Outcome) -> &[KeyValue] {
-        let index = match outcome {
-            Outcome::Error(class) => 3 + class_index(class),
-            Outcome::Cancelled => 1,
-            Outcome::Degraded(_) => 2,
-            Outcome::Success => 0,
-            _ => 3 + class_index(ErrorClass::Other),
-        };
-        &self.outcome[index]
-    }
+    (0..attrs.variants())
+        .map(|variant| {
+            base.iter()
+                .cloned()
+                .chain(
+                    attrs
+                        .extra(variant)
+                        .into_iter()
+                        .map(|(key, value)| KeyValue::new(key, value)),
+                )
+                .collect()
+        })
+        .collect()
 }
 
 /// The semconv attributes without `gen_ai.operation.name`: on engine-wide instruments. (An
 /// engine's labels often have no operation: filter by key, never drop the first.)
-pub(crate) fn engine(labels: &Labels<'_>) -> Set {
+fn engine(labels: &Labels<'_>) -> Vec<KeyValue> {
     semconv(labels)
         .into_iter()
         .filter(|kv| kv.key.as_str() != attr::OPERATION)
         .collect()
 }
 
-/// The engine attributes plus `kind`, one set per step kind in `kinds` order: on the
-/// engine-step instruments.
-pub(crate) fn steps<const N: usize>(labels: &Labels<'_>, kinds: [StepKind; N]) -> [Set; N] {
-    let engine = engine(labels);
-    kinds.map(|kind| {
-        engine
-            .iter()
-            .cloned()
-            .chain([KeyValue::new(attr::KIND, kind.as_str())])
-            .collect()
-    })
-}
-
-/// `role` alone: on `tokenmeter.series.folded`.
-pub(crate) fn role(role: Role) -> KeyValue {
+/// `role` alone.
+pub(crate) fn role_value(role: Role) -> KeyValue {
     KeyValue::new(attr::ROLE, role.as_str())
-}
-
-fn class_index(class: ErrorClass) -> usize {
-    ErrorClass::ALL
-        .iter()
-        .position(|&c| c == class)
-        .unwrap_or(ErrorClass::ALL.len() - 1)
 }
 
 /// The semconv attributes in a fixed order; empty values are left out.
@@ -138,7 +76,7 @@ fn semconv(labels: &Labels<'_>) -> Vec<KeyValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokenmeter::Degradation;
+    use tokenmeter::{Degradation, ErrorClass, Outcome};
 
     fn keys(set: &[KeyValue]) -> Vec<&str> {
         set.iter().map(|kv| kv.key.as_str()).collect()
@@ -150,9 +88,9 @@ mod tests {
             .provider("openai")
             .request_model("gpt-4o")
             .server_port(443);
-        let a = SeriesAttributes::new(&labels);
+        let semconv = sets(AttrSet::Semconv, &labels, Role::Client);
         assert_eq!(
-            keys(&a.semconv),
+            keys(&semconv[0]),
             [
                 attr::OPERATION,
                 attr::PROVIDER,
@@ -160,11 +98,16 @@ mod tests {
                 attr::SERVER_PORT
             ]
         );
-        assert_eq!(keys(&a.own).last(), Some(&attr::ROLE));
-        assert_eq!(a.own.last().unwrap().value.as_str(), "client");
-        let timeout = a.semconv_for(Outcome::Error(ErrorClass::Timeout));
-        assert_eq!(timeout.last().unwrap().value.as_str(), "timeout");
-        assert_eq!(a.semconv_for(Outcome::Success).len(), 4);
+        let own = sets(AttrSet::Own, &labels, Role::Client);
+        assert_eq!(keys(&own[0]).last(), Some(&attr::ROLE));
+        assert_eq!(own[0].last().unwrap().value.as_str(), "client");
+        let errors = sets(AttrSet::SemconvError, &labels, Role::Client);
+        let timeout = AttrSet::SemconvError.outcome_variant(Outcome::Error(ErrorClass::Timeout));
+        assert_eq!(errors[timeout].last().unwrap().value.as_str(), "timeout");
+        assert_eq!(
+            errors[AttrSet::SemconvError.outcome_variant(Outcome::Success)].len(),
+            4
+        );
     }
 
     #[test]
@@ -172,25 +115,23 @@ mod tests {
         let with = Labels::server("chat").provider("vllm").request_model("m");
         let without = Labels::server("").provider("vllm").request_model("m");
         for labels in [with, without] {
+            let engine = sets(AttrSet::Engine, &labels, Role::Server);
+            assert_eq!(keys(&engine[0]), [attr::PROVIDER, attr::REQUEST_MODEL]);
+            let kinds = sets(AttrSet::EngineKind, &labels, Role::Server);
             assert_eq!(
-                keys(&engine(&labels)),
-                [attr::PROVIDER, attr::REQUEST_MODEL]
-            );
-            let [prefill, decode] = steps(&labels, [StepKind::Prefill, StepKind::Decode]);
-            assert_eq!(
-                keys(&decode),
+                keys(&kinds[1]),
                 [attr::PROVIDER, attr::REQUEST_MODEL, attr::KIND]
             );
-            assert_eq!(prefill.last().unwrap().value.as_str(), "prefill");
-            assert_eq!(decode.last().unwrap().value.as_str(), "decode");
+            assert_eq!(kinds[0].last().unwrap().value.as_str(), "prefill");
+            assert_eq!(kinds[1].last().unwrap().value.as_str(), "decode");
         }
     }
 
     #[test]
     fn every_outcome_has_its_own_set() {
-        let a = SeriesAttributes::new(&Labels::server("chat"));
+        let all = sets(AttrSet::Outcome, &Labels::server("chat"), Role::Server);
         let value = |o| {
-            let set = a.outcome_for(o);
+            let set = &all[AttrSet::Outcome.outcome_variant(o)];
             let find = |k: &str| {
                 set.iter()
                     .find(|kv| kv.key.as_str() == k)

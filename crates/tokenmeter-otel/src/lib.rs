@@ -52,16 +52,20 @@
 //! | `tokenmeter.{input,output}_tokens` | {token} | counters | counters |
 //! | `tokenmeter.requests.{waiting,running}` | {request} | up-down counters | same |
 //! | `tokenmeter.series.folded` | {series} | by `role` | same |
-//! | `tokenmeter.kv_cache.usage`, `tokenmeter.preemptions` | 1, {preemption} | [`EngineGauges`] | |
+//! | `tokenmeter.kv_cache.usage`, `tokenmeter.preemptions` | 1, {preemption} | [`EngineRecorder::set_kv_cache_usage`](tokenmeter::sink::EngineRecorder::set_kv_cache_usage), [`EngineRecorder::add_preemptions`](tokenmeter::sink::EngineRecorder::add_preemptions) | |
 //! | `tokenmeter.engine.step.duration` | s | per engine step, by `kind` ([engine steps](#engine-steps)) | |
 //! | `tokenmeter.engine.batch_size` | {sequence} | per engine step, by `kind` | |
 //! | `tokenmeter.engine.step.tokens` | {token} | counter: tokens per engine step, by `kind` | |
+//!
+//! The instruments are the rows of [`tokenmeter::conventions`] (a table of your own with
+//! [`OtelSinkBuilder::conventions`]): each row says which event feeds it, which field it reads,
+//! which roles record it and which attributes it carries.
 //!
 //! Attributes: `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`,
 //! `gen_ai.response.model`, `server.address`, `server.port` (empty values left out), plus `role`
 //! on every `tokenmeter.*` instrument. These are the metrics of the Prometheus exporter's
 //! `semconv` profile: a Prometheus backend shows the same series names on both paths
-//! ([`names::MetricName::prometheus_name`]).
+//! ([`names::Instrument::prometheus_name`]).
 //!
 //! The engine instruments (`tokenmeter.kv_cache.usage`, `tokenmeter.preemptions`,
 //! `tokenmeter.engine.*`) carry the engine's attributes: the list above without
@@ -75,8 +79,8 @@
 //! # Engine steps
 //!
 //! A batching engine reports each step (scheduler iteration) through
-//! [`Meter::steps`](tokenmeter::Meter::steps); the sink prepares the step attribute sets once
-//! per engine. Step time against batch size is the batch-size trade-off (a bigger decode batch
+//! [`Meter::engine`](tokenmeter::Meter::engine), with its KV-cache usage and preemptions; the
+//! sink prepares the engine attribute sets once per engine. Step time against batch size is the batch-size trade-off (a bigger decode batch
 //! makes every user's next token slower and the engine's throughput higher), and the rate of
 //! `tokenmeter.engine.step.tokens` with `kind` = `decode` is the engine's output tokens per
 //! second (per GPU with one engine per GPU). Step durations use 0.001 s doubling to 8.192 s
@@ -93,7 +97,7 @@
 //! let provider = SdkMeterProvider::builder().build();
 //! let meter = Meter::builder().sink(OtelSink::new(&provider.meter("tokenmeter"))).build();
 //! // Once per engine; then once per step: a decode of 8 sequences (8 tokens) in 8 ms.
-//! let steps = meter.steps(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
+//! let steps = meter.engine(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
 //! steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
 //! ```
 //!
@@ -140,7 +144,7 @@ mod view;
 #[cfg(any(feature = "grpc", feature = "http"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "http"))))]
 pub use otlp::{DEFAULT_SHUTDOWN_WAIT, ExportStats, OtlpConfig, OtlpError, OtlpPipeline, Protocol};
-pub use sink::{EngineGauges, OtelSink, OtelSinkBuilder};
+pub use sink::{OtelSink, OtelSinkBuilder};
 pub use view::{DEFAULT_CARDINALITY_LIMIT, HistogramAggregation, views};
 
 // Bucket layouts: the semconv advice of `tokenmeter::conventions`, per-metric replacement and

@@ -4,7 +4,7 @@
 //! The GenAI semantic-convention names (`gen_ai.*`, status: development) and, for what semconv
 //! does not define, `tokenmeter.*` names: the same metrics as the Prometheus exporter's
 //! `semconv` profile, so that a user who switches between the OTLP path and the Prometheus path
-//! lands on the same series names. [`MetricName::prometheus_name`] is the OTel→Prometheus
+//! lands on the same series names. [`Instrument::prometheus_name`] is the OTel→Prometheus
 //! translation (dots become underscores, `s` becomes `_seconds`, annotations such as `{token}`
 //! are dropped, counters end in `_total`).
 //!
@@ -22,4 +22,12 @@
 
 pub use tokenmeter::conventions::attr;
 pub use tokenmeter::conventions::names::*;
-pub use tokenmeter::conventions::{Instrument as MetricName, InstrumentKind as Kind};
+pub use tokenmeter::conventions::{Instrument, InstrumentKind};
+
+/// The old name of [`Instrument`] here; the Prometheus exporter's `MetricName` is another type.
+#[deprecated(note = "use `Instrument`, the one instrument type of `tokenmeter::conventions`")]
+pub type MetricName = Instrument;
+
+/// The old name of [`InstrumentKind`] here; the Prometheus exporter's `Kind` is another type.
+#[deprecated(note = "use `InstrumentKind`")]
+pub type Kind = InstrumentKind;

@@ -1,165 +1,172 @@
-//! [`OtelSeries`]: one series' instruments and attribute sets; what the hot path touches.
+//! [`OtelSeries`]: one series' slots, one per row of the table its role records, each with the
+//! row's instrument and every attribute variant prepared once; what the hot path touches.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::Histogram;
+use tokenmeter::conventions::{AttrSet, Feed, FirstTokenField, ItemField, RecordField, Value};
 use tokenmeter::sink::{FirstToken, Gauge, Items, SeriesSink};
-use tokenmeter::{Labels, RequestRecord, Role};
+use tokenmeter::{Labels, RequestRecord};
 
-use crate::attrs::SeriesAttributes;
-use crate::instruments::Instruments;
+use crate::attrs::{self, Set};
+use crate::instruments::{Instrument, Instruments};
 
-/// Which prepared set an instrument records with.
-#[derive(Clone, Copy, Debug)]
-enum On {
-    /// `gen_ai.*` attributes.
-    Semconv,
-    /// `gen_ai.*` + `role`, for `tokenmeter.*` instruments.
-    Own,
+/// A row's instrument, the field it reads and its attribute sets, one per variant.
+pub(crate) struct Slot<F> {
+    pub(crate) field: F,
+    pub(crate) attrs: AttrSet,
+    pub(crate) instrument: Instrument,
+    pub(crate) sets: Box<[Set]>,
 }
 
-/// The handles of one series: the role's instruments and every attribute set, prepared once.
-pub(crate) struct OtelSeries {
-    instruments: Arc<Instruments>,
-    attrs: SeriesAttributes,
-    server: bool,
-    ttft: Histogram<f64>,
-    itl: Histogram<f64>,
-    itl_on: On,
-    tpot: Histogram<f64>,
-    tpot_on: On,
-    e2e: Histogram<f64>,
+impl<F> Slot<F> {
+    pub(crate) fn new(field: F, instrument: &Instrument, attrs: AttrSet, sets: Box<[Set]>) -> Self {
+        Self {
+            field,
+            attrs,
+            instrument: instrument.clone(),
+            sets,
+        }
+    }
+
+    /// The attribute set of `variant` (the first one if out of range).
+    #[inline]
+    pub(crate) fn set(&self, variant: usize) -> &[KeyValue] {
+        self.sets
+            .get(variant)
+            .or(self.sets.first())
+            .map_or(&[], |set| &**set)
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, variant: usize, value: Value) {
+        self.instrument.record(value, self.set(variant));
+    }
+}
+
+/// A per-item row: its slot and, with bound instruments, the histogram bound to its set.
+struct ItemSlot {
+    slot: Slot<ItemField>,
     #[cfg(feature = "bound-instruments")]
-    itl_bound: Option<opentelemetry::metrics::BoundHistogram<f64>>,
+    bound: Option<opentelemetry::metrics::BoundHistogram<f64>>,
+}
+
+impl ItemSlot {
+    /// Records items: the one recording path of `item` and `items`, which picks the bound
+    /// instrument or the attribute set once per call.
+    #[inline]
+    fn record(&self, items: impl Iterator<Item = (Duration, u32)>) {
+        let field = self.slot.field;
+        #[cfg(feature = "bound-instruments")]
+        if let Some(bound) = &self.bound {
+            items.for_each(|(gap, tokens)| bound.record(field.read(gap, tokens).as_f64()));
+            return;
+        }
+        let set = self.slot.set(0);
+        let instrument = &self.slot.instrument;
+        items.for_each(|(gap, tokens)| instrument.record(field.read(gap, tokens), set));
+    }
+}
+
+/// The handles of one series.
+pub(crate) struct OtelSeries {
+    first_token: Box<[Slot<FirstTokenField>]>,
+    items: Box<[ItemSlot]>,
+    end: Box<[Slot<RecordField>]>,
+    gauges: Box<[Slot<Gauge>]>,
+    labels: Set,
 }
 
 impl OtelSeries {
-    pub(crate) fn new(instruments: Arc<Instruments>, labels: &Labels<'_>, bound: bool) -> Self {
-        let attrs = SeriesAttributes::new(labels);
-        let server = labels.role() == Role::Server;
-        let i = &*instruments;
-        let (ttft, itl, itl_on, tpot, tpot_on, e2e) = if server {
-            let (ttft, itl, tpot) = (&i.server_ttft, &i.itl, &i.server_tpot);
-            (ttft, itl, On::Own, tpot, On::Semconv, &i.server_duration)
-        } else {
-            let (ttft, itl, tpot) = (&i.client_ttfc, &i.client_tpoc, &i.client_tpot);
-            (ttft, itl, On::Semconv, tpot, On::Own, &i.client_duration)
-        };
+    pub(crate) fn new(instruments: &Instruments, labels: &Labels<'_>, bound: bool) -> Self {
+        let role = labels.role();
+        let (mut first_token, mut items, mut end, mut gauges) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let _ = bound;
+        for (row, instrument) in instruments.rows.iter() {
+            if !row.roles.includes(role) {
+                continue;
+            }
+            let sets = attrs::sets(row.attrs, labels, role);
+            match row.feed {
+                Feed::FirstToken(f) => first_token.push(Slot::new(f, instrument, row.attrs, sets)),
+                Feed::Item(f) => {
+                    let slot = Slot::new(f, instrument, row.attrs, sets);
+                    #[cfg(feature = "bound-instruments")]
+                    let bound = match (&slot.instrument, bound) {
+                        (Instrument::Seconds(h), true) => Some(h.bind(slot.set(0))),
+                        _ => None,
+                    };
+                    items.push(ItemSlot {
+                        slot,
+                        #[cfg(feature = "bound-instruments")]
+                        bound,
+                    });
+                }
+                Feed::End(f) => end.push(Slot::new(f, instrument, row.attrs, sets)),
+                Feed::Gauge(g) => gauges.push(Slot::new(g, instrument, row.attrs, sets)),
+                _ => {}
+            }
+        }
         Self {
-            #[cfg(feature = "bound-instruments")]
-            itl_bound: bound.then(|| itl.bind(set(&attrs, itl_on))),
-            ttft: ttft.clone(),
-            itl: itl.clone(),
-            itl_on,
-            tpot: tpot.clone(),
-            tpot_on,
-            e2e: e2e.clone(),
-            server,
-            attrs,
-            instruments,
+            first_token: first_token.into(),
+            items: items.into(),
+            end: end.into(),
+            gauges: gauges.into(),
+            labels: attrs::sets(AttrSet::Semconv, labels, role)
+                .into_vec()
+                .pop()
+                .unwrap_or_default(),
         }
     }
-
-    fn set(&self, on: On) -> &[KeyValue] {
-        set(&self.attrs, on)
-    }
-
-    /// Records ITL samples: the one recording path of `item` and `items`, which picks the
-    /// bound instrument or the attribute set once per call.
-    #[inline]
-    fn record_itl(&self, gaps: impl Iterator<Item = Duration>) {
-        #[cfg(feature = "bound-instruments")]
-        if let Some(bound) = &self.itl_bound {
-            gaps.for_each(|gap| bound.record(secs(gap)));
-            return;
-        }
-        let attributes = self.set(self.itl_on);
-        gaps.for_each(|gap| self.itl.record(secs(gap), attributes));
-    }
-}
-
-fn set(attrs: &SeriesAttributes, on: On) -> &[KeyValue] {
-    match on {
-        On::Semconv => &attrs.semconv,
-        On::Own => &attrs.own,
-    }
-}
-
-fn secs(d: Duration) -> f64 {
-    d.as_secs_f64()
 }
 
 impl SeriesSink for OtelSeries {
     fn first_token(&self, event: &FirstToken) {
-        self.ttft.record(secs(event.ttft), &self.attrs.semconv);
+        for slot in self.first_token.iter() {
+            if let Some(value) = slot.field.read(event) {
+                slot.record(0, value);
+            }
+        }
     }
 
-    fn item(&self, gap: Duration, _tokens: u32) {
-        self.record_itl(std::iter::once(gap));
+    fn item(&self, gap: Duration, tokens: u32) {
+        for slot in self.items.iter() {
+            slot.record(std::iter::once((gap, tokens)));
+        }
     }
 
     #[inline]
     fn items(&self, items: Items<'_>) {
-        self.record_itl(items.gaps());
+        for slot in self.items.iter() {
+            slot.record(items.iter().map(|item| (item.gap, item.tokens)));
+        }
     }
 
     fn end(&self, record: &RequestRecord) {
-        let i = &*self.instruments;
-        let own = &*self.attrs.own;
-        self.e2e
-            .record(secs(record.e2e), self.attrs.semconv_for(record.outcome));
-        if let Some(tpot) = record.tpot() {
-            self.tpot.record(secs(tpot), self.set(self.tpot_on));
-        }
-        if self.server {
-            for (histogram, value) in [
-                (&i.queue, record.queue),
-                (&i.prefill, record.prefill),
-                (&i.inference, record.inference),
-            ] {
-                if let Some(value) = value {
-                    histogram.record(secs(value), own);
-                }
+        for slot in self.end.iter() {
+            if let Some(value) = slot.field.read(record) {
+                slot.record(slot.attrs.record_variant(record), value);
             }
         }
-        if let Some(decode) = record.decode {
-            i.decode.record(secs(decode), own);
-        }
-        if let Some(input) = record.input_tokens {
-            if !self.server {
-                i.token_usage.record(input, &self.attrs.input);
-            }
-            i.input_tokens.add(input, own);
-        }
-        if record.output_tokens > 0 {
-            if !self.server {
-                i.token_usage
-                    .record(record.output_tokens, &self.attrs.output);
-            }
-            i.output_tokens.add(record.output_tokens, own);
-        }
-        i.requests.add(1, self.attrs.outcome_for(record.outcome));
     }
 
     fn gauge(&self, gauge: Gauge, delta: i64) {
-        let counter = match gauge {
-            Gauge::Waiting => &self.instruments.waiting,
-            Gauge::Running => &self.instruments.running,
-            _ => return,
-        };
-        counter.add(delta, &self.attrs.own);
+        for slot in self.gauges.iter().filter(|s| s.field == gauge) {
+            slot.record(0, Value::Delta(delta));
+        }
     }
 }
 
 impl fmt::Debug for OtelSeries {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OtelSeries")
-            .field("attributes", &self.attrs.semconv)
-            .field("server", &self.server)
+            .field("attributes", &self.labels)
+            .field(
+                "rows",
+                &(self.first_token.len() + self.items.len() + self.end.len()),
+            )
             .finish_non_exhaustive()
     }
 }

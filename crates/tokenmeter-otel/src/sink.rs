@@ -4,22 +4,24 @@ use std::fmt;
 use std::sync::Arc;
 
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Counter, Gauge, Meter};
+use opentelemetry::metrics::Meter;
+use tokenmeter::conventions::{Conventions, Feed, Value};
 use tokenmeter::sink::{EngineSink, SeriesSink, Sink};
 use tokenmeter::{Labels, Role};
 
 use crate::Buckets;
-use crate::attrs::{self, Set};
-use crate::instruments::Instruments;
+use crate::attrs;
+use crate::instruments::{Instrument, Instruments};
 use crate::series::OtelSeries;
-use crate::steps::OtelSteps;
+use crate::steps::OtelEngine;
 
 /// A [`Sink`] that records every measurement into OpenTelemetry instruments named by the GenAI
 /// semantic conventions (see [`names`](crate::names)).
 ///
-/// The instruments are created once, from the [`Meter`] given to
-/// [`OtelSinkBuilder::build`]; the attribute sets of a series are built once, when the series
-/// is resolved. Per token-bearing item the sink records one histogram value with a pre-built
+/// The sink publishes the rows of a [`Conventions`] table (the built-in one unless
+/// [`OtelSinkBuilder::conventions`] gives another): one instrument per name, created once from
+/// the [`Meter`] given to [`OtelSinkBuilder::build`]; the attribute sets of each row a series
+/// records are built once, when the series is resolved. Per token-bearing item the sink records one histogram value with a pre-built
 /// attribute slice: no allocation.
 ///
 /// Cheap to clone; clones share the instruments.
@@ -60,8 +62,9 @@ pub struct OtelSink {
 }
 
 struct Shared {
-    instruments: Arc<Instruments>,
-    folded: [[KeyValue; 1]; 2],
+    instruments: Instruments,
+    /// Per [`Feed::Folded`] row, its instrument and the server's and client's set.
+    folded: Box<[(Instrument, [[KeyValue; 1]; 2])]>,
     bound: bool,
 }
 
@@ -75,37 +78,29 @@ impl OtelSink {
     pub fn builder() -> OtelSinkBuilder {
         OtelSinkBuilder::default()
     }
-
-    /// Setters for engine-wide metrics (KV-cache usage, preemptions) with the semconv
-    /// attributes of `labels` (without `gen_ai.operation.name`). Get it once and keep it.
-    pub fn engine(&self, labels: &Labels<'_>) -> EngineGauges {
-        EngineGauges {
-            kv_cache_usage: self.inner.instruments.kv_cache_usage.clone(),
-            preemptions: self.inner.instruments.preemptions.clone(),
-            attrs: attrs::engine(&labels.sanitized()),
-        }
-    }
 }
 
 impl Sink for OtelSink {
     fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink> {
-        let instruments = self.inner.instruments.clone();
-        Box::new(OtelSeries::new(instruments, labels, self.inner.bound))
+        Box::new(OtelSeries::new(
+            &self.inner.instruments,
+            labels,
+            self.inner.bound,
+        ))
     }
 
     fn series_folded(&self, role: Role) {
         let index = usize::from(role == Role::Client);
-        self.inner
-            .instruments
-            .folded
-            .add(1, &self.inner.folded[index]);
+        for (instrument, sets) in self.inner.folded.iter() {
+            instrument.record(Value::Count(1), &sets[index]);
+        }
     }
 
-    /// The engine-step instruments (`tokenmeter.engine.*`) with `labels`' engine attributes
-    /// (without `gen_ai.operation.name`) plus `kind`, prepared once per engine.
-    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
-        let instruments = self.inner.instruments.clone();
-        Some(Box::new(OtelSteps::new(instruments, labels)))
+    /// The engine instruments (`tokenmeter.engine.*`, KV-cache usage, preemptions) with
+    /// `labels`' engine attributes (without `gen_ai.operation.name`, plus `kind` on steps),
+    /// prepared once per engine.
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        Some(Box::new(OtelEngine::new(&self.inner.instruments, labels)))
     }
 }
 
@@ -137,6 +132,7 @@ impl fmt::Debug for OtelSink {
 #[derive(Clone, Debug, Default)]
 pub struct OtelSinkBuilder {
     buckets: Buckets,
+    table: Conventions,
     bound: bool,
 }
 
@@ -144,6 +140,32 @@ impl OtelSinkBuilder {
     /// The bucket layouts (default: the semconv advice).
     pub fn buckets(mut self, buckets: Buckets) -> Self {
         self.buckets = buckets;
+        self
+    }
+
+    /// Replaces the conventions table (default: the built-in rows): every row becomes an
+    /// instrument (one per name), fed by its event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use opentelemetry::metrics::MeterProvider as _;
+    /// use opentelemetry_sdk::metrics::SdkMeterProvider;
+    /// use tokenmeter::conventions::{
+    ///     AttrSet, Conventions, Feed, Instrument, InstrumentKind, RecordField, Roles, Row,
+    /// };
+    /// use tokenmeter_otel::OtelSink;
+    ///
+    /// let frames = Instrument::new("example.frames", "{frame}", InstrumentKind::Counter, "Frames.");
+    /// let mut table = Conventions::default();
+    /// table.push(Row::new(frames, Feed::End(RecordField::Frames), Roles::Both, AttrSet::Own))?;
+    /// let provider = SdkMeterProvider::builder().build();
+    /// let sink = OtelSink::builder().conventions(table).build(&provider.meter("tokenmeter"));
+    /// # drop(sink);
+    /// # Ok::<(), tokenmeter::conventions::RowError>(())
+    /// ```
+    pub fn conventions(mut self, table: Conventions) -> Self {
+        self.table = table;
         self
     }
 
@@ -160,60 +182,22 @@ impl OtelSinkBuilder {
 
     /// The sink, with its instruments created from `meter`.
     pub fn build(&self, meter: &Meter) -> OtelSink {
+        let instruments = Instruments::new(meter, &self.buckets, &self.table);
+        let folded = instruments
+            .rows
+            .iter()
+            .filter(|(row, _)| row.feed == Feed::Folded)
+            .map(|(_, instrument)| {
+                let sets = [Role::Server, Role::Client].map(|role| [attrs::role_value(role)]);
+                (instrument.clone(), sets)
+            })
+            .collect();
         OtelSink {
             inner: Arc::new(Shared {
-                instruments: Arc::new(Instruments::new(meter, &self.buckets)),
-                folded: [Role::Server, Role::Client].map(|role| [attrs::role(role)]),
+                instruments,
+                folded,
                 bound: self.bound,
             }),
         }
-    }
-}
-
-/// Setters for engine-level metrics: `tokenmeter.kv_cache.usage` and `tokenmeter.preemptions`.
-/// Get one with [`OtelSink::engine`] and keep it.
-///
-/// # Examples
-///
-/// ```
-/// use opentelemetry::metrics::MeterProvider as _;
-/// use opentelemetry_sdk::metrics::SdkMeterProvider;
-/// use tokenmeter::Labels;
-/// use tokenmeter_otel::OtelSink;
-///
-/// let provider = SdkMeterProvider::builder().build();
-/// let sink = OtelSink::new(&provider.meter("tokenmeter"));
-/// let engine = sink.engine(&Labels::server("chat").request_model("llama"));
-/// engine.set_kv_cache_usage(0.42);
-/// engine.add_preemptions(1);
-/// ```
-#[derive(Clone)]
-pub struct EngineGauges {
-    kv_cache_usage: Gauge<f64>,
-    preemptions: Counter<u64>,
-    attrs: Set,
-}
-
-impl EngineGauges {
-    /// Sets the KV-cache usage, a fraction from 0 (empty) to 1 (full). Values outside are
-    /// clamped; NaN is ignored.
-    pub fn set_kv_cache_usage(&self, fraction: f64) {
-        if !fraction.is_nan() {
-            self.kv_cache_usage
-                .record(fraction.clamp(0.0, 1.0), &self.attrs);
-        }
-    }
-
-    /// Counts `count` more preempted requests.
-    pub fn add_preemptions(&self, count: u64) {
-        self.preemptions.add(count, &self.attrs);
-    }
-}
-
-impl fmt::Debug for EngineGauges {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EngineGauges")
-            .field("attributes", &self.attrs)
-            .finish_non_exhaustive()
     }
 }

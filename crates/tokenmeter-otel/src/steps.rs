@@ -1,45 +1,68 @@
-//! [`OtelSteps`]: one engine's step instruments and attribute sets, prepared once per engine.
+//! [`OtelEngine`]: one engine's slots (steps, KV-cache usage, preemptions), with their
+//! attribute sets prepared once per engine.
 
 use std::fmt;
-use std::sync::Arc;
 
-use tokenmeter::Labels;
-use tokenmeter::sink::{EngineSink, Step, StepKind};
+use tokenmeter::conventions::{EngineSignal, Feed, StepField, Value};
+use tokenmeter::sink::{EngineSink, Step};
+use tokenmeter::{Labels, Role};
 
-use crate::attrs::{self, Set};
+use crate::attrs;
 use crate::instruments::Instruments;
+use crate::series::Slot;
 
-/// What [`OtelSink`](crate::OtelSink) hands the meter for an engine's steps: per step, three
-/// measurements with an attribute slice prepared here. No allocation.
-pub(crate) struct OtelSteps {
-    instruments: Arc<Instruments>,
-    /// The engine attributes plus `kind`, in [`StepKind::ALL`] order.
-    attrs: [Set; StepKind::ALL.len()],
+/// What [`OtelSink`](crate::OtelSink) hands the meter for an engine: per step, a measurement
+/// per step row with an attribute slice prepared here. No allocation.
+pub(crate) struct OtelEngine {
+    steps: Box<[Slot<StepField>]>,
+    signals: Box<[Slot<EngineSignal>]>,
 }
 
-impl OtelSteps {
-    pub(crate) fn new(instruments: Arc<Instruments>, labels: &Labels<'_>) -> Self {
+impl OtelEngine {
+    pub(crate) fn new(instruments: &Instruments, labels: &Labels<'_>) -> Self {
+        let (mut steps, mut signals) = (Vec::new(), Vec::new());
+        for (row, instrument) in instruments.rows.iter() {
+            let sets = || attrs::sets(row.attrs, labels, Role::Server);
+            match row.feed {
+                Feed::Step(f) => steps.push(Slot::new(f, instrument, row.attrs, sets())),
+                Feed::Engine(s) => signals.push(Slot::new(s, instrument, row.attrs, sets())),
+                _ => {}
+            }
+        }
         Self {
-            instruments,
-            attrs: attrs::steps(labels, StepKind::ALL),
+            steps: steps.into(),
+            signals: signals.into(),
+        }
+    }
+
+    fn signal(&self, signal: EngineSignal, value: Value) {
+        for slot in self.signals.iter().filter(|s| s.field == signal) {
+            slot.record(0, value);
         }
     }
 }
 
-impl EngineSink for OtelSteps {
+impl EngineSink for OtelEngine {
     fn step(&self, step: &Step) {
-        let attrs = &*self.attrs[step.kind.index()];
-        let i = &*self.instruments;
-        i.step_duration.record(step.duration.as_secs_f64(), attrs);
-        i.batch_size.record(u64::from(step.batch_size), attrs);
-        i.step_tokens.add(u64::from(step.tokens), attrs);
+        for slot in self.steps.iter() {
+            slot.record(slot.attrs.step_variant(step), slot.field.read(step));
+        }
+    }
+
+    fn kv_cache_usage(&self, fraction: f64) {
+        self.signal(EngineSignal::KvCacheUsage, Value::Level(fraction));
+    }
+
+    fn preemptions(&self, count: u64) {
+        self.signal(EngineSignal::Preemptions, Value::Count(count));
     }
 }
 
-impl fmt::Debug for OtelSteps {
+impl fmt::Debug for OtelEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OtelSteps")
-            .field("attributes", &self.attrs)
+        f.debug_struct("OtelEngine")
+            .field("steps", &self.steps.len())
+            .field("signals", &self.signals.len())
             .finish_non_exhaustive()
     }
 }

@@ -2,7 +2,7 @@
 
 use opentelemetry_sdk::metrics::{Aggregation, Instrument, InstrumentKind, Stream};
 
-use crate::names::{self, Kind};
+use crate::names::{self, InstrumentKind as Kind};
 
 /// The SDK's cap on attribute sets per instrument that the pipeline sets for this crate's
 /// instruments. A series records up to 10 sets on `tokenmeter.requests` (one per outcome and

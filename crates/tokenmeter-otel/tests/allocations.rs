@@ -75,7 +75,7 @@ fn no_allocation_per_engine_step() {
     let meter = Meter::builder()
         .sink(OtelSink::new(&provider.meter("tokenmeter")))
         .build();
-    let steps = meter.steps(&Labels::server("").provider("vllm").request_model("m"));
+    let steps = meter.engine(&Labels::server("").provider("vllm").request_model("m"));
     let kinds = [StepKind::Prefill, StepKind::Decode, StepKind::Mixed];
     let step = |i: u32| {
         let kind = kinds[i as usize % kinds.len()];

@@ -54,7 +54,7 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
     };
     let sent = script.run(&meter, &clock, &client());
     // An engine's steps: a decode of 8 sequences in 8 ms and a prefill of 512 tokens.
-    let steps = meter.steps(
+    let steps = meter.engine(
         &Labels::server("")
             .provider("vllm")
             .request_model("llama-3-8b"),

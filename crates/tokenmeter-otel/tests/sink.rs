@@ -256,10 +256,13 @@ fn exponential_view_replaces_explicit_buckets_for_histograms_only() {
         let spec = names::ALL.iter().find(|m| m.name == metric.name).unwrap();
         for point in &metric.points {
             match (&point.value, spec.kind) {
-                (Value::Exponential { scale, .. }, names::Kind::Histogram) => {
+                (Value::Exponential { scale, .. }, names::InstrumentKind::Histogram) => {
                     assert!(*scale <= 20, "{}", metric.name)
                 }
-                (Value::Sum(_), names::Kind::Counter | names::Kind::UpDownCounter) => {}
+                (
+                    Value::Sum(_),
+                    names::InstrumentKind::Counter | names::InstrumentKind::UpDownCounter,
+                ) => {}
                 other => panic!("{}: {other:?}", metric.name),
             }
         }
@@ -298,8 +301,8 @@ fn folded_series_are_counted_by_role() {
 #[test]
 fn engine_gauges_carry_the_series_attributes_without_the_operation() {
     let sdk = Sdk::new();
-    let sink = sdk.sink(OtelSink::builder());
-    let engine = sink.engine(&Labels::server("chat").request_model("llama"));
+    let (meter, _clock) = sdk.meter(OtelSink::builder());
+    let engine = meter.engine(&Labels::server("chat").request_model("llama"));
     engine.set_kv_cache_usage(1.5);
     engine.set_kv_cache_usage(f64::NAN);
     engine.add_preemptions(2);

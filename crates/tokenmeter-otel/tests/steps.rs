@@ -59,7 +59,7 @@ fn one_sample_in(buckets: &[u64], bounds: &[f64], edge: f64) {
 fn a_decode_step_of_batch_8_in_8_ms_lands_in_its_buckets_with_the_engine_attributes() {
     let sdk = Sdk::new();
     let (meter, _clock) = sdk.meter(OtelSink::builder());
-    let steps = meter.steps(&engine());
+    let steps = meter.engine(&engine());
     steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
     let s = sdk.snapshot();
     assert_eq!(
@@ -102,7 +102,7 @@ fn step_counters_and_sums_add_up_per_kind() {
     ];
     let sdk = Sdk::new();
     let (meter, _clock) = sdk.meter(OtelSink::builder());
-    let steps = meter.steps(&engine());
+    let steps = meter.engine(&engine());
     for step in &recorded {
         steps.record(step);
     }
@@ -139,7 +139,7 @@ fn step_bucket_settings_apply_to_the_step_instruments() {
     let sdk = Sdk::new();
     let (meter, _clock) = sdk.meter(OtelSink::builder().buckets(buckets.clone()));
     meter
-        .steps(&engine())
+        .engine(&engine())
         .record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
     let s = sdk.snapshot();
     check_units_and_bounds(&s, &buckets);

@@ -4,35 +4,15 @@ use std::net::SocketAddr;
 
 use tokenmeter::conventions::BucketError;
 
-use crate::buckets::Metric;
-
 /// An error from configuring buckets, building or installing the exporter.
 ///
 /// Every message says how to fix the problem.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A bucket layout without any edge.
-    #[error(
-        "the bucket edges for {metric} are empty: give at least one edge (seconds for latencies, tokens for token counts)"
-    )]
-    EmptyBuckets {
-        /// The metric whose layout was empty.
-        metric: Metric,
-    },
-    /// A bucket edge that is NaN, infinite or negative.
-    #[error(
-        "the bucket edge {value} for {metric} is not a finite number >= 0: use values like 0.5 (seconds) or 1024 (tokens); +Inf is always added"
-    )]
-    InvalidEdge {
-        /// The metric the edge was given for.
-        metric: Metric,
-        /// The edge.
-        value: f64,
-    },
-    /// The vLLM token-count layout needs a context length of at least one token.
-    #[error("the context length must be at least 1 token: pass the model's maximum context length")]
-    ZeroContextLength,
+    /// A bucket setting that was refused (an invalid or missing edge, a zero context length).
+    #[error(transparent)]
+    Buckets(#[from] BucketError),
     /// A profile name that is neither `semconv` nor `vllm`.
     #[error(
         "unknown metrics profile {0:?}: use \"semconv\" (OpenTelemetry GenAI names) or \"vllm\""
@@ -58,13 +38,4 @@ pub enum Error {
         "could not start the exporter's background runtime: {0}; check the process's thread and file limits"
     )]
     Runtime(String),
-}
-
-impl From<BucketError> for Error {
-    fn from(error: BucketError) -> Self {
-        match error {
-            BucketError::InvalidEdge { metric, value } => Error::InvalidEdge { metric, value },
-            BucketError::EmptyBuckets { metric } => Error::EmptyBuckets { metric },
-        }
-    }
 }

@@ -6,12 +6,14 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusRecorder};
 
+use tokenmeter::conventions::Conventions;
+
 use crate::buckets::{Buckets, Metric};
 use crate::error::Error;
 use crate::handle::Handle;
 pub(crate) use crate::handle::Upkeep;
 use crate::profile::Profile;
-use crate::sink::{PrometheusSink, Target};
+use crate::sink::{PrometheusSink, RecorderTarget};
 
 /// Where [`Builder::install`] listens unless told otherwise: loopback only, port 9464 (the
 /// OpenTelemetry Prometheus exporter's default).
@@ -56,6 +58,7 @@ const OTHER_HISTOGRAMS: &[f64] = &[
 pub struct Builder {
     profile: Profile,
     buckets: Buckets,
+    table: Conventions,
     listen: SocketAddr,
     upkeep: Duration,
 }
@@ -73,6 +76,7 @@ impl Builder {
         Self {
             profile,
             buckets: Buckets::new(),
+            table: Conventions::default(),
             listen: DEFAULT_LISTEN,
             upkeep: DEFAULT_UPKEEP_INTERVAL,
         }
@@ -94,6 +98,34 @@ impl Builder {
     pub fn set_buckets(mut self, metric: Metric, edges: &[f64]) -> Result<Self, Error> {
         self.buckets.set(metric, edges)?;
         Ok(self)
+    }
+
+    /// Replaces the conventions table (default: the built-in rows): every row is published
+    /// under this profile's names, with its buckets, and fed by its event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::conventions::{
+    ///     AttrSet, Conventions, Feed, Instrument, InstrumentKind, RecordField, Roles, Row,
+    /// };
+    /// use tokenmeter::{Labels, Meter};
+    /// use tokenmeter_prometheus::{Builder, Profile};
+    ///
+    /// let frames = Instrument::new("example.frames", "{frame}", InstrumentKind::Counter, "Frames.");
+    /// let mut table = Conventions::default();
+    /// table.push(Row::new(frames, Feed::End(RecordField::Frames), Roles::Both, AttrSet::Own))?;
+    /// let (sink, handle) = Builder::new(Profile::Semconv).conventions(table).build_local()?;
+    /// let meter = Meter::builder().sink(sink).build();
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// request.tokens(1);
+    /// request.succeed();
+    /// assert!(handle.render().contains(r#"example_frames_total{gen_ai_operation_name="chat",role="server"} 1"#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn conventions(mut self, table: Conventions) -> Self {
+        self.table = table;
+        self
     }
 
     /// The address [`Builder::install`] listens on (default [`DEFAULT_LISTEN`], loopback).
@@ -129,7 +161,7 @@ impl Builder {
             .upkeep_timeout(self.upkeep)
             .set_buckets(OTHER_HISTOGRAMS)
             .unwrap_or_else(|_| PrometheusBuilder::new());
-        self.buckets.apply(self.profile, builder)
+        self.profile.apply(&self.buckets, &self.table, builder)
     }
 
     /// A sink and a handle on a recorder of their own: no global state, no listener. Serve
@@ -139,8 +171,9 @@ impl Builder {
         let recorder = self.prometheus_builder().build_recorder();
         let prometheus = recorder.handle();
         let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
-        let target = Target::Local(Arc::new(recorder));
-        let sink = PrometheusSink::from_target(self.profile, target, Some(upkeep.clone()));
+        let target = RecorderTarget::Local(Arc::new(recorder));
+        let sink =
+            PrometheusSink::from_target(self.profile, target, Some(upkeep.clone()), &self.table);
         Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
     }
 
@@ -152,7 +185,12 @@ impl Builder {
         let prometheus = recorder.handle();
         metrics::set_global_recorder(recorder).map_err(|_| Error::AlreadyInstalled)?;
         let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
-        let sink = PrometheusSink::from_target(self.profile, Target::Global, Some(upkeep.clone()));
+        let sink = PrometheusSink::from_target(
+            self.profile,
+            RecorderTarget::Global,
+            Some(upkeep.clone()),
+            &self.table,
+        );
         Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
     }
 
@@ -177,7 +215,8 @@ impl Builder {
         let recorder = spawn_exporter(builder, self.listen)?;
         let prometheus = recorder.handle();
         metrics::set_global_recorder(recorder).map_err(|_| Error::AlreadyInstalled)?;
-        let sink = PrometheusSink::from_target(self.profile, Target::Global, None);
+        let sink =
+            PrometheusSink::from_target(self.profile, RecorderTarget::Global, None, &self.table);
         Ok((sink, Handle::new(prometheus, self.profile, None)))
     }
 }

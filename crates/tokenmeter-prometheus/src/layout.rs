@@ -65,7 +65,7 @@ fn one_two_five(max: u64) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buckets::DEFAULT_CONTEXT_LENGTH;
+    use tokenmeter::conventions::DEFAULT_CONTEXT_LENGTH;
 
     #[test]
     fn one_two_five_stops_at_the_context_length() {

@@ -55,7 +55,7 @@
 //! let builder = Builder::new(Profile::Vllm)
 //!     .add_edges(Metric::Ttft, &[0.35])? // "TTFT p95 <= 350 ms"
 //!     .add_edges(Metric::Tpot, &[0.03])?; // "TPOT p95 <= 30 ms"
-//! let edges = builder.bucket_settings().edges(Profile::Vllm, "vllm:time_to_first_token_seconds");
+//! let edges = Profile::Vllm.edges(builder.bucket_settings(), "vllm:time_to_first_token_seconds");
 //! assert!(edges.unwrap().contains(&0.35));
 //! # Ok::<(), tokenmeter_prometheus::Error>(())
 //! ```
@@ -95,14 +95,20 @@
 //! | `tokenmeter_requests_waiting` | gauge | `{request}` | B, `role` | — | +1 at start; −1 when scheduled, at the first token, or at the end |
 //! | `tokenmeter_requests_running` | gauge | `{request}` | B, `role` | — | +1 when scheduled or at the first token; −1 at the end |
 //! | `tokenmeter_series_folded_total` | counter | `{series}` | `role` | — | a label set past the meter's series cap, folded into `_OTHER` |
-//! | `tokenmeter_kv_cache_usage_ratio` | gauge | 1 | B without the operation | — | [`EngineGauges::set_kv_cache_usage`] (0–1) |
-//! | `tokenmeter_preemptions_total` | counter | `{preemption}` | B without the operation | — | [`EngineGauges::add_preemptions`] |
+//! | `tokenmeter_kv_cache_usage_ratio` | gauge | 1 | B without the operation | — | [`EngineRecorder::set_kv_cache_usage`](tokenmeter::sink::EngineRecorder::set_kv_cache_usage) (0–1) |
+//! | `tokenmeter_preemptions_total` | counter | `{preemption}` | B without the operation | — | [`EngineRecorder::add_preemptions`](tokenmeter::sink::EngineRecorder::add_preemptions) |
 //! | `tokenmeter_engine_step_duration_seconds` | histogram | s | B without the operation, `kind` | step | each engine step ([engine steps](#engine-steps)) |
 //! | `tokenmeter_engine_batch_size` | histogram | `{sequence}` | B without the operation, `kind` | batch | each engine step: sequences in the batch |
 //! | `tokenmeter_engine_step_tokens_total` | counter | `{token}` | B without the operation, `kind` | — | each engine step: its tokens (prompt tokens of a prefill, one per sequence of a decode) |
 //!
 //! These are the OTel→Prometheus translations of the OpenTelemetry instruments in [`names`], so
-//! the OTLP path (crate `tokenmeter-otel`) lands on the same series.
+//! the OTLP path (crate `tokenmeter-otel`) lands on the same series. Each is a row of the
+//! conventions table ([`tokenmeter::conventions::ROWS`]), which says what feeds it (the event
+//! and the field), which roles record it and its labels; the sink loops over the rows. A table
+//! with rows of your own ([`Builder::conventions`]) is published the same way, in both profiles
+//! and by the OpenTelemetry exporter, without changing either exporter. The vLLM profile below
+//! is a renaming of the same rows, plus vLLM's `request_success_total` and
+//! `iteration_tokens_total`.
 //!
 //! # Metrics of the `vllm` profile
 //!
@@ -132,8 +138,8 @@
 //! | `vllm:request_success_total` | counter | requests | `model_name`, `finished_reason` | — | every request end: `stop` (also tool calls, content filter, none given), `length`, `abort` (cancelled), `error` |
 //! | `vllm:num_requests_running` | gauge | requests | `model_name` | — | as `tokenmeter_requests_running` |
 //! | `vllm:num_requests_waiting` | gauge | requests | `model_name` | — | as `tokenmeter_requests_waiting` |
-//! | `vllm:kv_cache_usage_perc` | gauge | 0–1 | `model_name` | — | [`EngineGauges::set_kv_cache_usage`] |
-//! | `vllm:num_preemptions_total` | counter | preemptions | `model_name` | — | [`EngineGauges::add_preemptions`] |
+//! | `vllm:kv_cache_usage_perc` | gauge | 0–1 | `model_name` | — | [`EngineRecorder::set_kv_cache_usage`](tokenmeter::sink::EngineRecorder::set_kv_cache_usage) |
+//! | `vllm:num_preemptions_total` | counter | preemptions | `model_name` | — | [`EngineRecorder::add_preemptions`](tokenmeter::sink::EngineRecorder::add_preemptions) |
 //! | `tokenmeter_requests_total` | counter | requests | `model_name`, `outcome`, `error_type` | — | every request end (error classes vLLM does not have) |
 //! | `tokenmeter_series_folded_total` | counter | series | `role` | — | a label set folded into `_OTHER` |
 //! | `vllm:iteration_tokens_total` | histogram | tokens | `model_name` | iteration | each engine step: its tokens, prompt and generated (a histogram despite `_total`, as in vLLM) |
@@ -144,7 +150,7 @@
 //! # Engine steps
 //!
 //! A batching engine reports each step (scheduler iteration) through
-//! [`Meter::steps`](tokenmeter::Meter::steps): this sink registers the step handles once per
+//! [`Meter::engine`](tokenmeter::Meter::engine): this sink registers the step handles once per
 //! engine, so recording a step indexes arrays and updates handles it already holds. Together
 //! the step metrics show the batch-size trade-off: a bigger decode batch makes each step, and
 //! so each user's next token, slower, and the engine's throughput higher.
@@ -158,7 +164,7 @@
 //! let (sink, handle) = Builder::new(Profile::Semconv).build_local()?;
 //! let meter = Meter::builder().sink(sink).build();
 //! // Once per engine; then once per step: a decode of 8 sequences (8 tokens) in 8 ms.
-//! let steps = meter.steps(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
+//! let steps = meter.engine(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
 //! steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
 //!
 //! let text = handle.render();
@@ -231,14 +237,16 @@ mod handle;
 mod layout;
 pub mod names;
 mod profile;
+mod rows;
 mod sink;
+mod vllm_rows;
 
 pub use buckets::{Buckets, DEFAULT_CONTEXT_LENGTH, Metric};
 pub use error::Error;
 pub use exporter::{Builder, DEFAULT_LISTEN, DEFAULT_UPKEEP_INTERVAL};
 pub use handle::{CONTENT_TYPE, Handle};
 pub use profile::Profile;
-pub use sink::{EngineGauges, PrometheusSink};
+pub use sink::PrometheusSink;
 
 /// A sink and a handle for `profile` on a recorder of their own, with the default buckets:
 /// `Builder::new(profile).build_local()`.

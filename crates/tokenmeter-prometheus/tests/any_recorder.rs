@@ -164,7 +164,8 @@ fn engine_gauges_clamp_to_a_fraction_and_ignore_nan() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     let sink = PrometheusSink::with_recorder(Profile::Semconv, Arc::new(recorder));
-    let engine = sink.engine(&Labels::server("chat").provider("vllm").request_model("m"));
+    let meter = Meter::builder().sink(sink).build();
+    let engine = meter.engine(&Labels::server("chat").provider("vllm").request_model("m"));
     let kv = || {
         snapshot(&snapshotter)
             .into_iter()
@@ -194,7 +195,7 @@ fn engine_steps_register_once_and_record_raw_values() {
     let snapshotter = recorder.snapshotter();
     let sink = PrometheusSink::with_recorder(Profile::Vllm, Arc::new(recorder));
     let meter = Meter::builder().sink(sink).build();
-    let steps = meter.steps(&Labels::server("").provider("vllm").request_model("m"));
+    let steps = meter.engine(&Labels::server("").provider("vllm").request_model("m"));
     let registered = snapshot(&snapshotter);
     let step_keys = registered
         .iter()

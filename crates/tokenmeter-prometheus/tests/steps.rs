@@ -30,7 +30,7 @@ fn engine_labels(profile: Profile) -> &'static str {
 fn render(builder: Builder, steps: &[Step]) -> String {
     let (sink, handle) = builder.build_local().expect("a local exporter");
     let meter = Meter::builder().sink(sink).build();
-    let recorder = meter.steps(&engine());
+    let recorder = meter.engine(&engine());
     for step in steps {
         recorder.record(step);
     }

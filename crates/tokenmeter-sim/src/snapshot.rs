@@ -81,14 +81,6 @@ impl StepStats {
     }
 }
 
-/// Prefill only, decode only, or both in one step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum StepKind {
-    /// Only newly admitted requests were prefilled.
-    Prefill,
-    /// Only running requests decoded.
-    Decode,
-    /// Both.
-    Mixed,
-}
+/// Prefill only, decode only, or both in one step: the core's step kind, the one the meter's
+/// engine recorder takes.
+pub use tokenmeter::sink::StepKind;

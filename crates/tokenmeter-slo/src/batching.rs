@@ -131,7 +131,7 @@ impl Sink for BatchAnalysis {
         Box::new(NoSeries)
     }
 
-    fn steps(&self, _labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+    fn engine(&self, _labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
         Some(Box::new(Handle(self.clone())))
     }
 }

@@ -342,3 +342,36 @@ fn a_growing_queue_warns_before_the_ttft_objective_breaks_and_is_diagnosed() {
         status.summary()
     );
 }
+
+#[test]
+fn kv_cache_usage_reaches_the_monitor_through_the_meters_engine_recorder() {
+    let spec = SloSpec::builder()
+        .objective(Objective::latency(
+            LatencyMetric::Ttft,
+            95.0,
+            Duration::from_secs(1),
+        ))
+        .kv_usage_max(0.9)
+        .build()
+        .expect("spec");
+    let time = ManualClock::new();
+    let clock = Clock::manual(&time);
+    let monitor = SloMonitor::new(spec, clock.clone());
+    let meter = Meter::builder().clock(clock).sink(monitor.clone()).build();
+    let engine = meter.engine(&Labels::server("").request_model("m"));
+    let kv = |monitor: &SloMonitor| {
+        let status = monitor.status();
+        let signal = status
+            .saturation
+            .iter()
+            .find(|s| s.name == "kv_usage")
+            .cloned()
+            .expect("a kv_usage signal");
+        (signal.value, signal.level)
+    };
+    engine.set_kv_cache_usage(0.5);
+    assert_eq!(kv(&monitor), (0.5, SaturationLevel::Ok));
+    time.advance(Duration::from_secs(1));
+    engine.set_kv_cache_usage(1.7); // clamped to 1 by the recorder
+    assert_eq!(kv(&monitor), (1.0, SaturationLevel::Breached));
+}

@@ -1,7 +1,12 @@
 //! The span fields this crate records, in OpenTelemetry GenAI names where one exists.
 //!
+//! The numeric fields are a view of the conventions table's record fields ([`MEASURED`]): each
+//! is a [`RecordField`] of the request's record, read as the metrics exporters read it.
+//!
 //! Declare them on a span with [`request_span!`](crate::request_span) (or by hand, each as
 //! `tracing::field::Empty`): `tracing` records only fields a span declared when it was created.
+
+use tokenmeter::conventions::RecordField;
 
 /// Time to first token-bearing chunk, in seconds (`f64`): the same value as the
 /// `gen_ai.*.time_to_first_*` histograms observe. GenAI semconv (experimental).
@@ -23,6 +28,17 @@ pub const TIME_PER_OUTPUT_TOKEN: &str = "tokenmeter.time_per_output_token";
 pub const DURATION: &str = "tokenmeter.request.duration";
 /// The request's process-unique id ([`tokenmeter::Request::id`]).
 pub const REQUEST_ID: &str = "tokenmeter.request.id";
+
+/// The numeric fields and the record field each reads ([`RecordField::read`]): the same
+/// values the metrics exporters record for the request. Seconds are recorded as `f64`, counts
+/// as `u64`; a field whose value the request does not have is left empty.
+pub const MEASURED: [(&str, RecordField); 5] = [
+    (TIME_TO_FIRST_CHUNK, RecordField::Ttft),
+    (INPUT_TOKENS, RecordField::InputTokens),
+    (OUTPUT_TOKENS, RecordField::OutputCount),
+    (TIME_PER_OUTPUT_TOKEN, RecordField::Tpot),
+    (DURATION, RecordField::E2e),
+];
 
 /// Every field above, in the order [`request_span!`](crate::request_span) declares them.
 pub const ALL: [&str; 9] = [

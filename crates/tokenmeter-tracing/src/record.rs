@@ -1,6 +1,7 @@
 //! Writing a request's numbers onto a span.
 
 use tokenmeter::RequestRecord;
+use tokenmeter::conventions::{RecordField, Value};
 use tracing::Span;
 
 use crate::fields;
@@ -46,10 +47,16 @@ pub(crate) fn end(span: &Span, record: &RequestRecord) {
     if record.ttft.is_none() {
         span.record(fields::REQUEST_ID, record.id);
     }
-    if let Some(input) = record.input_tokens {
-        span.record(fields::INPUT_TOKENS, input);
+    for (field, source) in fields::MEASURED {
+        if source == RecordField::Ttft {
+            continue; // recorded at the first token
+        }
+        match source.read(record) {
+            Some(Value::Seconds(s)) => span.record(field, s),
+            Some(value) => span.record(field, value.as_u64()),
+            None => span,
+        };
     }
-    span.record(fields::OUTPUT_TOKENS, record.output_tokens);
     if let Some(reason) = record.finish_reason {
         span.record(fields::FINISH_REASONS, reason.as_str());
     }
@@ -57,8 +64,4 @@ pub(crate) fn end(span: &Span, record: &RequestRecord) {
         span.record(fields::ERROR_TYPE, class.as_str());
     }
     span.record(fields::OUTCOME, record.outcome.as_str());
-    if let Some(tpot) = record.tpot() {
-        span.record(fields::TIME_PER_OUTPUT_TOKEN, tpot.as_secs_f64());
-    }
-    span.record(fields::DURATION, record.e2e.as_secs_f64());
 }

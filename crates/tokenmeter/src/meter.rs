@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::series::{DEFAULT_MAX_SERIES, Labels, Registry, Resolved, Series};
-use crate::sink::{FanOut, InMemorySink, Items, NoopSink, Sink, StepRecorder};
+use crate::sink::{EngineRecorder, FanOut, InMemorySink, Items, NoopSink, Sink};
 use crate::{Clock, ManualClock};
 
 /// The entry point: resolves [`Series`] from [`Labels`], with a clock and the sinks every
@@ -69,10 +69,11 @@ impl Meter {
         }
     }
 
-    /// A recorder for one engine's steps (batch size, tokens, duration), labelled by `labels`'
-    /// model and provider. Build it once per engine; a step then allocates nothing.
-    pub fn steps(&self, labels: &Labels<'_>) -> StepRecorder {
-        StepRecorder::new(&*self.shared.sink, &labels.sanitized())
+    /// The recorder of one engine's signals: its steps (batch size, tokens, duration), its
+    /// KV-cache usage and its preemptions, labelled by `labels`' model and provider, to every
+    /// sink. Build it once per engine; a step or a gauge update then allocates nothing.
+    pub fn engine(&self, labels: &Labels<'_>) -> EngineRecorder {
+        EngineRecorder::new(&*self.shared.sink, &labels.sanitized())
     }
 
     /// Series created (the `_OTHER` series not included).

@@ -1,11 +1,10 @@
-//! `/metrics`: the tokenmeter-prometheus sink and handle, the engine's KV-cache gauge, and the
-//! server's HTTP answers and closed connections ([`HttpCounts`]).
+//! `/metrics`: the tokenmeter-prometheus sink and handle, and the server's HTTP answers and
+//! closed connections ([`HttpCounts`]). The engine's KV-cache usage reaches the sink through
+//! the meter's engine recorder, which the simulated engine updates as its state changes.
 
 use std::sync::Arc;
 
-use tokenmeter::Labels;
-use tokenmeter_prometheus::{Builder, EngineGauges, Handle, Profile, PrometheusSink};
-use tokenmeter_sim::{Engine, PROVIDER};
+use tokenmeter_prometheus::{Builder, Handle, Profile, PrometheusSink};
 
 use tokenmeter_slo::SloSpec;
 
@@ -17,7 +16,6 @@ use super::slo::add_threshold_edges;
 #[derive(Debug)]
 pub(crate) struct Metrics {
     handle: Handle,
-    engine: EngineGauges,
     /// Every HTTP answer and every connection the server closed.
     pub(crate) http: Arc<HttpCounts>,
 }
@@ -26,7 +24,6 @@ impl Metrics {
     /// A sink on a recorder of its own (no global state) and the matching metrics.
     pub(crate) fn new(
         profile: MetricsProfile,
-        model: &str,
         spec: Option<&SloSpec>,
     ) -> anyhow::Result<(PrometheusSink, Self)> {
         let http = Arc::new(HttpCounts::new(profile));
@@ -39,25 +36,11 @@ impl Metrics {
             builder = add_threshold_edges(builder, spec)?;
         }
         let (sink, handle) = builder.build_local()?;
-        let engine = sink.engine(
-            &Labels::server("chat")
-                .provider(PROVIDER)
-                .request_model(model),
-        );
-        Ok((
-            sink,
-            Self {
-                handle,
-                engine,
-                http,
-            },
-        ))
+        Ok((sink, Self { handle, http }))
     }
 
-    /// The exposition now, with the KV-cache usage read from `engine` at this moment, then the
-    /// HTTP counts.
-    pub(crate) fn render(&self, engine: &Engine) -> String {
-        self.engine.set_kv_cache_usage(engine.kv_usage());
+    /// The exposition now, then the HTTP counts.
+    pub(crate) fn render(&self) -> String {
         let mut text = self.handle.render();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');

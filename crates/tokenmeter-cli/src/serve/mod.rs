@@ -136,7 +136,7 @@ impl ServeHandle {
 
     /// The `/metrics` text, as a scrape would see it now.
     pub(crate) fn metrics_text(&self) -> String {
-        self.state.metrics.render(&self.state.engine)
+        self.state.metrics.render()
     }
 
     /// The server's SLO monitor (with `--slo-spec`) and batch-size analysis.
@@ -249,7 +249,7 @@ fn start(
     let config = args.sim_config()?;
     let limits = args.limits();
     let spec = args.slo_spec.as_deref().map(slo::read_spec).transpose()?;
-    let (prometheus, metrics) = Metrics::new(args.profile, &args.model, spec.as_ref())?;
+    let (prometheus, metrics) = Metrics::new(args.profile, spec.as_ref())?;
     let clock = Clock::monotonic();
     let slo = slo::SloState::new(spec, &clock, &prometheus);
     let records = keep_records.then(InMemorySink::new);

@@ -105,7 +105,7 @@ async fn slo(State(state): State<AppState>) -> Response {
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {
-    let text = state.metrics.render(&state.engine);
+    let text = state.metrics.render();
     ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response()
 }
 

@@ -70,7 +70,7 @@ pub const STEP_KIND: LabelName = LabelName::semconv(attr::KIND, "kind");
 /// vLLM's `model_name`: the response model, or the request model when unknown.
 pub const MODEL_NAME: LabelName = LabelName::same("model_name");
 /// vLLM's `finished_reason`: `stop`, `length`, `abort` or `error`.
-pub const FINISHED_REASON: LabelName = LabelName::same("finished_reason");
+pub const FINISHED_REASON: LabelName = LabelName::semconv(attr::FINISHED_REASON, "finished_reason");
 
 /// Values of [`TOKEN_TYPE`].
 pub mod token_type {
@@ -112,6 +112,7 @@ mod tests {
             (attr::ROLE, ROLE),
             (attr::OUTCOME, OUTCOME),
             (attr::KIND, STEP_KIND),
+            (attr::FINISHED_REASON, FINISHED_REASON),
         ];
         for (key, label) in pairs {
             assert_eq!(key, label.otel);

@@ -1,57 +1,67 @@
-//! [`EngineGauges`]: what an inference engine reports about itself.
+//! [`EngineHandles`]: one engine's handles (steps, KV-cache usage, preemptions), registered
+//! once when the engine asks the meter for its
+//! [`EngineRecorder`](tokenmeter::sink::EngineRecorder), then only indexed.
 
-use metrics::{Counter, Gauge};
-use tokenmeter::Labels;
+use tokenmeter::conventions::{EngineSignal, Feed, StepField, Value};
+use tokenmeter::sink::{EngineSink, Step};
+use tokenmeter::{Labels, Role};
 
+use super::handle::Slot;
 use super::labels;
-use super::target::Target;
-use crate::names::{semconv, vllm};
+use super::target::RecorderTarget;
 use crate::profile::Profile;
+use crate::rows::PromRow;
 
-/// Setters for engine-level metrics: KV-cache usage and preemptions. Get one with
-/// [`PrometheusSink::engine`](crate::PrometheusSink::engine) and keep it; setting is one atomic
-/// store.
-///
-/// | Setter | semconv profile | vLLM profile |
-/// |---|---|---|
-/// | [`set_kv_cache_usage`](Self::set_kv_cache_usage) | `tokenmeter_kv_cache_usage_ratio` | `vllm:kv_cache_usage_perc` |
-/// | [`add_preemptions`](Self::add_preemptions) | `tokenmeter_preemptions_total` | `vllm:num_preemptions_total` |
-#[derive(Clone, Debug)]
-pub struct EngineGauges {
-    kv_cache_usage: Gauge,
-    preemptions: Counter,
+/// Every engine row's handles.
+pub(crate) struct EngineHandles {
+    steps: Box<[Slot<StepField>]>,
+    signals: Box<[Slot<EngineSignal>]>,
 }
 
-impl EngineGauges {
-    pub(crate) fn new(profile: Profile, target: &Target, series: &Labels<'_>) -> Self {
-        let (labels, kv, preempt) = match profile {
-            Profile::Semconv => (
-                labels::semconv(series, false),
-                semconv::KV_CACHE_USAGE.prometheus,
-                semconv::PREEMPTIONS.prometheus,
-            ),
-            Profile::Vllm => (
-                labels::vllm(series),
-                vllm::KV_CACHE_USAGE.prometheus,
-                vllm::NUM_PREEMPTIONS.prometheus,
-            ),
-        };
+impl EngineHandles {
+    /// Registers the handles of every engine row, labelled by `engine`'s provider and models
+    /// (semconv, without the operation) or by `model_name` (vLLM).
+    pub(crate) fn new(
+        profile: Profile,
+        target: &RecorderTarget,
+        rows: &[PromRow],
+        engine: &Labels<'_>,
+    ) -> Self {
+        let (mut steps, mut signals) = (Vec::new(), Vec::new());
+        for row in rows {
+            let attrs = row.row.attrs;
+            let labels = |variant| labels::of(profile, attrs, engine, Role::Server, variant);
+            match row.row.feed {
+                Feed::Step(field) => steps.push(Slot::new(target, row, field, labels)),
+                Feed::Engine(signal) => signals.push(Slot::new(target, row, signal, labels)),
+                _ => {}
+            }
+        }
         Self {
-            kv_cache_usage: target.gauge(kv, labels.clone()),
-            preemptions: target.counter(preempt, labels),
+            steps: steps.into(),
+            signals: signals.into(),
         }
     }
 
-    /// Sets the KV-cache usage, a fraction from 0 (empty) to 1 (full). Values outside are
-    /// clamped; NaN is ignored.
-    pub fn set_kv_cache_usage(&self, fraction: f64) {
-        if !fraction.is_nan() {
-            self.kv_cache_usage.set(fraction.clamp(0.0, 1.0));
+    fn signal(&self, signal: EngineSignal, value: Value) {
+        for slot in self.signals.iter().filter(|s| s.field == signal) {
+            slot.record(0, value);
+        }
+    }
+}
+
+impl EngineSink for EngineHandles {
+    fn step(&self, step: &Step) {
+        for slot in self.steps.iter() {
+            slot.record(slot.attrs.step_variant(step), slot.field.read(step));
         }
     }
 
-    /// Counts `count` more preempted requests.
-    pub fn add_preemptions(&self, count: u64) {
-        self.preemptions.increment(count);
+    fn kv_cache_usage(&self, fraction: f64) {
+        self.signal(EngineSignal::KvCacheUsage, Value::Level(fraction));
+    }
+
+    fn preemptions(&self, count: u64) {
+        self.signal(EngineSignal::Preemptions, Value::Count(count));
     }
 }

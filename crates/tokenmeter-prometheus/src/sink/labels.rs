@@ -1,22 +1,43 @@
-//! Turning a series' [`Labels`] into `metrics` labels, per profile.
+//! Turning a series' [`Labels`] and a row's [`AttrSet`] into `metrics` labels, per profile.
 
 use metrics::Label;
+use tokenmeter::conventions::{AttrSet, Base};
 use tokenmeter::{Labels, Role};
 
 use crate::names::label;
 use crate::profile::Profile;
 
-/// The labels every metric of a series carries in `profile`. Empty values are left out.
-pub(crate) fn base(profile: Profile, labels: &Labels<'_>) -> Vec<Label> {
-    match profile {
-        Profile::Semconv => semconv(labels, true),
-        Profile::Vllm => vllm(labels),
+/// The labels of variant `variant` of `attrs` for a series (or engine) of `labels`: the base
+/// (semconv attributes, or vLLM's `model_name`), then `role` (semconv profile, and the folded
+/// counter in both), then the variant's extras. Empty values are left out.
+pub(crate) fn of(
+    profile: Profile,
+    attrs: AttrSet,
+    labels: &Labels<'_>,
+    role: Role,
+    variant: usize,
+) -> Vec<Label> {
+    let mut out = match (attrs.base(), profile) {
+        (Base::Empty, _) => Vec::new(),
+        (_, Profile::Vllm) => vllm(labels),
+        (Base::Engine, Profile::Semconv) => semconv(labels, false),
+        (_, Profile::Semconv) => semconv(labels, true),
+    };
+    if attrs.has_role() && (profile == Profile::Semconv || attrs == AttrSet::Role) {
+        out.push(Label::from_static_parts(
+            label::ROLE.prometheus,
+            role.as_str(),
+        ));
     }
+    for (key, value) in attrs.extra(variant) {
+        out.push(Label::new(key.replace('.', "_"), value));
+    }
+    out
 }
 
-/// The semconv attributes; `operation` is left out for engine-wide gauges.
-pub(crate) fn semconv(labels: &Labels<'_>, operation: bool) -> Vec<Label> {
-    let mut out = Vec::with_capacity(8);
+/// The semconv attributes; `operation` is left out for engine-wide metrics.
+fn semconv(labels: &Labels<'_>, operation: bool) -> Vec<Label> {
+    let mut out = Vec::with_capacity(10);
     let mut push = |key: &'static str, value: &str| {
         if !value.is_empty() {
             out.push(Label::new(key, value.to_owned()));
@@ -42,26 +63,11 @@ pub(crate) fn semconv(labels: &Labels<'_>, operation: bool) -> Vec<Label> {
 }
 
 /// vLLM's single `model_name` label.
-pub(crate) fn vllm(labels: &Labels<'_>) -> Vec<Label> {
+fn vllm(labels: &Labels<'_>) -> Vec<Label> {
     let model = labels.response_model_or_request();
     if model.is_empty() {
         Vec::new()
     } else {
         vec![Label::new(label::MODEL_NAME.prometheus, model.to_owned())]
-    }
-}
-
-/// `base` plus one more label.
-pub(crate) fn with(base: &[Label], key: &'static str, value: &'static str) -> Vec<Label> {
-    let mut out = base.to_vec();
-    out.push(Label::from_static_parts(key, value));
-    out
-}
-
-/// `base` plus `role` (on `tokenmeter_` metrics in the semconv profile).
-pub(crate) fn with_role(base: &[Label], profile: Profile, role: Role) -> Vec<Label> {
-    match profile {
-        Profile::Semconv => with(base, label::ROLE.prometheus, role.as_str()),
-        Profile::Vllm => base.to_vec(),
     }
 }

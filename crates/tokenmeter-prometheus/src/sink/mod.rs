@@ -1,34 +1,38 @@
 //! [`PrometheusSink`]: the [`Sink`] that publishes through the `metrics` facade.
 
 mod engine;
+mod handle;
 mod labels;
 mod series;
-mod steps;
 mod target;
 
-pub use engine::EngineGauges;
-pub(crate) use target::Target;
+pub(crate) use target::RecorderTarget;
 
 use std::fmt;
 use std::sync::Arc;
 
-use metrics::{Counter, Label, Recorder};
+use metrics::Recorder;
+use tokenmeter::conventions::{Conventions, Feed, Value};
 use tokenmeter::sink::{EngineSink, SeriesSink, Sink};
 use tokenmeter::{Labels, Role};
 
 use crate::exporter::Upkeep;
-use crate::names::{label, semconv};
-use crate::profile::{self, Profile};
+use crate::profile::Profile;
+use crate::rows::{self, PromRow};
+use engine::EngineHandles;
+use handle::Handle;
 use series::SeriesHandles;
-use steps::StepHandles;
 
 /// A [`Sink`] that publishes every measurement through the `metrics` facade, with the names of
 /// a [`Profile`].
 ///
-/// Each series registers all its handles once, when the meter resolves it (one duration
-/// histogram per `error_type` and one counter per outcome included, at zero): the per-token
-/// path is one histogram record on a handle it already holds (no macro, no label, no lookup,
-/// no allocation in this crate), and the end of a request indexes arrays.
+/// The sink publishes the rows of a [`Conventions`] table (the built-in one unless
+/// [`Builder::conventions`](crate::Builder::conventions) gives another) under the profile's
+/// names. Each series registers a handle per row its role records, once, when the meter
+/// resolves it (one duration histogram per `error_type` and one counter per outcome included,
+/// at zero): the per-token path is one histogram record per item row on a handle it already
+/// holds (no macro, no label, no lookup, no allocation in this crate), and the end of a request
+/// indexes arrays.
 ///
 /// Build one with [`Builder`](crate::Builder) (which also sets the buckets and renders or
 /// serves `/metrics`), or directly against any `metrics` recorder with
@@ -41,10 +45,12 @@ use steps::StepHandles;
 /// ```
 /// use std::sync::Arc;
 /// use metrics_exporter_prometheus::PrometheusBuilder;
+/// use tokenmeter::conventions::Conventions;
 /// use tokenmeter::{Labels, Meter};
 /// use tokenmeter_prometheus::{Buckets, PrometheusSink, Profile};
 ///
-/// let recorder = Buckets::new().apply(Profile::Semconv, PrometheusBuilder::new()).build_recorder();
+/// let builder = Profile::Semconv.apply(&Buckets::new(), &Conventions::default(), PrometheusBuilder::new());
+/// let recorder = builder.build_recorder();
 /// let handle = recorder.handle();
 /// let sink = PrometheusSink::with_recorder(Profile::Semconv, Arc::new(recorder));
 ///
@@ -63,8 +69,10 @@ pub struct PrometheusSink {
 
 struct Inner {
     profile: Profile,
-    target: Target,
-    folded: [Counter; 2],
+    target: RecorderTarget,
+    rows: Box<[PromRow]>,
+    /// Per [`Feed::Folded`] row, the server's and the client's handle.
+    folded: Box<[[Handle; 2]]>,
     _upkeep: Option<Arc<Upkeep>>,
 }
 
@@ -73,7 +81,12 @@ impl PrometheusSink {
     /// series is resolved), and describes the profile's metrics to it now: install the
     /// recorder first.
     pub fn global(profile: Profile) -> Self {
-        Self::from_target(profile, Target::Global, None)
+        Self::from_target(
+            profile,
+            RecorderTarget::Global,
+            None,
+            &Conventions::default(),
+        )
     }
 
     /// A sink that registers with `recorder` only, and describes the profile's metrics to it.
@@ -81,26 +94,38 @@ impl PrometheusSink {
     where
         R: Recorder + Send + Sync + 'static,
     {
-        Self::from_target(profile, Target::Local(recorder), None)
+        Self::from_target(
+            profile,
+            RecorderTarget::Local(recorder),
+            None,
+            &Conventions::default(),
+        )
     }
 
     pub(crate) fn from_target(
         profile: Profile,
-        target: Target,
+        target: RecorderTarget,
         upkeep: Option<Arc<Upkeep>>,
+        table: &Conventions,
     ) -> Self {
-        target.with(|recorder| profile::describe(profile, recorder));
-        let folded = [Role::Server, Role::Client].map(|role| {
-            let labels = vec![Label::from_static_parts(
-                label::ROLE.prometheus,
-                role.as_str(),
-            )];
-            target.counter(semconv::SERIES_FOLDED.prometheus, labels)
-        });
+        let rows = profile.rows(table);
+        target.with(|recorder| rows::describe(&rows, recorder));
+        let folded = rows
+            .iter()
+            .filter(|row| row.row.feed == Feed::Folded)
+            .map(|row| {
+                let sink_wide = Labels::folded(Role::Server);
+                [Role::Server, Role::Client].map(|role| {
+                    let labels = labels::of(profile, row.row.attrs, &sink_wide, role, 0);
+                    Handle::register(&target, row, labels)
+                })
+            })
+            .collect();
         Self {
             inner: Arc::new(Inner {
                 profile,
                 target,
+                rows: rows.into(),
                 folded,
                 _upkeep: upkeep,
             }),
@@ -119,32 +144,9 @@ impl PrometheusSink {
     /// [`Builder::build_local`]: crate::Builder::build_local
     pub fn recorder(&self) -> Option<Arc<dyn Recorder + Send + Sync>> {
         match &self.inner.target {
-            Target::Local(recorder) => Some(recorder.clone()),
-            Target::Global => None,
+            RecorderTarget::Local(recorder) => Some(recorder.clone()),
+            RecorderTarget::Global => None,
         }
-    }
-
-    /// Setters for the gauges an engine reports (KV-cache usage, preemptions), labelled like a
-    /// series of `labels` without the operation (semconv) or by `model_name` (vLLM). Register
-    /// once per engine and keep the handle.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use metrics_exporter_prometheus::PrometheusBuilder;
-    /// use tokenmeter::Labels;
-    /// use tokenmeter_prometheus::{PrometheusSink, Profile};
-    ///
-    /// let recorder = PrometheusBuilder::new().build_recorder();
-    /// let handle = recorder.handle();
-    /// let sink = PrometheusSink::with_recorder(Profile::Vllm, Arc::new(recorder));
-    /// let engine = sink.engine(&Labels::server("chat").request_model("llama"));
-    /// engine.set_kv_cache_usage(0.42);
-    /// assert!(handle.render().contains("vllm:kv_cache_usage_perc{model_name=\"llama\"} 0.42"));
-    /// ```
-    pub fn engine(&self, labels: &Labels<'_>) -> EngineGauges {
-        EngineGauges::new(self.inner.profile, &self.inner.target, labels)
     }
 }
 
@@ -153,6 +155,7 @@ impl Sink for PrometheusSink {
         Box::new(SeriesHandles::new(
             self.inner.profile,
             &self.inner.target,
+            &self.inner.rows,
             labels,
         ))
     }
@@ -162,15 +165,19 @@ impl Sink for PrometheusSink {
             Role::Server => 0,
             Role::Client => 1,
         };
-        self.inner.folded[index].increment(1);
+        for handles in self.inner.folded.iter() {
+            handles[index].record(Value::Count(1));
+        }
     }
 
-    /// Registers the engine-step handles of `labels`' engine (see the crate docs' tables):
-    /// recording a step then indexes arrays and updates handles it already holds.
-    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
-        Some(Box::new(StepHandles::new(
+    /// Registers the engine handles of `labels`' engine (steps, KV-cache usage, preemptions;
+    /// see the crate docs' tables): recording then indexes arrays and updates handles it
+    /// already holds.
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        Some(Box::new(EngineHandles::new(
             self.inner.profile,
             &self.inner.target,
+            &self.inner.rows,
             labels,
         )))
     }

@@ -21,16 +21,17 @@ pub(crate) fn render(profile: Profile) -> String {
         .and_then(|b| b.add_edges(Metric::InputTokens, &[12.0]))
         .and_then(Builder::build_local)
         .expect("a local exporter");
-    let engine = sink.engine(
-        &Labels::server("chat")
-            .provider("vllm")
-            .request_model("llama-3-8b"),
-    );
     let meter = Meter::builder()
         .clock(Clock::manual(&time))
         .sink(sink)
         .max_series(2)
         .build();
+    // KV-cache usage and preemptions go through the core's engine recorder, as steps do.
+    let engine = meter.engine(
+        &Labels::server("chat")
+            .provider("vllm")
+            .request_model("llama-3-8b"),
+    );
     let server = meter.series(
         &Labels::server("chat")
             .provider("vllm")
@@ -119,7 +120,7 @@ pub(crate) fn render(profile: Profile) -> String {
 
     // The engine's steps: a prefill of two prompts, decodes of 8 sequences in 8 ms (exactly on
     // an edge) and of 9 in 9 ms, and a mixed step (chunked prefill).
-    let steps = meter.steps(
+    let steps = meter.engine(
         &Labels::server("")
             .provider("vllm")
             .request_model("llama-3-8b"),

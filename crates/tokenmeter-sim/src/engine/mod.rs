@@ -265,7 +265,7 @@ impl EngineBuilder {
             output_queue: self.config.output_queue,
             wake: Arc::new(Notify::new()),
         });
-        let steps = meter.steps(&Labels::server("").provider(PROVIDER).request_model(model));
+        let steps = meter.engine(&Labels::server("").provider(PROVIDER).request_model(model));
         let (tx, rx) = mpsc::unbounded_channel();
         let scheduler = Scheduler::new(self.config, shared.clone(), rx, self.on_step, steps);
         runtime.spawn(scheduler.run());

@@ -31,7 +31,7 @@ use super::active::{Active, Emitted, Job};
 use super::{Shared, StepHook};
 use crate::config::SimConfig;
 use crate::snapshot::StepStats;
-use tokenmeter::sink::{Step, StepKind, StepRecorder};
+use tokenmeter::sink::{EngineRecorder, Step};
 
 /// How late a wake-up may be for the next step to still start at the previous step's planned
 /// end (so timer rounding does not accumulate); later than this, the engine was idle or
@@ -52,8 +52,9 @@ pub(super) struct Scheduler {
     steps: u64,
     origin: Instant,
     on_step: Option<StepHook>,
-    /// The meter's sinks that want engine steps (the batch-size analysis, exporters).
-    step_sinks: StepRecorder,
+    /// The meter's engine recorder: steps and KV-cache usage to every sink that wants them
+    /// (the batch-size analysis, exporters, the SLO monitor).
+    step_sinks: EngineRecorder,
 }
 
 /// What the loop does next.
@@ -73,7 +74,7 @@ impl Scheduler {
         shared: Arc<Shared>,
         rx: UnboundedReceiver<Job>,
         on_step: Option<StepHook>,
-        steps: StepRecorder,
+        steps: EngineRecorder,
     ) -> Self {
         let rng = SmallRng::seed_from_u64(config.seed);
         Self {
@@ -274,11 +275,7 @@ impl Scheduler {
 
     /// Tells the meter's sinks what the step did.
     fn steps_sink(&self, stats: &StepStats) {
-        let kind = match stats.kind() {
-            crate::StepKind::Prefill => StepKind::Prefill,
-            crate::StepKind::Decode => StepKind::Decode,
-            crate::StepKind::Mixed => StepKind::Mixed,
-        };
+        let kind = stats.kind();
         let batch = stats.decode_requests + stats.prefill_requests;
         let tokens = stats.prefill_tokens + stats.decode_requests as u64;
         self.step_sinks.record(&Step::new(
@@ -343,5 +340,8 @@ impl Scheduler {
         if last_step.is_some() {
             snapshot.last_step = last_step;
         }
+        let kv_usage = snapshot.kv_usage();
+        drop(snapshot);
+        self.step_sinks.set_kv_cache_usage(kv_usage);
     }
 }

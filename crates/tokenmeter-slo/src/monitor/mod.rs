@@ -10,14 +10,14 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use tokenmeter::sink::{Gauge, SeriesSink, Sink};
+use tokenmeter::sink::{EngineSink, Gauge, SeriesSink, Sink};
 use tokenmeter::{Clock, Labels, RequestRecord};
 
 use crate::spec::SloSpec;
 use crate::status::SloStatus;
 use crate::verdict::Verdict;
 use crate::window::Windows;
-use publish::{Counters, Target};
+use publish::{Counters, PublishTarget};
 use saturation::Saturation;
 
 /// Judges every request against the spec, counts verdicts (through the `metrics` facade when
@@ -63,7 +63,7 @@ pub(crate) struct Shared {
     pub(crate) started: Duration,
     pub(crate) classes: Vec<Mutex<Windows>>,
     pub(crate) saturation: Saturation,
-    target: Target,
+    target: PublishTarget,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,13 +74,13 @@ impl SloMonitor {
     /// A monitor for `spec`, reading time from `clock` (use the meter's clock). Publishes no
     /// counters; see [`SloMonitor::publish_global`] and [`SloMonitor::publish_to`].
     pub fn new(spec: SloSpec, clock: Clock) -> Self {
-        Self::with_target(spec, clock, Target::None)
+        Self::with_target(spec, clock, PublishTarget::None)
     }
 
     /// The same, publishing the verdict counters (see [`names`](crate::names)) to the global
     /// `metrics` recorder installed at the time each series is created.
     pub fn publish_global(spec: SloSpec, clock: Clock) -> Self {
-        Self::with_target(spec, clock, Target::Global)
+        Self::with_target(spec, clock, PublishTarget::Global)
     }
 
     /// The same, publishing the verdict counters to `recorder` (for example the Prometheus
@@ -90,7 +90,7 @@ impl SloMonitor {
         clock: Clock,
         recorder: Arc<dyn metrics::Recorder + Send + Sync>,
     ) -> Self {
-        Self::with_target(spec, clock, Target::Recorder(recorder))
+        Self::with_target(spec, clock, PublishTarget::Recorder(recorder))
     }
 
     /// The same, publishing the verdict counters as OpenTelemetry counters on `meter`
@@ -98,10 +98,10 @@ impl SloMonitor {
     /// OTLP pipeline exports next to the tokenmeter-otel histograms. Feature `otel`.
     #[cfg(feature = "otel")]
     pub fn publish_otel(spec: SloSpec, clock: Clock, meter: opentelemetry::metrics::Meter) -> Self {
-        Self::with_target(spec, clock, Target::Otel(meter))
+        Self::with_target(spec, clock, PublishTarget::Otel(meter))
     }
 
-    fn with_target(spec: SloSpec, clock: Clock, target: Target) -> Self {
+    fn with_target(spec: SloSpec, clock: Clock, target: PublishTarget) -> Self {
         let classes = spec
             .classes
             .iter()
@@ -125,7 +125,10 @@ impl SloMonitor {
         &self.shared.spec
     }
 
-    /// Sets the KV-cache usage (0–1) for the saturation warning.
+    /// Sets the KV-cache usage (0–1) for the saturation warning. A monitor added to a meter
+    /// also receives it from the engine's
+    /// [`EngineRecorder::set_kv_cache_usage`](tokenmeter::sink::EngineRecorder::set_kv_cache_usage)
+    /// ([`Meter::engine`](tokenmeter::Meter::engine)), like every other sink.
     pub fn set_kv_usage(&self, usage: f64) {
         self.shared
             .saturation
@@ -179,6 +182,20 @@ impl Sink for SloMonitor {
             class,
             counters,
         })
+    }
+
+    /// The engine's KV-cache usage, for the saturation warning.
+    fn engine(&self, _labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        Some(Box::new(MonitorEngine(self.clone())))
+    }
+}
+
+/// The monitor's handle for an engine: its KV-cache usage feeds the saturation warning.
+struct MonitorEngine(SloMonitor);
+
+impl EngineSink for MonitorEngine {
+    fn kv_cache_usage(&self, fraction: f64) {
+        self.0.set_kv_usage(fraction);
     }
 }
 

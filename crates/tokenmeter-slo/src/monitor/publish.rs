@@ -10,7 +10,7 @@ use crate::verdict::Verdict;
 
 /// Where the counters go.
 #[derive(Clone, Default)]
-pub(crate) enum Target {
+pub(crate) enum PublishTarget {
     /// Nowhere.
     #[default]
     None,
@@ -23,14 +23,14 @@ pub(crate) enum Target {
     Otel(opentelemetry::metrics::Meter),
 }
 
-impl std::fmt::Debug for Target {
+impl std::fmt::Debug for PublishTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Target::None => "None",
-            Target::Global => "Global",
-            Target::Recorder(_) => "Recorder",
+            PublishTarget::None => "None",
+            PublishTarget::Global => "Global",
+            PublishTarget::Recorder(_) => "Recorder",
             #[cfg(feature = "otel")]
-            Target::Otel(_) => "Otel",
+            PublishTarget::Otel(_) => "Otel",
         })
     }
 }
@@ -74,19 +74,25 @@ pub(crate) struct Counters {
 static METADATA: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, None);
 
 impl Counters {
-    pub(crate) fn new(target: &Target, class: &SloClass) -> Option<Self> {
+    pub(crate) fn new(target: &PublishTarget, class: &SloClass) -> Option<Self> {
         let register = |name: &'static str, labels: Vec<Label>| -> Handle {
             let key = Key::from_parts(name, labels);
             match target {
-                Target::None => Box::new(Counter::noop()),
-                Target::Global => Box::new(metrics::with_recorder(|r| {
+                PublishTarget::None => Box::new(Counter::noop()),
+                PublishTarget::Global => Box::new(metrics::with_recorder(|r| {
                     r.register_counter(&key, &METADATA)
                 })),
-                Target::Recorder(r) => Box::new(r.register_counter(&key, &METADATA)),
+                PublishTarget::Recorder(r) => Box::new(r.register_counter(&key, &METADATA)),
                 #[cfg(feature = "otel")]
-                Target::Otel(meter) => {
+                PublishTarget::Otel(meter) => {
+                    let instrument = names::counter(name).map(|c| c.instrument);
                     let (otel_name, unit) = names::otel(name);
-                    let counter = meter.u64_counter(otel_name).with_unit(unit).build();
+                    let description = instrument.map_or("", |i| i.description);
+                    let counter = meter
+                        .u64_counter(otel_name)
+                        .with_unit(unit)
+                        .with_description(description)
+                        .build();
                     let attributes = key
                         .labels()
                         .map(|l| {
@@ -97,7 +103,7 @@ impl Counters {
                 }
             }
         };
-        if matches!(target, Target::None) {
+        if matches!(target, PublishTarget::None) {
             return None;
         }
         let class_label = || vec![Label::new(names::SLO_CLASS, class.name.clone())];

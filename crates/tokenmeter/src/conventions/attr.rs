@@ -43,8 +43,12 @@ pub const OUTCOME: &str = "outcome";
 /// engine-step instruments.
 pub const KIND: &str = "kind";
 
+/// `finished_reason`: vLLM's `stop`, `length`, `abort` or `error`, on vLLM's
+/// `request_success_total` (the Prometheus exporter's vLLM profile).
+pub const FINISHED_REASON: &str = "finished_reason";
+
 /// Every attribute key above.
-pub const ALL: [&str; 11] = [
+pub const ALL: [&str; 12] = [
     OPERATION,
     PROVIDER,
     REQUEST_MODEL,
@@ -56,6 +60,7 @@ pub const ALL: [&str; 11] = [
     ROLE,
     OUTCOME,
     KIND,
+    FINISHED_REASON,
 ];
 
 /// Whether `label` is the Prometheus label name of the attribute `key`: the key with dots

@@ -1,9 +1,5 @@
-//! The default bucket edges of every histogram in [`names`](super::names), and which
-//! [`Metric`] settings each histogram follows.
-
-use super::instrument::Instrument;
-use super::metric::Metric;
-use super::names;
+//! The default bucket edges of the histograms in [`names`](super::names); each
+//! [`Row`](super::Row) names the layout and the [`Metric`](super::Metric) settings it follows.
 
 /// Semconv bucket advice for `gen_ai.server.time_to_first_token` (`docs/metrics.md` §4).
 pub const TTFT_EDGES: &[f64] = &[
@@ -39,111 +35,9 @@ pub const BATCH_SIZE_EDGES: &[f64] = &[
     1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
 ];
 
-/// A histogram of [`names`](super::names): the [`Metric`]s whose bucket settings it takes and
-/// its default edges.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct Histogram {
-    /// The instrument.
-    pub instrument: Instrument,
-    /// The metrics whose settings apply: one, or both token directions for
-    /// `gen_ai.client.token.usage`.
-    pub metrics: &'static [Metric],
-    /// The default edges, sorted.
-    pub edges: &'static [f64],
-}
-
-const fn of(
-    instrument: Instrument,
-    metrics: &'static [Metric],
-    edges: &'static [f64],
-) -> Histogram {
-    Histogram {
-        instrument,
-        metrics,
-        edges,
-    }
-}
-
-/// Every histogram of [`names`](super::names), in the order of [`names::ALL`].
-pub const HISTOGRAMS: &[Histogram] = &[
-    of(
-        names::SERVER_TIME_TO_FIRST_TOKEN,
-        &[Metric::Ttft],
-        TTFT_EDGES,
-    ),
-    of(
-        names::SERVER_TIME_PER_OUTPUT_TOKEN,
-        &[Metric::Tpot],
-        TPOT_EDGES,
-    ),
-    of(
-        names::SERVER_REQUEST_DURATION,
-        &[Metric::E2e],
-        DURATION_EDGES,
-    ),
-    of(
-        names::CLIENT_OPERATION_DURATION,
-        &[Metric::E2e],
-        DURATION_EDGES,
-    ),
-    of(
-        names::CLIENT_TIME_TO_FIRST_CHUNK,
-        &[Metric::Ttft],
-        DURATION_EDGES,
-    ),
-    of(
-        names::CLIENT_TIME_PER_OUTPUT_CHUNK,
-        &[Metric::Itl],
-        DURATION_EDGES,
-    ),
-    of(
-        names::CLIENT_TOKEN_USAGE,
-        &[Metric::InputTokens, Metric::OutputTokens],
-        TOKEN_EDGES,
-    ),
-    of(names::INTER_TOKEN_LATENCY, &[Metric::Itl], TPOT_EDGES),
-    of(names::TIME_PER_OUTPUT_TOKEN, &[Metric::Tpot], TPOT_EDGES),
-    of(names::QUEUE_TIME, &[Metric::Queue], DURATION_EDGES),
-    of(names::PREFILL_TIME, &[Metric::Prefill], DURATION_EDGES),
-    of(names::DECODE_TIME, &[Metric::Decode], DURATION_EDGES),
-    of(names::INFERENCE_TIME, &[Metric::Inference], DURATION_EDGES),
-    of(
-        names::ENGINE_STEP_DURATION,
-        &[Metric::StepDuration],
-        STEP_DURATION_EDGES,
-    ),
-    of(
-        names::ENGINE_BATCH_SIZE,
-        &[Metric::BatchSize],
-        BATCH_SIZE_EDGES,
-    ),
-];
-
-/// The histogram of [`HISTOGRAMS`] whose instrument is named `name`, if any.
-pub fn histogram(name: &str) -> Option<&'static Histogram> {
-    HISTOGRAMS.iter().find(|h| h.instrument.name == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conventions::InstrumentKind;
-
-    #[test]
-    fn every_histogram_instrument_has_exactly_one_layout() {
-        let histograms: Vec<_> = HISTOGRAMS.iter().map(|h| h.instrument).collect();
-        let expected: Vec<_> = names::ALL
-            .iter()
-            .copied()
-            .filter(|i| i.kind == InstrumentKind::Histogram)
-            .collect();
-        assert_eq!(histograms, expected);
-        for h in HISTOGRAMS {
-            assert!(!h.metrics.is_empty(), "{}", h.instrument);
-            assert!(h.edges.windows(2).all(|p| p[0] < p[1]), "{}", h.instrument);
-        }
-    }
 
     #[test]
     fn defaults_match_the_metrics_reference() {

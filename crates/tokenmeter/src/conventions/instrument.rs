@@ -52,7 +52,9 @@ pub struct Instrument {
 }
 
 impl Instrument {
-    pub(super) const fn new(
+    /// An instrument. The built-in ones are the constants of [`names`](super::names); one of
+    /// your own goes into a [`Row`](super::Row) of a [`Conventions`](super::Conventions).
+    pub const fn new(
         name: &'static str,
         unit: &'static str,
         kind: InstrumentKind,

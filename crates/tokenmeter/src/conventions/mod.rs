@@ -11,8 +11,12 @@
 //!
 //! - [`names`]: every [`Instrument`].
 //! - [`attr`]: attribute keys.
-//! - [`HISTOGRAMS`]: the default edges of every histogram (`TTFT_EDGES`, …) and the [`Metric`]
-//!   whose settings it follows; [`Buckets`] replaces or extends them per [`Metric`].
+//! - [`ROWS`]: the table. Each [`Row`] is an instrument, the [`Feed`] that records into it
+//!   (the event and the field it reads), the [`Roles`] whose series record it, its
+//!   [`AttrSet`], and for a histogram its default edges (`TTFT_EDGES`, …) and the [`Metric`]s
+//!   whose settings it follows. [`Conventions`] is the table an exporter publishes (the rows,
+//!   plus any of your own); both exporters loop over it.
+//! - [`Buckets`] replaces or extends the default edges per [`Metric`], for both exporters.
 //!
 //! # Examples
 //!
@@ -25,8 +29,9 @@
 //! assert_eq!(ttft.prometheus_name(), "gen_ai_server_time_to_first_token_seconds");
 //! assert_eq!(names::REQUESTS.prometheus_name(), "tokenmeter_requests_total");
 //!
-//! let histogram = conventions::histogram(ttft.name).unwrap();
-//! assert_eq!((histogram.metrics, histogram.edges), (&[Metric::Ttft][..], conventions::TTFT_EDGES));
+//! let table = conventions::Conventions::default();
+//! let (metrics, edges) = table.histogram(ttft.name).unwrap();
+//! assert_eq!((metrics, edges), (vec![Metric::Ttft], conventions::TTFT_EDGES));
 //!
 //! let mut buckets = Buckets::new();
 //! buckets.add_edges(Metric::Ttft, &[0.35])?; // an SLO threshold becomes an edge
@@ -35,17 +40,24 @@
 //! ```
 
 pub mod attr;
+mod attr_set;
 mod buckets;
+mod feed;
 mod instrument;
 mod metric;
 pub mod names;
+mod row;
 mod settings;
+mod table;
 mod translate;
 
+pub use attr_set::{AttrSet, Base, FINISHED_REASONS};
 pub use buckets::{
-    BATCH_SIZE_EDGES, DURATION_EDGES, HISTOGRAMS, Histogram, STEP_DURATION_EDGES, TOKEN_EDGES,
-    TPOT_EDGES, TTFT_EDGES, histogram,
+    BATCH_SIZE_EDGES, DURATION_EDGES, STEP_DURATION_EDGES, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
 };
+pub use feed::{EngineSignal, Feed, FirstTokenField, ItemField, RecordField, StepField, Value};
 pub use instrument::{Instrument, InstrumentKind};
 pub use metric::Metric;
-pub use settings::{BucketError, Buckets};
+pub use row::{Roles, Row};
+pub use settings::{BucketError, Buckets, DEFAULT_CONTEXT_LENGTH};
+pub use table::{Conventions, ROWS, RowError};

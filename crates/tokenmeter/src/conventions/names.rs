@@ -175,7 +175,7 @@ pub const PREEMPTIONS: Instrument = counter(
     "Requests preempted by the engine, reported by the engine.",
 );
 /// `tokenmeter.engine.step.duration`: how long one engine step (scheduler iteration) took, by
-/// `kind` (`prefill`, `decode`, `mixed`), recorded from [`Meter::steps`](crate::Meter::steps).
+/// `kind` (`prefill`, `decode`, `mixed`), recorded from [`Meter::engine`](crate::Meter::engine).
 /// Tokenmeter's own (`docs/metrics.md` §3).
 pub const ENGINE_STEP_DURATION: Instrument = h(
     "tokenmeter.engine.step.duration",

@@ -4,8 +4,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::buckets;
 use super::metric::Metric;
+use super::table::Conventions;
+
+/// The default context length: the top of vLLM's 1-2-5 token-count layouts (the Prometheus
+/// exporter's vLLM profile) unless [`Buckets::context_length`] sets it.
+pub const DEFAULT_CONTEXT_LENGTH: u64 = 131_072;
 
 /// A bucket setting that was refused.
 ///
@@ -24,6 +28,8 @@ pub enum BucketError {
         /// The metric.
         metric: Metric,
     },
+    /// A context length of zero tokens.
+    ZeroContextLength,
 }
 
 impl fmt::Display for BucketError {
@@ -38,13 +44,16 @@ impl fmt::Display for BucketError {
                 f,
                 "the bucket layout for `{metric}` is empty: give at least one edge, or keep the default"
             ),
+            BucketError::ZeroContextLength => f.write_str(
+                "the context length must be at least 1 token: pass the model's maximum context length",
+            ),
         }
     }
 }
 
 impl std::error::Error for BucketError {}
 
-/// Bucket settings for every histogram: the defaults of [`HISTOGRAMS`](super::HISTOGRAMS),
+/// Bucket settings for every histogram: the defaults of the table's rows ([`ROWS`](super::ROWS)),
 /// replaced or extended per [`Metric`].
 ///
 /// Add an SLO threshold as an edge with [`Buckets::add_edges`], so that the fraction of
@@ -69,6 +78,7 @@ impl std::error::Error for BucketError {}
 pub struct Buckets {
     replaced: BTreeMap<Metric, Vec<f64>>,
     extra: BTreeMap<Metric, Vec<f64>>,
+    context_length: Option<u64>,
 }
 
 impl Buckets {
@@ -104,11 +114,36 @@ impl Buckets {
         Ok(self)
     }
 
+    /// The model's context length: the top of vLLM's 1-2-5 token-count layouts (default
+    /// [`DEFAULT_CONTEXT_LENGTH`]).
+    ///
+    /// # Errors
+    ///
+    /// [`BucketError::ZeroContextLength`] for 0. A refused call changes nothing.
+    pub fn context_length(&mut self, tokens: u64) -> Result<&mut Self, BucketError> {
+        if tokens == 0 {
+            return Err(BucketError::ZeroContextLength);
+        }
+        self.context_length = Some(tokens);
+        Ok(self)
+    }
+
+    /// The context length set with [`Buckets::context_length`], or [`DEFAULT_CONTEXT_LENGTH`].
+    pub fn context_length_tokens(&self) -> u64 {
+        self.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH)
+    }
+
     /// The sorted edges of the histogram instrument `name` (an OpenTelemetry name of
     /// [`names`](super::names)), or `None` if no histogram has that name.
     pub fn edges(&self, name: &str) -> Option<Vec<f64>> {
-        let histogram = buckets::histogram(name)?;
-        Some(self.edges_for(histogram.metrics, histogram.edges))
+        self.edges_in(&Conventions::default(), name)
+    }
+
+    /// The sorted edges of the histogram instrument `name` of `table`, or `None` if no
+    /// histogram row of it has that name.
+    pub fn edges_in(&self, table: &Conventions, name: &str) -> Option<Vec<f64>> {
+        let (metrics, edges) = table.histogram(name)?;
+        Some(self.edges_for(&metrics, edges))
     }
 
     /// The sorted edges of any histogram that follows the settings of `metrics` and has the
@@ -203,6 +238,8 @@ mod tests {
                 .to_string()
                 .contains("at least one edge")
         );
+        assert_eq!(b.context_length(0), Err(BucketError::ZeroContextLength));
         assert_eq!(b, Buckets::new());
+        assert_eq!(b.context_length_tokens(), DEFAULT_CONTEXT_LENGTH);
     }
 }

@@ -92,9 +92,9 @@ impl Sink for FanOut {
         }
     }
 
-    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
         let handles: Box<[Box<dyn EngineSink>]> =
-            self.sinks.iter().filter_map(|s| s.steps(labels)).collect();
+            self.sinks.iter().filter_map(|s| s.engine(labels)).collect();
         match handles.len() {
             0 => None,
             _ => Some(Box::new(EngineFanOut(handles))),

@@ -12,7 +12,9 @@
 //! | [`SeriesSink::end`] | exactly once per request, on every path | the complete [`RequestRecord`] |
 //! | [`SeriesSink::gauge`] | a request enters or leaves `waiting` or `running` | the change |
 //! | [`Sink::series_folded`] | a label set past the cap was folded into `_OTHER` | the role |
-//! | [`EngineSink::step`] | a batching engine finished a step ([`Meter::steps`](crate::Meter::steps)) | kind, batch size, tokens, duration |
+//! | [`EngineSink::step`] | a batching engine finished a step ([`Meter::engine`](crate::Meter::engine)) | kind, batch size, tokens, duration |
+//! | [`EngineSink::kv_cache_usage`] | the engine's KV-cache usage changed | the fraction, 0–1 |
+//! | [`EngineSink::preemptions`] | the engine preempted requests | how many |
 //!
 //! Sinks provided here: [`NoopSink`], [`FanOut`] (several sinks as one) and [`InMemorySink`]
 //! (exact values, for tests and reports).
@@ -31,7 +33,7 @@ pub(crate) use items::Pending;
 pub use items::{Item, Items, ItemsIter};
 pub use memory::InMemorySink;
 pub use noop::NoopSink;
-pub use step::{EngineSink, Step, StepKind, StepRecorder};
+pub use step::{EngineRecorder, EngineSink, Step, StepKind};
 
 use std::time::Duration;
 
@@ -87,9 +89,10 @@ pub trait Sink: Send + Sync + 'static {
         let _ = role;
     }
 
-    /// Builds this sink's handle for an engine's steps (labelled by model and provider), or
-    /// `None` when the sink does not use steps (the default).
-    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+    /// Builds this sink's handle for an engine's signals (steps, KV-cache usage, preemptions;
+    /// labelled by model and provider), or `None` when the sink does not use them (the
+    /// default). Called once per [`Meter::engine`](crate::Meter::engine).
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
         let _ = labels;
         None
     }
@@ -104,8 +107,8 @@ impl<S: Sink + ?Sized> Sink for std::sync::Arc<S> {
         (**self).series_folded(role);
     }
 
-    fn steps(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
-        (**self).steps(labels)
+    fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
+        (**self).engine(labels)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Engine steps: what a batching server does once per iteration, for the batch-size trade-off.
+//! Engine signals: the steps a batching server does once per iteration (for the batch-size
+//! trade-off), its KV-cache usage and its preemptions, through one [`EngineRecorder`].
 
 use std::fmt;
 use std::time::Duration;
@@ -93,14 +94,28 @@ impl Step {
     }
 }
 
-/// A sink's handle for one engine's steps.
+/// A sink's handle for one engine's signals. Every method has an empty default.
 pub trait EngineSink: Send + Sync + 'static {
     /// One step ended.
-    fn step(&self, step: &Step);
+    fn step(&self, step: &Step) {
+        let _ = step;
+    }
+
+    /// The KV-cache usage is now `fraction`, from 0 (empty) to 1 (full): already clamped to
+    /// that range, never NaN.
+    fn kv_cache_usage(&self, fraction: f64) {
+        let _ = fraction;
+    }
+
+    /// `count` more requests were preempted (their KV cache evicted).
+    fn preemptions(&self, count: u64) {
+        let _ = count;
+    }
 }
 
-/// Records an engine's steps to every sink that wants them. Build it once per engine with
-/// [`Meter::steps`](crate::Meter::steps).
+/// Records one engine's signals (steps, KV-cache usage, preemptions) to every sink that wants
+/// them. Build it once per engine with [`Meter::engine`](crate::Meter::engine) and keep it:
+/// each call then goes to handles the sinks prepared for that engine.
 ///
 /// # Examples
 ///
@@ -110,17 +125,19 @@ pub trait EngineSink: Send + Sync + 'static {
 /// use tokenmeter::{Labels, Meter};
 ///
 /// let meter = Meter::builder().build();
-/// let steps = meter.steps(&Labels::server("").request_model("llama-3-8b"));
-/// steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
+/// let engine = meter.engine(&Labels::server("").request_model("llama-3-8b"));
+/// engine.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
+/// engine.set_kv_cache_usage(0.42);
+/// engine.add_preemptions(1);
 /// ```
-pub struct StepRecorder {
+pub struct EngineRecorder {
     handles: Box<[Box<dyn EngineSink>]>,
 }
 
-impl StepRecorder {
+impl EngineRecorder {
     pub(crate) fn new(sink: &dyn Sink, labels: &Labels<'_>) -> Self {
         Self {
-            handles: sink.steps(labels).into_iter().collect(),
+            handles: sink.engine(labels).into_iter().collect(),
         }
     }
 
@@ -130,11 +147,30 @@ impl StepRecorder {
             super::guarded(|| handle.step(step));
         }
     }
+
+    /// Sets the KV-cache usage, a fraction from 0 (empty) to 1 (full). Values outside are
+    /// clamped; NaN is ignored.
+    pub fn set_kv_cache_usage(&self, fraction: f64) {
+        if fraction.is_nan() {
+            return;
+        }
+        let fraction = fraction.clamp(0.0, 1.0);
+        for handle in self.handles.iter() {
+            super::guarded(|| handle.kv_cache_usage(fraction));
+        }
+    }
+
+    /// Counts `count` more preempted requests.
+    pub fn add_preemptions(&self, count: u64) {
+        for handle in self.handles.iter() {
+            super::guarded(|| handle.preemptions(count));
+        }
+    }
 }
 
-impl fmt::Debug for StepRecorder {
+impl fmt::Debug for EngineRecorder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StepRecorder")
+        f.debug_struct("EngineRecorder")
             .field("sinks", &self.handles.len())
             .finish()
     }
@@ -147,6 +183,18 @@ impl EngineSink for EngineFanOut {
     fn step(&self, step: &Step) {
         for handle in self.0.iter() {
             super::guarded(|| handle.step(step));
+        }
+    }
+
+    fn kv_cache_usage(&self, fraction: f64) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.kv_cache_usage(fraction));
+        }
+    }
+
+    fn preemptions(&self, count: u64) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.preemptions(count));
         }
     }
 }

@@ -1,0 +1,207 @@
+//! The vLLM profile as a renaming of the conventions table: which row becomes which vLLM metric
+//! (and, where vLLM records more widely or with fewer labels, for which roles and attributes),
+//! and vLLM's two metrics that no row of the table has.
+
+use tokenmeter::conventions::{
+    AttrSet, Feed, Instrument, InstrumentKind, RecordField, Roles, Row, StepField, names as otel,
+};
+
+use crate::layout::{Layout, VLLM_ITERATION_TOKENS, VLLM_ITL, VLLM_REQUEST, VLLM_TTFT};
+use crate::names::{Kind, MetricName, vllm};
+use crate::rows::PromRow;
+
+/// One renaming: the row of `from` (and of `field`, when several rows share the instrument)
+/// published as `to`, with vLLM's default layout, and the roles and attributes vLLM records it
+/// with when they differ from the row's.
+struct Rename {
+    from: Instrument,
+    field: Option<Feed>,
+    to: MetricName,
+    layout: Layout,
+    roles: Option<Roles>,
+    attrs: Option<AttrSet>,
+}
+
+const fn to(from: Instrument, to: MetricName, layout: Layout) -> Rename {
+    Rename {
+        from,
+        field: None,
+        to,
+        layout,
+        roles: None,
+        attrs: None,
+    }
+}
+
+impl Rename {
+    const fn roles(self, roles: Roles) -> Self {
+        Self {
+            roles: Some(roles),
+            ..self
+        }
+    }
+
+    const fn attrs(self, attrs: AttrSet) -> Self {
+        Self {
+            attrs: Some(attrs),
+            ..self
+        }
+    }
+
+    const fn field(self, field: Feed) -> Self {
+        Self {
+            field: Some(field),
+            ..self
+        }
+    }
+}
+
+const TTFT: Layout = Layout::Fixed(VLLM_TTFT);
+const ITL: Layout = Layout::Fixed(VLLM_ITL);
+const REQUEST: Layout = Layout::Fixed(VLLM_REQUEST);
+const NONE: Layout = Layout::Fixed(&[]);
+
+/// Every renamed row. Rows not listed keep their `tokenmeter_` name (with `model_name`).
+/// vLLM records the request phases and the per-request token histograms for every series, and
+/// the end-to-end latency without `error_type`.
+const RENAMES: &[Rename] = &[
+    to(
+        otel::SERVER_TIME_TO_FIRST_TOKEN,
+        vllm::TIME_TO_FIRST_TOKEN,
+        TTFT,
+    ),
+    to(
+        otel::CLIENT_TIME_TO_FIRST_CHUNK,
+        vllm::TIME_TO_FIRST_TOKEN,
+        TTFT,
+    ),
+    to(otel::INTER_TOKEN_LATENCY, vllm::INTER_TOKEN_LATENCY, ITL),
+    to(
+        otel::CLIENT_TIME_PER_OUTPUT_CHUNK,
+        vllm::INTER_TOKEN_LATENCY,
+        ITL,
+    ),
+    to(
+        otel::SERVER_TIME_PER_OUTPUT_TOKEN,
+        vllm::TIME_PER_OUTPUT_TOKEN,
+        ITL,
+    ),
+    to(
+        otel::TIME_PER_OUTPUT_TOKEN,
+        vllm::TIME_PER_OUTPUT_TOKEN,
+        ITL,
+    ),
+    to(
+        otel::SERVER_REQUEST_DURATION,
+        vllm::E2E_REQUEST_LATENCY,
+        REQUEST,
+    )
+    .attrs(AttrSet::Semconv),
+    to(
+        otel::CLIENT_OPERATION_DURATION,
+        vllm::E2E_REQUEST_LATENCY,
+        REQUEST,
+    )
+    .attrs(AttrSet::Semconv),
+    to(otel::QUEUE_TIME, vllm::QUEUE_TIME, REQUEST).roles(Roles::Both),
+    to(otel::PREFILL_TIME, vllm::PREFILL_TIME, REQUEST).roles(Roles::Both),
+    to(otel::DECODE_TIME, vllm::DECODE_TIME, REQUEST),
+    to(otel::INFERENCE_TIME, vllm::INFERENCE_TIME, REQUEST).roles(Roles::Both),
+    to(
+        otel::CLIENT_TOKEN_USAGE,
+        vllm::REQUEST_PROMPT_TOKENS,
+        Layout::OneTwoFive,
+    )
+    .field(Feed::End(RecordField::InputTokens))
+    .roles(Roles::Both)
+    .attrs(AttrSet::Semconv),
+    to(
+        otel::CLIENT_TOKEN_USAGE,
+        vllm::REQUEST_GENERATION_TOKENS,
+        Layout::OneTwoFive,
+    )
+    .field(Feed::End(RecordField::OutputTokens))
+    .roles(Roles::Both)
+    .attrs(AttrSet::Semconv),
+    to(otel::INPUT_TOKENS, vllm::PROMPT_TOKENS, NONE),
+    to(otel::OUTPUT_TOKENS, vllm::GENERATION_TOKENS, NONE),
+    to(otel::REQUESTS_WAITING, vllm::NUM_REQUESTS_WAITING, NONE),
+    to(otel::REQUESTS_RUNNING, vllm::NUM_REQUESTS_RUNNING, NONE),
+    to(otel::KV_CACHE_USAGE, vllm::KV_CACHE_USAGE, NONE),
+    to(otel::PREEMPTIONS, vllm::NUM_PREEMPTIONS, NONE),
+];
+
+/// `row` as the vLLM profile publishes it, when vLLM has a name for it.
+pub(crate) fn rename(row: &Row) -> Option<PromRow> {
+    let rename = RENAMES.iter().find(|r| {
+        r.from.name == row.instrument.name && r.field.is_none_or(|field| field == row.feed)
+    })?;
+    let mut renamed = *row;
+    if let Some(roles) = rename.roles {
+        renamed = renamed.for_roles(roles);
+    }
+    if let Some(attrs) = rename.attrs {
+        renamed = renamed.with_attrs(attrs);
+    }
+    Some(PromRow::named(renamed, &rename.to, rename.layout))
+}
+
+/// An instrument for a vLLM metric, which exists only in this profile.
+const fn instrument(metric: MetricName) -> Instrument {
+    let kind = match metric.kind {
+        Kind::Histogram => InstrumentKind::Histogram,
+        Kind::Counter => InstrumentKind::Counter,
+        Kind::Gauge => InstrumentKind::Gauge,
+    };
+    Instrument::new(metric.otel, metric.unit, kind, metric.help)
+}
+
+/// vLLM's metrics that no row of the table has: `request_success_total` by `finished_reason`
+/// and the `iteration_tokens_total` histogram.
+pub(crate) fn own_rows() -> [PromRow; 2] {
+    let success = Row::new(
+        instrument(vllm::REQUEST_SUCCESS),
+        Feed::End(RecordField::Request),
+        Roles::Both,
+        AttrSet::FinishedReason,
+    );
+    let iteration = Row::new(
+        instrument(vllm::ITERATION_TOKENS),
+        Feed::Step(StepField::Tokens),
+        Roles::Both,
+        AttrSet::Engine,
+    )
+    .buckets(
+        &[tokenmeter::conventions::Metric::StepTokens],
+        VLLM_ITERATION_TOKENS,
+    );
+    [
+        PromRow::named(success, &vllm::REQUEST_SUCCESS, NONE),
+        PromRow::named(
+            iteration,
+            &vllm::ITERATION_TOKENS,
+            Layout::Fixed(VLLM_ITERATION_TOKENS),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenmeter::conventions::Conventions;
+
+    #[test]
+    fn every_rename_matches_a_row_of_the_table() {
+        let table = Conventions::default();
+        for rename in RENAMES {
+            let matches = table
+                .rows()
+                .iter()
+                .filter(|row| {
+                    row.instrument == rename.from && rename.field.is_none_or(|f| f == row.feed)
+                })
+                .count();
+            assert_eq!(matches, 1, "{}", rename.to.prometheus);
+        }
+    }
+}
