@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
+use crate::bench::request_shape::ShapeArgs;
+use crate::bench::run_block::RunArgs;
 use crate::bench::runner::Load;
 use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
@@ -84,6 +86,14 @@ pub(crate) struct BenchArgs {
     /// one ends the request as a `transport` error instead of being buffered.
     #[arg(long, default_value = "4MiB", value_parser = parse_size, value_name = "SIZE")]
     pub(crate) max_event_size: usize,
+
+    /// Headers, extra body, the length field and streaming of every request.
+    #[command(flatten)]
+    pub(crate) shape: ShapeArgs,
+
+    /// `--label` and `--metadata` of the `run` block.
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 
     /// Send vLLM's `ignore_eos: true` so outputs have exactly the requested length.
     #[arg(long)]
@@ -254,6 +264,7 @@ impl BenchArgs {
         if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
             bail!("--sweep-target must be in (0, 1], e.g. 0.9");
         }
+        self.shape.shape()?;
         let name = self.api_key_env.as_str();
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             bail!("--api-key-env must name an environment variable, e.g. OPENAI_API_KEY");

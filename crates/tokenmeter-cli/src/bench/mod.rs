@@ -9,9 +9,11 @@
 //! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
 //! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
+//! | [`request_shape`] | `--header`, `--extra-body`, `--max-tokens-field`, `--no-stream`, `--no-stream-options` |
 //! | [`records`] | the sink that hands each request's core record back to its client |
 //! | [`measured`] | one request: the core's record and what only the client knows |
 //! | [`clock`] | the shared clock of the client, the trace and the core |
+//! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
@@ -29,6 +31,8 @@ mod measured;
 mod output;
 mod progress;
 mod records;
+mod request_shape;
+mod run_block;
 mod runner;
 mod sanitize;
 mod selfcheck;
@@ -143,6 +147,7 @@ pub(crate) async fn bench(
         follow_redirects: args.follow_redirects,
         max_event_size: args.max_event_size,
         tls: plan.tls.clone(),
+        shape: args.shape.shape()?,
     };
     let client = Arc::new(Client::new(target, key, clock, meter)?);
     let mut info = RunInfo {
@@ -151,6 +156,7 @@ pub(crate) async fn bench(
         load: plan.load.to_string(),
         workload: describe_workload(&plan.source),
         seed: args.seed,
+        numbers: run_block::RunNumbers::now(&plan.load, args.requests(), &args.run),
     };
     let mut rng = StdRng::seed_from_u64(args.seed);
     let traces = match &plan.sweep {
