@@ -18,6 +18,7 @@
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
+//! | [`peer`] | vLLM's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
 //! | [`output`] | table, `--json`, `--html` with charts |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
@@ -29,6 +30,7 @@ mod discover;
 mod embedded;
 mod measured;
 mod output;
+mod peer;
 mod progress;
 mod records;
 mod request_shape;
@@ -60,7 +62,7 @@ use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
 use crate::bench::args::Plan;
-use crate::bench::client::{ApiKey, Client, Target};
+use crate::bench::client::{Api, ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
 use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
@@ -74,6 +76,7 @@ use crate::serve::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let args = args.resolve_peers()?;
     let plan = args.plan()?;
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
@@ -178,15 +181,27 @@ pub(crate) async fn bench(
                 );
             }
             if let Some(path) = &args.json {
-                output::write_json(
-                    path,
-                    &json!({
+                let result = match args.peer.result_format {
+                    peer::ResultFormat::Vllm => {
+                        let run = output::vllm_json::VllmRun {
+                            info: &info,
+                            backend: match api {
+                                Api::Chat => "openai-chat",
+                                Api::Completions => "openai",
+                            },
+                            arrival: args.arrival,
+                            peer: &args.peer,
+                        };
+                        output::vllm_json::result(&run, &summary, &traces)
+                    }
+                    peer::ResultFormat::Tokenmeter => json!({
                         "run": info,
                         "summary": summary,
                         "slo": status,
                         "server_batching": server_batching.map(BatchAnalysis::table),
                     }),
-                )?;
+                };
+                output::write_json(path, &result)?;
             }
             if let Some(path) = &args.html {
                 output::write_html(path, html::render(&info, &summary, &traces))?;
