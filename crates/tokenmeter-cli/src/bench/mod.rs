@@ -159,7 +159,12 @@ pub(crate) async fn bench(
         load: plan.load.to_string(),
         workload: describe_workload(&plan.source),
         seed: args.seed,
-        numbers: run_block::RunNumbers::now(&plan.load, args.requests(), &args.run),
+        numbers: run_block::RunNumbers::now(
+            &plan.load,
+            args.requests(),
+            &args.run,
+            client.sanitizer(),
+        ),
     };
     let mut rng = StdRng::seed_from_u64(args.seed);
     let traces = match &plan.sweep {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::bench::request_shape::redact_command_line;
 use crate::bench::runner::Load;
+use crate::bench::sanitize::Sanitizer;
 
 /// `--label` and `--metadata`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -57,8 +58,11 @@ pub(crate) struct RunNumbers {
 }
 
 impl RunNumbers {
-    /// The numbers of a run starting now with `load` and `n` requests.
-    pub(crate) fn now(load: &Load, n: usize, args: &RunArgs) -> Self {
+    /// The numbers of a run starting now with `load` and `n` requests. The command line,
+    /// label and metadata go through the run's sanitiser as well: a piece of the API key or
+    /// of a header value typed into them is redacted.
+    pub(crate) fn now(load: &Load, n: usize, args: &RunArgs, sanitizer: &Sanitizer) -> Self {
+        let clean = |text: &str| sanitizer.clean(text).as_str().to_owned();
         let since_epoch = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -77,12 +81,19 @@ impl RunNumbers {
             started_at: utc(since_epoch),
             started_unix_s: since_epoch.as_secs_f64(),
             version: env!("CARGO_PKG_VERSION"),
-            command: redact_command_line(std::env::args()),
+            command: redact_command_line(std::env::args())
+                .iter()
+                .map(|arg| clean(arg))
+                .collect(),
             rate,
             concurrency,
             n,
-            label: args.label.clone(),
-            metadata: args.metadata.iter().cloned().collect(),
+            label: args.label.as_deref().map(clean),
+            metadata: args
+                .metadata
+                .iter()
+                .map(|(k, v)| (clean(k), clean(v)))
+                .collect(),
         }
     }
 }
