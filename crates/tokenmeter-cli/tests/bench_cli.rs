@@ -23,7 +23,7 @@ fn bad_flags_name_the_fix() {
     fails_with(&["--rate", "0"], &["--rate", "requests per second"]);
     fails_with(&["--rate", "fast"], &["requests per second"]);
     fails_with(&["--slo", "ttft=1"], &["--slo", "no unit", "250ms"]);
-    fails_with(&["--slo", "latency=1s"], &["use ttft, tpot or e2e"]);
+    fails_with(&["--slo", "latency=1s"], &["use ttft, tpot, itl or e2e"]);
     fails_with(&["--input-tokens", "0"], &["--input-tokens", "LO..HI"]);
     fails_with(&["--timeout", "0s"], &["above 0"]);
     fails_with(&["--requests", "0"], &["at least 1"]);

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
+use crate::bench::peer::PeerArgs;
+use crate::bench::request_shape::ShapeArgs;
+use crate::bench::run_block::RunArgs;
 use crate::bench::runner::Load;
 use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
@@ -19,7 +22,7 @@ pub(crate) struct BenchArgs {
     /// its host alone (`http://127.0.0.1:8000`) or the endpoint's full URL; http or https.
     /// Without it, an embedded simulator is started on 127.0.0.1 (ephemeral port) and
     /// benchmarked over real HTTP.
-    #[arg(long, value_parser = parse_boxed_url)]
+    #[arg(long, visible_alias = "base-url", value_parser = parse_boxed_url)]
     pub(crate) url: Option<Box<reqwest::Url>>,
 
     /// The API: /v1/chat/completions or /v1/completions, joined onto --url unless it names an
@@ -37,12 +40,12 @@ pub(crate) struct BenchArgs {
 
     /// Requests to send [default: 200]. When sweeping, per rate [default: 10 s of arrivals,
     /// from 30 to 200 requests].
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', visible_aliases = ["num-prompts", "request-count"])]
     pub(crate) requests: Option<usize>,
 
     /// Open-loop request rate in requests per second (`inf` sends all at once). Default 10 when
     /// --concurrency is not given.
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, visible_alias = "request-rate", value_parser = parse_rate)]
     pub(crate) rate: Option<f64>,
 
     /// How open-loop arrivals are spaced.
@@ -50,20 +53,30 @@ pub(crate) struct BenchArgs {
     pub(crate) arrival: ArrivalKind,
 
     /// Requests in flight: a closed loop without --rate, a cap on in-flight requests with it.
-    #[arg(long)]
+    #[arg(long, visible_alias = "max-concurrency")]
     pub(crate) concurrency: Option<usize>,
 
     /// Prompt length in tokens: N, LO..HI (uniform), normal:MEAN:SD or exp:MEAN.
-    #[arg(long, default_value = "256", value_name = "DIST")]
+    #[arg(
+        long,
+        visible_alias = "random-input-len",
+        default_value = "256",
+        value_name = "DIST"
+    )]
     pub(crate) input_tokens: LengthDist,
 
     /// Output length in tokens (max_tokens): N, LO..HI, normal:MEAN:SD or exp:MEAN.
-    #[arg(long, default_value = "128", value_name = "DIST")]
+    #[arg(
+        long,
+        visible_alias = "random-output-len",
+        default_value = "128",
+        value_name = "DIST"
+    )]
     pub(crate) output_tokens: LengthDist,
 
     /// A JSONL dataset: one {"prompt": ..., "output_tokens": ...} or {"messages": [...]} per
     /// line, used in order instead of synthetic prompts.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, visible_alias = "dataset-path", value_name = "FILE")]
     pub(crate) dataset: Option<PathBuf>,
 
     /// Per-request objectives for goodput, e.g. ttft=1s,tpot=50ms,e2e=20s (`none`: good =
@@ -84,6 +97,18 @@ pub(crate) struct BenchArgs {
     /// one ends the request as a `transport` error instead of being buffered.
     #[arg(long, default_value = "4MiB", value_parser = parse_size, value_name = "SIZE")]
     pub(crate) max_event_size: usize,
+
+    /// Headers, extra body, the length field and streaming of every request.
+    #[command(flatten)]
+    pub(crate) shape: ShapeArgs,
+
+    /// vLLM's `--goodput`, percentiles and result format.
+    #[command(flatten)]
+    pub(crate) peer: PeerArgs,
+
+    /// `--label` and `--metadata` of the `run` block.
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
 
     /// Send vLLM's `ignore_eos: true` so outputs have exactly the requested length.
     #[arg(long)]
@@ -254,6 +279,7 @@ impl BenchArgs {
         if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
             bail!("--sweep-target must be in (0, 1], e.g. 0.9");
         }
+        self.shape.shape()?;
         let name = self.api_key_env.as_str();
         if name.is_empty() || name.contains('=') || name.contains('\0') {
             bail!("--api-key-env must name an environment variable, e.g. OPENAI_API_KEY");

@@ -9,13 +9,16 @@
 //! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
 //! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
+//! | [`request_shape`] | `--header`, `--extra-body`, `--max-tokens-field`, `--no-stream`, `--no-stream-options` |
 //! | [`records`] | the sink that hands each request's core record back to its client |
 //! | [`measured`] | one request: the core's record and what only the client knows |
 //! | [`clock`] | the shared clock of the client, the trace and the core |
+//! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
+//! | [`peer`] | vLLM's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
 //! | [`output`] | table, `--json`, `--html` with charts |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
@@ -27,8 +30,11 @@ mod discover;
 mod embedded;
 mod measured;
 mod output;
+mod peer;
 mod progress;
 mod records;
+mod request_shape;
+mod run_block;
 mod runner;
 mod sanitize;
 mod selfcheck;
@@ -56,7 +62,7 @@ use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
 use crate::bench::args::Plan;
-use crate::bench::client::{ApiKey, Client, Target};
+use crate::bench::client::{Api, ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
 use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
@@ -70,6 +76,7 @@ use crate::serve::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let args = args.resolve_peers()?;
     let plan = args.plan()?;
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
@@ -143,6 +150,7 @@ pub(crate) async fn bench(
         follow_redirects: args.follow_redirects,
         max_event_size: args.max_event_size,
         tls: plan.tls.clone(),
+        shape: args.shape.shape()?,
     };
     let client = Arc::new(Client::new(target, key, clock, meter)?);
     let mut info = RunInfo {
@@ -151,6 +159,12 @@ pub(crate) async fn bench(
         load: plan.load.to_string(),
         workload: describe_workload(&plan.source),
         seed: args.seed,
+        numbers: run_block::RunNumbers::now(
+            &plan.load,
+            args.requests(),
+            &args.run,
+            client.sanitizer(),
+        ),
     };
     let mut rng = StdRng::seed_from_u64(args.seed);
     let traces = match &plan.sweep {
@@ -172,15 +186,27 @@ pub(crate) async fn bench(
                 );
             }
             if let Some(path) = &args.json {
-                output::write_json(
-                    path,
-                    &json!({
+                let result = match args.peer.result_format {
+                    peer::ResultFormat::Vllm => {
+                        let run = output::vllm_json::VllmRun {
+                            info: &info,
+                            backend: match api {
+                                Api::Chat => "openai-chat",
+                                Api::Completions => "openai",
+                            },
+                            arrival: args.arrival,
+                            peer: &args.peer,
+                        };
+                        output::vllm_json::result(&run, &summary, &traces)
+                    }
+                    peer::ResultFormat::Tokenmeter => json!({
                         "run": info,
                         "summary": summary,
                         "slo": status,
                         "server_batching": server_batching.map(BatchAnalysis::table),
                     }),
-                )?;
+                };
+                output::write_json(path, &result)?;
             }
             if let Some(path) = &args.html {
                 output::write_html(path, html::render(&info, &summary, &traces))?;

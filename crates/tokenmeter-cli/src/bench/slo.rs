@@ -26,6 +26,9 @@ pub(crate) struct Slo {
     /// End-to-end latency, at most.
     #[serde(rename = "e2e_s", serialize_with = "secs")]
     pub(crate) e2e: Option<Duration>,
+    /// Every inter-token gap of the request, at most (its worst ITL; `docs/metrics.md` §6).
+    #[serde(rename = "itl_s", serialize_with = "secs")]
+    pub(crate) itl: Option<Duration>,
 }
 
 fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -44,7 +47,7 @@ pub(crate) enum SloError {
     NotAPair(String),
     /// The name is not an objective we know.
     #[error(
-        "unknown objective `{0}`; use ttft, tpot or e2e (e.g. `--slo ttft=1s,tpot=50ms,e2e=20s`)"
+        "unknown objective `{0}`; use ttft, tpot, itl or e2e (e.g. `--slo ttft=1s,tpot=50ms,e2e=20s`)"
     )]
     UnknownName(String),
     /// The same objective twice.
@@ -78,6 +81,7 @@ impl FromStr for Slo {
                 "ttft" => &mut slo.ttft,
                 "tpot" => &mut slo.tpot,
                 "e2e" | "e2el" => &mut slo.e2e,
+                "itl" => &mut slo.itl,
                 _ => return Err(SloError::UnknownName(name)),
             };
             if slot.is_some() {
@@ -96,12 +100,13 @@ impl FromStr for Slo {
 impl Slo {
     /// True when no objective is set: every successful request is good.
     pub(crate) fn is_empty(&self) -> bool {
-        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
+        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none() && self.itl.is_none()
     }
 
     /// The objectives as a class of a `tokenmeter-slo` spec (named `bench`, matching every
     /// request): a latency objective per metric given, named `ttft`, `tpot`, `e2e` (the
-    /// percentile, 99, only matters to a monitor). `None` when no objective is given.
+    /// percentile, 99, only matters to a monitor). `None` when no objective but ITL is given:
+    /// `tokenmeter-slo` has no ITL metric, so the [`Judge`] checks that one itself.
     pub(crate) fn class(&self) -> Option<SloClass> {
         let mut class = SloClass::new("bench");
         for (metric, limit) in [
@@ -123,12 +128,16 @@ impl Slo {
 #[derive(Clone, Debug)]
 pub(crate) struct Judge {
     class: Option<SloClass>,
+    itl: Option<Duration>,
 }
 
 impl Judge {
     /// A judge for `slo`.
     pub(crate) fn new(slo: &Slo) -> Self {
-        Self { class: slo.class() }
+        Self {
+            class: slo.class(),
+            itl: slo.itl,
+        }
     }
 
     /// True when `measured` succeeded (not degraded) and met every objective (inclusive `≤`).
@@ -138,10 +147,14 @@ impl Judge {
         let Some(record) = &measured.record else {
             return false;
         };
-        match &self.class {
-            None => record.outcome.is_success(),
-            Some(class) => Verdict::of(class, &vllm_view(record, measured)).good,
-        }
+        let itl_met = self
+            .itl
+            .is_none_or(|limit| record.item_gaps().all(|gap| gap <= limit));
+        itl_met
+            && match &self.class {
+                None => record.outcome.is_success(),
+                Some(class) => Verdict::of(class, &vllm_view(record, measured)).good,
+            }
     }
 }
 
@@ -159,7 +172,12 @@ impl fmt::Display for Slo {
         if self.is_empty() {
             return f.write_str("none (good = succeeded)");
         }
-        let parts = [("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e)];
+        let parts = [
+            ("ttft", self.ttft),
+            ("tpot", self.tpot),
+            ("itl", self.itl),
+            ("e2e", self.e2e),
+        ];
         let mut first = true;
         for (name, value) in parts {
             if let Some(value) = value {
@@ -217,7 +235,7 @@ mod tests {
     fn rejects_bad_input_with_a_fix() {
         let err = |s: &str| s.parse::<Slo>().unwrap_err().to_string();
         assert!(err("ttft").contains("name=duration"));
-        assert!(err("latency=1s").contains("use ttft, tpot or e2e"));
+        assert!(err("latency=1s").contains("use ttft, tpot, itl or e2e"));
         assert!(err("ttft=1s,ttft=2s").contains("twice"));
         assert!(err("ttft=1").contains("no unit"));
         assert!(err("ttft=1y").contains("unknown unit"));
@@ -272,5 +290,28 @@ mod tests {
         assert!(!judge.is_good(&lost), "a lost request is not good");
         assert!(Judge::new(&Slo::default()).is_good(&measured(&[5_000], 1, 0)));
         assert!(Slo::default().class().is_none());
+    }
+
+    #[test]
+    fn the_itl_objective_bounds_every_gap() {
+        let judge = Judge::new(&"itl=50ms".parse().unwrap());
+        assert!(
+            judge.is_good(&measured(&[10, 60, 110], 3, 0)),
+            "gaps at the limit"
+        );
+        assert!(
+            !judge.is_good(&measured(&[10, 60, 111], 3, 0)),
+            "one gap above"
+        );
+        assert!(
+            judge.is_good(&measured(&[900], 1, 0)),
+            "no gap: nothing to judge"
+        );
+        let both = Judge::new(&"ttft=5ms,itl=50ms".parse().unwrap());
+        assert!(!both.is_good(&measured(&[10, 60], 2, 0)), "joint with TTFT");
+        assert_eq!(
+            "itl=50ms,ttft=1s".parse::<Slo>().unwrap().to_string(),
+            "ttft=1s,itl=50ms"
+        );
     }
 }

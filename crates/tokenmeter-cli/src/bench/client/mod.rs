@@ -32,10 +32,12 @@ use crate::bench::clock::BenchClock;
 use crate::bench::discover::{redirect_policy, redirected};
 use crate::bench::measured::{Discrepancy, Measured};
 use crate::bench::records::Records;
+use crate::bench::request_shape::RequestShape;
 use crate::bench::sanitize::Sanitizer;
 use crate::bench::tls::Tls;
 
 mod kept;
+mod plain;
 use crate::bench::workload::{Prompt, RequestSpec};
 pub(crate) use kept::format_size;
 use kept::{DRAIN_AFTER_DONE, Kept, drain};
@@ -104,6 +106,8 @@ pub(crate) struct Target {
     pub(crate) max_event_size: usize,
     /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
     pub(crate) tls: Tls,
+    /// Headers, extra body, length field, streaming (`--header`, `--extra-body`, ...).
+    pub(crate) shape: RequestShape,
 }
 
 /// Sends requests and measures them.
@@ -133,7 +137,12 @@ impl Client {
             .build();
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        let accept = if target.shape.stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
         if let Some(key) = &key {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", key.0)).map_err(|_| {
                 anyhow::anyhow!(
@@ -144,6 +153,8 @@ impl Client {
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
+        // A --header replaces the bench's value of the same name (an `Authorization` the key's).
+        headers.extend(target.shape.headers.clone());
         let http = target
             .tls
             .client_builder()
@@ -153,7 +164,7 @@ impl Client {
             .redirect(redirect_policy(target.follow_redirects))
             .build()
             .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
-        let sanitizer = Sanitizer::new(key.as_ref());
+        let sanitizer = Sanitizer::new(key.as_ref()).with_secrets(target.shape.secrets());
         // The model is sent as given; the labels hold it as any output would show it.
         let model = sanitizer.clean(&target.model).as_str().to_owned();
         let mut labels = Labels::client(target.api.operation()).request_model(model);
@@ -192,11 +203,10 @@ impl Client {
                 json!({"model": self.target.model, "prompt": spec.prompt.as_text()})
             }
         };
-        body["max_tokens"] = json!(spec.max_tokens);
-        body["stream"] = json!(true);
-        body["stream_options"] = json!({"include_usage": true});
-        if self.target.ignore_eos {
-            body["ignore_eos"] = json!(true);
+        if let serde_json::Value::Object(body) = &mut body {
+            self.target
+                .shape
+                .complete(body, spec.max_tokens, self.target.ignore_eos);
         }
         serde_json::to_vec(&body).unwrap_or_default()
     }
@@ -245,6 +255,11 @@ impl Client {
             let location = response.headers().get(LOCATION).map(HeaderValue::as_bytes);
             let message = redirected(response.status(), location, &self.sanitizer);
             return self.failed(measured, request, ErrorClass::Other, &message);
+        }
+        if !self.target.shape.stream {
+            return self
+                .receive_plain(measured, request, response, deadline)
+                .await;
         }
         // The request keeps the workload's input tokens; `usage` is kept beside them.
         // (`meter_response_with`, with the event size limit of --max-event-size.)

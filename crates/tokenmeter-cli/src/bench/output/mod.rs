@@ -3,6 +3,7 @@
 pub(crate) mod charts;
 pub(crate) mod html;
 pub(crate) mod table;
+pub(crate) mod vllm_json;
 
 pub(crate) use table::RunInfo;
 

@@ -21,6 +21,9 @@ pub(crate) struct RunInfo {
     pub(crate) workload: String,
     /// The seed.
     pub(crate) seed: u64,
+    /// Start time, version, command line, load numbers, label and metadata.
+    #[serde(flatten)]
+    pub(crate) numbers: crate::bench::run_block::RunNumbers,
 }
 
 fn ms_row(out: &mut String, name: &str, s: &Summary) {

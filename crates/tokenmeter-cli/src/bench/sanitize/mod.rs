@@ -36,25 +36,45 @@ pub(crate) const INPUT_LIMIT: usize = 64 * 1024;
 /// How many characters of a server string are shown (an ellipsis marks a cut).
 pub(crate) const SHOWN_CHARS: usize = 300;
 
+/// The shortest `--header` value redacted from server text, in characters.
+pub(crate) const SHORTEST_SECRET: usize = 4;
+
 /// Cleans server text for output (see the module docs). Cheap to clone.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Sanitizer {
-    key: Option<Arc<key::KeyPieces>>,
+    keys: Vec<Arc<key::KeyPieces>>,
 }
 
 impl Sanitizer {
     /// A sanitiser that redacts the pieces of `key` (none without one).
     pub(crate) fn new(key: Option<&ApiKey>) -> Self {
         Self {
-            key: key.and_then(|k| key::KeyPieces::new(k.secret()).map(Arc::new)),
+            keys: key
+                .and_then(|k| key::KeyPieces::new(k.secret()))
+                .map(Arc::new)
+                .into_iter()
+                .collect(),
         }
+    }
+
+    /// This sanitiser, redacting the pieces of each of `secrets` as well (`--header` values),
+    /// found the same way as those of the key. A secret shorter than [`SHORTEST_SECRET`]
+    /// characters is left out: it could not hide anything, and redacting every `1` or `eu` a
+    /// server sends would garble its messages.
+    pub(crate) fn with_secrets<'a>(mut self, secrets: impl IntoIterator<Item = &'a str>) -> Self {
+        let pieces = secrets
+            .into_iter()
+            .filter(|s| s.trim().chars().count() >= SHORTEST_SECRET)
+            .filter_map(|s| key::KeyPieces::new(s.trim()));
+        self.keys.extend(pieces.map(Arc::new));
+        self
     }
 
     /// `raw`, bounded, without control sequences, redacted, cut to [`SHOWN_CHARS`].
     pub(crate) fn clean(&self, raw: &str) -> ServerText {
         let bounded = cut_bytes(raw, INPUT_LIMIT);
         let mut text = controls::strip(bounded);
-        if let Some(key) = &self.key {
+        for key in self.keys.iter() {
             text = key.redact(&text);
         }
         ServerText(cut_chars(text.trim(), SHOWN_CHARS))

@@ -227,6 +227,7 @@ fn client_side(
         timeout: Duration::from_secs(60),
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
         tls: crate::bench::tls::Tls::default(),
+        shape: crate::bench::request_shape::RequestShape::default(),
     };
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),

@@ -354,6 +354,7 @@ fn following_client(addr: std::net::SocketAddr, follow: bool) -> Client {
         follow_redirects: follow,
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
         tls: crate::bench::tls::Tls::default(),
+        shape: crate::bench::request_shape::RequestShape::default(),
     };
     let key = Some(ApiKey::new(KEY.to_owned()));
     Client::new(target, key, clock, Meter::builder()).unwrap()

@@ -1,0 +1,181 @@
+//! The peers' habits: vLLM's `--goodput ttft:500 tpot:50 e2el:1000` (milliseconds), folded
+//! into the same objectives as `--slo` ([`Slo`]); `--percentile-metrics` and
+//! `--metric-percentiles`; `--result-format vllm` and `--save-detailed`. The flag aliases
+//! (`--request-rate`, `--num-prompts`, `--max-concurrency`, ...) sit on the flags themselves
+//! in [`args`](crate::bench::args).
+
+use std::time::Duration;
+
+use crate::bench::args::BenchArgs;
+use crate::bench::slo::Slo;
+
+/// What `--json` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ResultFormat {
+    /// tokenmeter's own summary, with the `run` block.
+    #[default]
+    Tokenmeter,
+    /// The keys `vllm bench serve --save-result` writes (single runs).
+    Vllm,
+}
+
+/// A metric of `--percentile-metrics`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PercentileMetric {
+    /// Time to first token.
+    Ttft,
+    /// Time per output token.
+    Tpot,
+    /// Inter-token latency.
+    Itl,
+    /// End-to-end latency (to the last token).
+    E2el,
+}
+
+impl PercentileMetric {
+    /// vLLM's name, in its keys (`mean_ttft_ms`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Ttft => "ttft",
+            Self::Tpot => "tpot",
+            Self::Itl => "itl",
+            Self::E2el => "e2el",
+        }
+    }
+}
+
+/// The flags that follow `vllm bench serve`'s.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct PeerArgs {
+    /// vLLM's goodput objectives in milliseconds, `KEY:VALUE` with KEY ttft, tpot, e2el (or
+    /// itl), e.g. --goodput ttft:500 tpot:50. Replaces --slo.
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "KEY:MS")]
+    pub(crate) goodput: Vec<String>,
+
+    /// The metrics whose statistics the vLLM result format holds.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "ttft,tpot,itl,e2el",
+        value_name = "LIST"
+    )]
+    pub(crate) percentile_metrics: Vec<PercentileMetric>,
+
+    /// The percentiles of the vLLM result format, e.g. 50,90,99.
+    #[arg(long, value_delimiter = ',', default_value = "99", value_parser = parse_percentile, value_name = "LIST")]
+    pub(crate) metric_percentiles: Vec<f64>,
+
+    /// The format of --json: tokenmeter's own, or `vllm` (the keys of `vllm bench serve
+    /// --save-result`).
+    #[arg(long, value_enum, default_value = "tokenmeter")]
+    pub(crate) result_format: ResultFormat,
+
+    /// With --result-format vllm: add the per-request lists (input_lens, output_lens, ttfts,
+    /// itls, start_times, generated_texts, errors).
+    #[arg(long)]
+    pub(crate) save_detailed: bool,
+}
+
+fn parse_percentile(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) && p > 0.0 => Ok(p),
+        _ => Err(format!(
+            "`{text}` is not a percentile; give numbers in (0, 100], e.g. 50,90,99"
+        )),
+    }
+}
+
+/// Compiles vLLM's `--goodput` objectives (milliseconds) into an [`Slo`].
+pub(crate) fn parse_goodput(parts: &[String]) -> anyhow::Result<Slo> {
+    let mut slo = Slo::default();
+    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = part.split_once(':') else {
+            anyhow::bail!(
+                "--goodput `{part}` is not KEY:MILLISECONDS; write e.g. --goodput ttft:500 tpot:50"
+            );
+        };
+        let key = key.trim().to_ascii_lowercase();
+        let slot = match key.as_str() {
+            "ttft" => &mut slo.ttft,
+            "tpot" => &mut slo.tpot,
+            "e2el" | "e2e" => &mut slo.e2e,
+            "itl" => &mut slo.itl,
+            _ => anyhow::bail!(
+                "--goodput: unknown objective `{key}`; use ttft, tpot, e2el or itl (e.g. ttft:500)"
+            ),
+        };
+        if slot.is_some() {
+            anyhow::bail!("--goodput: objective `{key}` is given twice; keep one");
+        }
+        let ms = value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|ms| ms.is_finite() && *ms >= 0.0);
+        let Some(ms) = ms else {
+            anyhow::bail!(
+                "--goodput {key}: `{value}` is not a number of milliseconds (e.g. {key}:500)"
+            );
+        };
+        *slot = Some(Duration::from_secs_f64(ms / 1e3));
+    }
+    Ok(slo)
+}
+
+impl BenchArgs {
+    /// These options with `--goodput`, when given, as the objectives (`--slo`'s place), and
+    /// the peer flags checked against the rest.
+    pub(crate) fn resolve_peers(mut self) -> anyhow::Result<Self> {
+        if !self.peer.goodput.is_empty() {
+            self.slo = parse_goodput(&self.peer.goodput)?;
+        }
+        let sweeping = self.sweep || !self.sweep_rates.is_empty();
+        if self.peer.result_format == ResultFormat::Vllm && sweeping {
+            anyhow::bail!(
+                "--result-format vllm describes one run; drop it for --sweep (or run each rate alone)"
+            );
+        }
+        if self.peer.save_detailed && self.peer.result_format != ResultFormat::Vllm {
+            anyhow::bail!(
+                "--save-detailed adds vLLM's per-request lists: add --result-format vllm"
+            );
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn goodput(parts: &[&str]) -> anyhow::Result<Slo> {
+        parse_goodput(&parts.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn goodput_compiles_into_the_same_objectives_as_slo() {
+        let vllm = goodput(&["ttft:500", "tpot:50", "e2el:1000"]).unwrap();
+        let ours: Slo = "ttft=500ms,tpot=50ms,e2e=1s".parse().unwrap();
+        assert_eq!(vllm, ours);
+        assert_eq!(vllm.class(), ours.class(), "one spec");
+        assert_eq!(
+            goodput(&["itl:2.5"]).unwrap().itl,
+            Some(Duration::from_micros(2500))
+        );
+        let err = |p: &[&str]| goodput(p).unwrap_err().to_string();
+        assert!(err(&["ttft=500"]).contains("KEY:MILLISECONDS"));
+        assert!(err(&["queue:5"]).contains("unknown objective"));
+        assert!(err(&["ttft:5", "ttft:6"]).contains("twice"));
+        assert!(err(&["ttft:5ms"]).contains("milliseconds"));
+        assert!(err(&["ttft:-1"]).contains("milliseconds"));
+    }
+
+    #[test]
+    fn percentiles_are_in_range() {
+        assert_eq!(parse_percentile("99.9"), Ok(99.9));
+        for bad in ["0", "101", "p99", "NaN"] {
+            assert!(parse_percentile(bad).is_err(), "{bad}");
+        }
+    }
+}
