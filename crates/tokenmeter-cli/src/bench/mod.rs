@@ -17,6 +17,10 @@
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
 //! | [`output`] | table, `--json`, `--html` with charts |
+//! | [`preflight`] | the test request before a run, that fails fast with the server's message |
+//! | [`exit`] | the exit codes: objective missed, usage, could not run, interrupted |
+//! | [`interrupt`] | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
+//! | [`samples`] | a few error messages per class |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
 
@@ -25,11 +29,15 @@ mod client;
 mod clock;
 mod discover;
 mod embedded;
+mod exit;
+mod interrupt;
 mod measured;
 mod output;
+mod preflight;
 mod progress;
 mod records;
 mod runner;
+mod samples;
 mod sanitize;
 mod selfcheck;
 mod slo;
@@ -44,10 +52,10 @@ mod workload;
 mod tests;
 
 pub(crate) use args::BenchArgs;
+pub(crate) use exit::code as exit_code;
 
 use std::sync::Arc;
 
-use anyhow::bail;
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 use serde_json::json;
@@ -58,6 +66,8 @@ use tokenmeter_slo::batching::BatchAnalysis;
 use crate::bench::args::Plan;
 use crate::bench::client::{ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
+use crate::bench::exit::Exit;
+use crate::bench::interrupt::Interrupt;
 use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
@@ -70,11 +80,20 @@ use crate::serve::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let plan = args.plan()?;
+    let plan = args.plan().map_err(|e| exit::classify(e, Exit::Usage))?;
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
     }
-    let key = args.api_key()?.map(ApiKey::new);
+    output::check_paths(&[
+        (args.json.as_deref(), "--json"),
+        (args.trace.as_deref(), "--trace"),
+        (args.html.as_deref(), "--html"),
+    ])
+    .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let key = args
+        .api_key()
+        .map_err(|e| exit::classify(e, Exit::Usage))?
+        .map(ApiKey::new);
     if plan.tls.insecure() {
         eprintln!(
             "warning: --insecure: server certificates are not verified; anyone on the path can \
@@ -100,7 +119,10 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
             )
             .await;
             if result.is_ok() {
-                print!("\nserver side, {}", server.slo().text());
+                output::show(
+                    args.stdout_taken(),
+                    &format!("\nserver side, {}", server.slo().text()),
+                );
             }
             server.shutdown().await?;
             result
@@ -152,23 +174,69 @@ pub(crate) async fn bench(
         workload: describe_workload(&plan.source),
         seed: args.seed,
     };
+    if !args.no_preflight {
+        // Its own generator: the run's prompts and arrivals do not depend on the test.
+        let mut test_rng = StdRng::seed_from_u64(args.seed ^ PREFLIGHT_SEED);
+        if let Some(mut spec) = workload::specs(&plan.source, 1, &mut test_rng).pop() {
+            spec.max_tokens = spec.max_tokens.min(PREFLIGHT_MAX_TOKENS);
+            preflight::check(&client, &spec, true).await?;
+        }
+    }
     let mut rng = StdRng::seed_from_u64(args.seed);
+    let mut verdict: anyhow::Result<()> = Ok(());
+    let quiet = args.stdout_taken();
+    let stop = Interrupt::on_signals();
     let traces = match &plan.sweep {
         None => {
             let specs = workload::specs(&plan.source, args.requests(), &mut rng);
+            let planned = specs.len();
             let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
-            let traces = runner::run(client, specs, plan.load, &mut rng, &mut progress).await;
+            let traces =
+                runner::run_until(client, specs, plan.load, &mut rng, &mut progress, &stop).await;
             progress.done();
+            let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
-            print!("{}", table::render(&info, &summary));
+            let samples = samples::error_samples(&traces);
+            if summary.successful > 0 {
+                output::show(quiet, &table::render(&info, &summary));
+            } else {
+                output::show(
+                    quiet,
+                    &format!(
+                        "tokenmeter bench · {} · model {}\nno request succeeded: {}\n",
+                        info.url,
+                        info.model,
+                        table::outcomes_line(&summary.outcomes)
+                    ),
+                );
+            }
+            output::show(quiet, &samples::render(&samples));
+            if let Some((sent, planned)) = interrupted {
+                output::show(
+                    quiet,
+                    &format!("\ninterrupted: {sent} of {planned} planned requests were sent\n"),
+                );
+            }
+            verdict = exit::fail_under(summary.attainment, args.fail_under);
             let status = monitor.as_ref().map(SloMonitor::status);
+            let missed = status
+                .as_ref()
+                .map(exit::missed_objectives)
+                .unwrap_or_default();
+            if verdict.is_ok() && !missed.is_empty() {
+                verdict = Err(Exit::ObjectiveMissed.error(format!(
+                    "objectives of --slo-spec missed: {}",
+                    missed.join("; ")
+                )));
+            }
             if let Some(status) = &status {
-                print!(
-                    "\nclient side, against {}:\n{status}\n",
-                    args.slo_spec
-                        .as_deref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default()
+                let spec = args.slo_spec.as_deref().map(|p| p.display().to_string());
+                output::show(
+                    quiet,
+                    &format!(
+                        "\nclient side, against {}:\n{status}\n",
+                        spec.unwrap_or_default()
+                    ),
                 );
             }
             if let Some(path) = &args.json {
@@ -178,24 +246,44 @@ pub(crate) async fn bench(
                         "run": info,
                         "summary": summary,
                         "slo": status,
+                        "error_samples": samples,
+                        "interrupted": interrupted.is_some(),
+                        "planned_requests": planned,
                         "server_batching": server_batching.map(BatchAnalysis::table),
                     }),
                 )?;
             }
             if let Some(path) = &args.html {
-                output::write_html(path, html::render(&info, &summary, &traces))?;
+                let report = html::render(&info, &summary, &traces);
+                let report = match interrupted {
+                    Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
+                    None => report,
+                };
+                output::write_html(path, report)?;
             }
             traces
         }
         Some(rates) => {
-            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng).await;
+            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng, &stop).await;
             info.load = "sweep".to_owned();
-            print!("{}", table::render_sweep(&info, &sweep));
+            output::show(quiet, &table::render_sweep(&info, &sweep));
+            output::show(quiet, &samples::render(&samples::error_samples(&traces)));
+            let interrupted = stop.interrupted();
+            if interrupted {
+                output::show(quiet, "\ninterrupted: the sweep stopped early\n");
+            }
             if let Some(path) = &args.json {
-                output::write_json(path, &json!({"run": info, "sweep": sweep}))?;
+                let value = json!({"run": info, "sweep": sweep, "interrupted": interrupted});
+                output::write_json(path, &value)?;
             }
             if let Some(path) = &args.html {
-                output::write_html(path, html::render_sweep(&info, &sweep, &traces))?;
+                let report = html::render_sweep(&info, &sweep, &traces);
+                let n = traces.len();
+                let report = report.map(|h| match interrupted {
+                    true => interrupt::mark_html(h, n, n),
+                    false => h,
+                });
+                output::write_html(path, report)?;
             }
             traces
         }
@@ -206,18 +294,28 @@ pub(crate) async fn bench(
     for warning in summary::usage_warnings(&traces) {
         eprintln!("warning: {warning}");
     }
+    if stop.interrupted() {
+        return Err(Exit::Interrupted
+            .error("interrupted; what completed was written, marked as interrupted"));
+    }
     if !traces.iter().any(Measured::succeeded) {
         let first = traces
             .iter()
             .find_map(|t| t.error.as_ref().map(ToString::to_string))
             .unwrap_or_else(|| "no request was sent".to_owned());
-        bail!(
+        return Err(Exit::CouldNotRun.error(format!(
             "no request succeeded; the first error was: {first}. Check --url, --endpoint, --model \
              and the API key variable (--api-key-env)"
-        );
+        )));
     }
-    Ok(())
+    verdict
 }
+
+/// Mixed into `--seed` for the test request's prompt.
+const PREFLIGHT_SEED: u64 = 0x7e57;
+
+/// The test request asks for at most this many tokens.
+const PREFLIGHT_MAX_TOKENS: u64 = 4;
 
 async fn run_sweep(
     args: &BenchArgs,
@@ -225,6 +323,7 @@ async fn run_sweep(
     rates: &[f64],
     client: Arc<Client>,
     rng: &mut StdRng,
+    stop: &Interrupt,
 ) -> (SweepResult, Vec<Measured>) {
     let rates = if rates.is_empty() {
         Rates::Doubling {
@@ -245,6 +344,9 @@ async fn run_sweep(
     let mut steps: Vec<SweepStep> = Vec::new();
     let mut all = Vec::new();
     while let Some(rate) = rates.next(&steps, args.sweep_target) {
+        if stop.interrupted() {
+            break;
+        }
         let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
         let label = format!("{rate} req/s");
         let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
@@ -253,7 +355,8 @@ async fn run_sweep(
             kind: args.arrival,
             max_concurrency,
         };
-        let mut traces = runner::run(client.clone(), specs, load, rng, &mut progress).await;
+        let mut traces =
+            runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;
         progress.done();
         for trace in &mut traces {
             trace.rate = Some(rate);
