@@ -122,18 +122,25 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
 
-    /// Run increasing request rates and report the highest with SLO attainment ≥ 90%.
+    /// Search the request rate for the highest with SLO attainment ≥ --sweep-target, stated
+    /// as "≥ R (not reached)" when the highest rate run still passed.
     #[arg(long)]
     pub(crate) sweep: bool,
 
-    /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep). Default: doubling from --rate (or
-    /// 2) until attainment falls below the target, at most 8 steps.
+    /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep), run as given. Default: a search
+    /// from --rate (or 2), doubling while rates pass and halving while they fail, then
+    /// bisecting to --sweep-resolution, at most 12 steps.
     #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
     pub(crate) sweep_rates: Vec<f64>,
 
     /// The attainment a sweep rate must reach to count (DistServe uses 0.9).
     #[arg(long, default_value_t = 0.9)]
     pub(crate) sweep_target: f64,
+
+    /// The automatic sweep's resolution: it bisects until the lowest failing rate is within
+    /// this fraction above the highest passing one (0.1: 10%).
+    #[arg(long, default_value_t = 0.1, value_parser = parse_resolution, value_name = "FRACTION")]
+    pub(crate) sweep_resolution: f64,
 
     /// GPUs behind the endpoint: the sweep also reports its capacity per GPU.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -185,6 +192,15 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
         _ => Err(format!(
             "`{text}` is not an attainment fraction; give a number from 0 to 1 (e.g. 0.9)"
+        )),
+    }
+}
+
+fn parse_resolution(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!(
+            "`{text}` is not a resolution; give a fraction above 0 and at most 1 (e.g. 0.1)"
         )),
     }
 }

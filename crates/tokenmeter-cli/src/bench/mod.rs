@@ -326,11 +326,12 @@ async fn run_sweep(
     stop: &Interrupt,
 ) -> (SweepResult, Vec<Measured>) {
     let rates = if rates.is_empty() {
-        Rates::Doubling {
+        Rates::Search {
             start: match plan.load {
                 Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
                 _ => 2.0,
             },
+            resolution: args.sweep_resolution,
         }
     } else {
         Rates::Given(rates.to_vec())
@@ -343,6 +344,7 @@ async fn run_sweep(
     };
     let mut steps: Vec<SweepStep> = Vec::new();
     let mut all = Vec::new();
+    let mut warnings = Vec::new();
     while let Some(rate) = rates.next(&steps, args.sweep_target) {
         if stop.interrupted() {
             break;
@@ -367,17 +369,22 @@ async fn run_sweep(
             summary.attainment * 100.0,
             summary.goodput
         );
-        steps.push(SweepStep { rate, summary });
+        let step = SweepStep { rate, summary };
+        warnings.extend(sweep::short_step(&step));
+        steps.push(step);
         all.extend(traces);
     }
-    let capacity = sweep::capacity(&steps, args.sweep_target);
-    let capacities = sweep::capacities(&steps, args.sweep_target, args.gpus);
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
     let result = SweepResult {
         slo: args.slo,
         target: args.sweep_target,
+        resolution: args.sweep_resolution,
+        capacity: sweep::capacity(&steps, args.sweep_target),
+        capacities: sweep::capacities(&steps, args.sweep_target, args.gpus),
         steps,
-        capacity,
-        capacities,
+        warnings,
     };
     (result, all)
 }
