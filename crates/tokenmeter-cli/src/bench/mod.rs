@@ -10,6 +10,7 @@
 //! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
 //! | [`records`] | the sink that hands each request's core record back to its client |
+//! | [`counts`] | where the token counts come from, finish reasons, lengths not honoured |
 //! | [`measured`] | one request: the core's record and what only the client knows |
 //! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
@@ -27,6 +28,7 @@
 mod args;
 mod client;
 mod clock;
+mod counts;
 mod discover;
 mod embedded;
 mod exit;
@@ -66,6 +68,7 @@ use tokenmeter_slo::batching::BatchAnalysis;
 use crate::bench::args::Plan;
 use crate::bench::client::{ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
+use crate::bench::counts::Counts;
 use crate::bench::exit::Exit;
 use crate::bench::interrupt::Interrupt;
 use crate::bench::measured::Measured;
@@ -210,6 +213,8 @@ pub(crate) async fn bench(
                     ),
                 );
             }
+            let counts = Counts::of(&traces, &args.slo);
+            output::show(quiet, &counts.render());
             output::show(quiet, &samples::render(&samples));
             if let Some((sent, planned)) = interrupted {
                 output::show(
@@ -247,6 +252,7 @@ pub(crate) async fn bench(
                         "summary": summary,
                         "slo": status,
                         "error_samples": samples,
+                        "counts": counts,
                         "interrupted": interrupted.is_some(),
                         "planned_requests": planned,
                         "server_batching": server_batching.map(BatchAnalysis::table),
@@ -254,7 +260,8 @@ pub(crate) async fn bench(
                 )?;
             }
             if let Some(path) = &args.html {
-                let report = html::render(&info, &summary, &traces);
+                let report = html::render(&info, &summary, &traces)
+                    .map(|h| counts::insert_html(h, &counts.html(html::esc)));
                 let report = match interrupted {
                     Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
                     None => report,
@@ -267,17 +274,20 @@ pub(crate) async fn bench(
             let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng, &stop).await;
             info.load = "sweep".to_owned();
             output::show(quiet, &table::render_sweep(&info, &sweep));
+            let counts = Counts::of(&traces, &args.slo);
+            output::show(quiet, &counts.render());
             output::show(quiet, &samples::render(&samples::error_samples(&traces)));
             let interrupted = stop.interrupted();
             if interrupted {
                 output::show(quiet, "\ninterrupted: the sweep stopped early\n");
             }
             if let Some(path) = &args.json {
-                let value = json!({"run": info, "sweep": sweep, "interrupted": interrupted});
+                let value = json!({"run": info, "sweep": sweep, "counts": counts, "interrupted": interrupted});
                 output::write_json(path, &value)?;
             }
             if let Some(path) = &args.html {
-                let report = html::render_sweep(&info, &sweep, &traces);
+                let report = html::render_sweep(&info, &sweep, &traces)
+                    .map(|h| counts::insert_html(h, &counts.html(html::esc)));
                 let n = traces.len();
                 let report = report.map(|h| match interrupted {
                     true => interrupt::mark_html(h, n, n),
@@ -291,7 +301,8 @@ pub(crate) async fn bench(
     if let Some(path) = &args.trace {
         trace::write_jsonl(path, &traces)?;
     }
-    for warning in summary::usage_warnings(&traces) {
+    let warnings = Counts::of(&traces, &args.slo).warnings();
+    for warning in summary::usage_warnings(&traces).into_iter().chain(warnings) {
         eprintln!("warning: {warning}");
     }
     if stop.interrupted() {

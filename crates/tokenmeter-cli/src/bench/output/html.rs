@@ -13,7 +13,7 @@ use super::charts::{self, colour};
 use super::table::{RunInfo, outcomes_line};
 
 /// Escapes text for HTML.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
