@@ -177,7 +177,8 @@ pub(crate) async fn bench(
         workload: describe_workload(&plan.source),
         seed: args.seed,
     };
-    if !args.no_preflight {
+    // Not for the embedded simulator: its server-side report counts the run's requests only.
+    if !args.no_preflight && server_batching.is_none() {
         // Its own generator: the run's prompts and arrivals do not depend on the test.
         let mut test_rng = StdRng::seed_from_u64(args.seed ^ PREFLIGHT_SEED);
         if let Some(mut spec) = workload::specs(&plan.source, 1, &mut test_rng).pop() {
