@@ -23,6 +23,13 @@ enum Command {
     /// Serve a simulated continuous-batching engine over an OpenAI-compatible API.
     Serve(Box<serve::ServeArgs>),
     /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
+    #[command(
+        after_help = "Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec); \
+        2 bad flags or input; 3 could not run (server unreachable, test request refused, model \
+        discovery failed, no request succeeded, an output not written); 130 interrupted \
+        (Ctrl-C/SIGTERM: no new requests, those in flight finish, a second signal cancels \
+        them; what completed is written, marked as interrupted)."
+    )]
     Bench(Box<bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.
     #[command(subcommand)]
@@ -32,6 +39,7 @@ enum Command {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    let bench_run = matches!(cli.command, Command::Bench(_));
     let result = match cli.command {
         Command::Serve(args) => serve::run(*args).await,
         Command::Bench(args) => bench::run(*args).await,
@@ -41,7 +49,11 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::FAILURE
+            if bench_run {
+                ExitCode::from(bench::exit_code(&error))
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -300,6 +300,8 @@ fn run_bench(case: &Case, addr: SocketAddr, dir: &Path) -> Run {
             "--timeout",
             &timeout,
             "--no-progress",
+            // Each case's answers are what the requests of the run meet, not a test request.
+            "--no-preflight",
         ])
         .args(["--input-tokens", "8", "--output-tokens", "8"])
         .arg("--json")

@@ -171,7 +171,14 @@ fn the_sweep_report_shows_the_attainment_curve() {
     ]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("capacity (DistServe goodput)"), "{stdout}");
+    assert!(
+        stdout.contains("capacity at 90% attainment (the target)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("too few for a steady state"),
+        "16 requests a step"
+    );
     let (w, _, rgb) = screenshot(&html, &dir);
     assert_line(&rgb, w, ATTAINMENT, "sweep attainment");
     assert_drawn(&rgb, w, SWEEP_GOODPUT, "sweep goodput");

@@ -209,7 +209,12 @@ fn bench_hostile(cases: &'static [u64], n: usize) -> (bool, String, String) {
     let output = tokenmeter()
         .env("TM_PLANTED_KEY", KEY)
         .args(["bench", "--url", &format!("http://{addr}")])
-        .args(["--api-key-env", "TM_PLANTED_KEY", "--no-progress"])
+        .args([
+            "--api-key-env",
+            "TM_PLANTED_KEY",
+            "--no-progress",
+            "--no-preflight",
+        ])
         .args(["-n", &n.to_string(), "--rate", "inf"])
         .args(["--json", files[0].to_str().unwrap()])
         .args(["--trace", files[1].to_str().unwrap()])

@@ -35,7 +35,8 @@ pub(crate) struct BenchArgs {
     pub(crate) model: Option<String>,
 
     /// The environment variable holding the API key, sent as a bearer token and never printed.
-    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
+    /// A variable named here other than the default must be set.
+    #[arg(long, default_value = DEFAULT_KEY_ENV, value_name = "NAME")]
     pub(crate) api_key_env: String,
 
     /// Requests to send [default: 200]. When sweeping, per rate [default: 10 s of arrivals,
@@ -133,7 +134,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
 
-    /// Write the summary as JSON to FILE.
+    /// Write the summary as JSON to FILE (`-`: stdout, the table then goes to stderr). Every
+    /// output path is checked before the first request.
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
 
@@ -145,18 +147,25 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
 
-    /// Run increasing request rates and report the highest with SLO attainment ≥ 90%.
+    /// Search the request rate for the highest with SLO attainment ≥ --sweep-target, stated
+    /// as "≥ R (not reached)" when the highest rate run still passed.
     #[arg(long)]
     pub(crate) sweep: bool,
 
-    /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep). Default: doubling from --rate (or
-    /// 2) until attainment falls below the target, at most 8 steps.
+    /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep), run as given. Default: a search
+    /// from --rate (or 2), doubling while rates pass and halving while they fail, then
+    /// bisecting to --sweep-resolution, at most 12 steps.
     #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
     pub(crate) sweep_rates: Vec<f64>,
 
     /// The attainment a sweep rate must reach to count (DistServe uses 0.9).
     #[arg(long, default_value_t = 0.9)]
     pub(crate) sweep_target: f64,
+
+    /// The automatic sweep's resolution: it bisects until the lowest failing rate is within
+    /// this fraction above the highest passing one (0.1: 10%).
+    #[arg(long, default_value_t = 0.1, value_parser = parse_resolution, value_name = "FRACTION")]
+    pub(crate) sweep_resolution: f64,
 
     /// GPUs behind the endpoint: the sweep also reports its capacity per GPU.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -165,6 +174,19 @@ pub(crate) struct BenchArgs {
     /// Do not draw the progress bar.
     #[arg(long)]
     pub(crate) no_progress: bool,
+
+    /// Do not send the test request before the run (one request of the run's shape, outside
+    /// the measurements, that stops the run on 400, 401, 403, 404, 405 or 422 with the
+    /// server's message, or on an answer that is not an event stream).
+    #[arg(long)]
+    pub(crate) no_preflight: bool,
+
+    /// Exit with code 1 when SLO attainment (good / sent, as judged by --slo) is below this
+    /// fraction, e.g. 0.9. Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec);
+    /// 2 bad flags or input; 3 could not run (unreachable, refused test request, failed model
+    /// discovery, no request succeeded, an output not written); 130 interrupted.
+    #[arg(long, value_parser = parse_fraction, value_name = "FRACTION")]
+    pub(crate) fail_under: Option<f64>,
 
     /// Measure the client itself against a server streaming at known times (64 streams, 20 ms
     /// TTFT, 2 ms between tokens) and report its CPU cost and timing error.
@@ -186,6 +208,24 @@ fn parse_rate(text: &str) -> Result<f64, String> {
         Ok(rate) if rate > 0.0 && rate.is_finite() => Ok(rate),
         _ => Err(format!(
             "`{text}` is not a request rate; give requests per second above 0 (e.g. 8 or 0.5), or `inf`"
+        )),
+    }
+}
+
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "`{text}` is not an attainment fraction; give a number from 0 to 1 (e.g. 0.9)"
+        )),
+    }
+}
+
+fn parse_resolution(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!(
+            "`{text}` is not a resolution; give a fraction above 0 and at most 1 (e.g. 0.1)"
         )),
     }
 }
@@ -234,6 +274,9 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The variable --api-key-env names by default: it may be unset (servers without keys).
+pub(crate) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+
 /// Requests of a single run when --requests is not given.
 pub(crate) const DEFAULT_REQUESTS: usize = 200;
 
@@ -241,6 +284,14 @@ impl BenchArgs {
     /// Requests of a single run.
     pub(crate) fn requests(&self) -> usize {
         self.requests.unwrap_or(DEFAULT_REQUESTS)
+    }
+
+    /// True when an output file is `-`: stdout is that file's, the table goes to stderr.
+    pub(crate) fn stdout_taken(&self) -> bool {
+        [&self.json, &self.trace, &self.html]
+            .into_iter()
+            .flatten()
+            .any(|p| p.as_os_str() == "-")
     }
 
     /// Requests of one sweep step at `rate`: --requests, else 10 s of arrivals within 30..=200.
@@ -335,7 +386,14 @@ impl BenchArgs {
         match std::env::var(&self.api_key_env) {
             Ok(key) if key.trim().is_empty() => Ok(None),
             Ok(key) => Ok(Some(key.trim().to_owned())),
-            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotPresent) if self.api_key_env == DEFAULT_KEY_ENV => Ok(None),
+            Err(std::env::VarError::NotPresent) => {
+                return Err(crate::bench::exit::Exit::Usage.error(format!(
+                    "--api-key-env names {}, which is not set; export it (e.g. `export {}=...`) \
+                     or drop --api-key-env for a server without keys",
+                    self.api_key_env, self.api_key_env
+                )));
+            }
             Err(std::env::VarError::NotUnicode(_)) => Err(anyhow::anyhow!(
                 "the variable {} is not valid UTF-8; set it to the plain API key",
                 self.api_key_env

@@ -146,7 +146,14 @@ pub(crate) async fn model(
             .unwrap_or_default();
         let error = StatusError::new(status.as_u16(), &body);
         let shown = sanitizer.clean(&error.to_string());
-        return Err(anyhow::anyhow!("{shown}")).with_context(hint);
+        let remedy = match status.as_u16() {
+            401 | 403 => crate::bench::preflight::remedy(status.as_u16(), &url),
+            _ => "pass --model NAME, or check --url".to_owned(),
+        };
+        return Err(anyhow::anyhow!(
+            "cannot list models at {}: the server answered {shown}; {remedy}",
+            display_url(&url)
+        ));
     }
     let text = read_bounded(response, MODELS_LIMIT, false)
         .await

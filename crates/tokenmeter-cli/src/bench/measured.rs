@@ -68,14 +68,34 @@ pub(crate) struct Measured {
     pub(crate) response_id: Option<ServerText>,
     /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
     pub(crate) usage_discrepancy: Option<Discrepancy>,
+    /// Cancelled in flight by an interrupt (no record).
+    pub(crate) cancelled: bool,
 }
 
 impl Measured {
-    /// How the request ended; a lost task is an error of class `_OTHER`.
+    /// How the request ended; a lost task is an error of class `_OTHER`, one cancelled by an
+    /// interrupt `cancelled`.
     pub(crate) fn outcome(&self) -> Outcome {
-        self.record
-            .as_ref()
-            .map_or(Outcome::Error(ErrorClass::Other), |r| r.outcome)
+        match &self.record {
+            Some(record) => record.outcome,
+            None if self.cancelled => Outcome::Cancelled,
+            None => Outcome::Error(ErrorClass::Other),
+        }
+    }
+
+    /// A request cancelled in flight by a second interrupt: its measurement is lost with it.
+    pub(crate) fn cancelled(spec: &crate::bench::workload::RequestSpec) -> Self {
+        Self {
+            id: spec.id,
+            input_tokens: spec.input_tokens,
+            max_tokens: spec.max_tokens,
+            cancelled: true,
+            error: Some(
+                crate::bench::sanitize::Sanitizer::default()
+                    .clean("cancelled in flight by a second interrupt"),
+            ),
+            ..Self::default()
+        }
     }
 
     /// True for a full success (not degraded).

@@ -11,6 +11,7 @@
 //! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
 //! | [`request_shape`] | `--header`, `--extra-body`, `--max-tokens-field`, `--no-stream`, `--no-stream-options` |
 //! | [`records`] | the sink that hands each request's core record back to its client |
+//! | [`counts`] | where the token counts come from, finish reasons, lengths not honoured |
 //! | [`measured`] | one request: the core's record and what only the client knows |
 //! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
@@ -20,22 +21,31 @@
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
 //! | [`peer`] | vLLM's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
 //! | [`output`] | table, `--json`, `--html` with charts |
+//! | [`preflight`] | the test request before a run, that fails fast with the server's message |
+//! | [`exit`] | the exit codes: objective missed, usage, could not run, interrupted |
+//! | [`interrupt`] | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
+//! | [`samples`] | a few error messages per class |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
 
 mod args;
 mod client;
 mod clock;
+mod counts;
 mod discover;
 mod embedded;
+mod exit;
+mod interrupt;
 mod measured;
 mod output;
 mod peer;
+mod preflight;
 mod progress;
 mod records;
 mod request_shape;
 mod run_block;
 mod runner;
+mod samples;
 mod sanitize;
 mod selfcheck;
 mod slo;
@@ -50,10 +60,10 @@ mod workload;
 mod tests;
 
 pub(crate) use args::BenchArgs;
+pub(crate) use exit::code as exit_code;
 
 use std::sync::Arc;
 
-use anyhow::bail;
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 use serde_json::json;
@@ -64,6 +74,9 @@ use tokenmeter_slo::batching::BatchAnalysis;
 use crate::bench::args::Plan;
 use crate::bench::client::{Api, ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
+use crate::bench::counts::Counts;
+use crate::bench::exit::Exit;
+use crate::bench::interrupt::Interrupt;
 use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
@@ -76,12 +89,23 @@ use crate::serve::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let args = args.resolve_peers()?;
-    let plan = args.plan()?;
+    let args = args
+        .resolve_peers()
+        .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let plan = args.plan().map_err(|e| exit::classify(e, Exit::Usage))?;
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
     }
-    let key = args.api_key()?.map(ApiKey::new);
+    output::check_paths(&[
+        (args.json.as_deref(), "--json"),
+        (args.trace.as_deref(), "--trace"),
+        (args.html.as_deref(), "--html"),
+    ])
+    .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let key = args
+        .api_key()
+        .map_err(|e| exit::classify(e, Exit::Usage))?
+        .map(ApiKey::new);
     if plan.tls.insecure() {
         eprintln!(
             "warning: --insecure: server certificates are not verified; anyone on the path can \
@@ -107,7 +131,10 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
             )
             .await;
             if result.is_ok() {
-                print!("\nserver side, {}", server.slo().text());
+                output::show(
+                    args.stdout_taken(),
+                    &format!("\nserver side, {}", server.slo().text()),
+                );
             }
             server.shutdown().await?;
             result
@@ -166,23 +193,72 @@ pub(crate) async fn bench(
             client.sanitizer(),
         ),
     };
+    // Not for the embedded simulator: its server-side report counts the run's requests only.
+    if !args.no_preflight && server_batching.is_none() {
+        // Its own generator: the run's prompts and arrivals do not depend on the test.
+        let mut test_rng = StdRng::seed_from_u64(args.seed ^ PREFLIGHT_SEED);
+        if let Some(mut spec) = workload::specs(&plan.source, 1, &mut test_rng).pop() {
+            spec.max_tokens = spec.max_tokens.min(PREFLIGHT_MAX_TOKENS);
+            preflight::check(&client, &spec, !args.shape.no_stream).await?;
+        }
+    }
     let mut rng = StdRng::seed_from_u64(args.seed);
+    let mut verdict: anyhow::Result<()> = Ok(());
+    let quiet = args.stdout_taken();
+    let stop = Interrupt::on_signals();
     let traces = match &plan.sweep {
         None => {
             let specs = workload::specs(&plan.source, args.requests(), &mut rng);
+            let planned = specs.len();
             let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
-            let traces = runner::run(client, specs, plan.load, &mut rng, &mut progress).await;
+            let traces =
+                runner::run_until(client, specs, plan.load, &mut rng, &mut progress, &stop).await;
             progress.done();
+            let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
-            print!("{}", table::render(&info, &summary));
+            let samples = samples::error_samples(&traces);
+            if summary.successful > 0 {
+                output::show(quiet, &table::render(&info, &summary));
+            } else {
+                output::show(
+                    quiet,
+                    &format!(
+                        "tokenmeter bench · {} · model {}\nno request succeeded: {}\n",
+                        info.url,
+                        info.model,
+                        table::outcomes_line(&summary.outcomes)
+                    ),
+                );
+            }
+            let counts = Counts::of(&traces, &args.slo);
+            output::show(quiet, &counts.render());
+            output::show(quiet, &samples::render(&samples));
+            if let Some((sent, planned)) = interrupted {
+                output::show(
+                    quiet,
+                    &format!("\ninterrupted: {sent} of {planned} planned requests were sent\n"),
+                );
+            }
+            verdict = exit::fail_under(summary.attainment, args.fail_under);
             let status = monitor.as_ref().map(SloMonitor::status);
+            let missed = status
+                .as_ref()
+                .map(exit::missed_objectives)
+                .unwrap_or_default();
+            if verdict.is_ok() && !missed.is_empty() {
+                verdict = Err(Exit::ObjectiveMissed.error(format!(
+                    "objectives of --slo-spec missed: {}",
+                    missed.join("; ")
+                )));
+            }
             if let Some(status) = &status {
-                print!(
-                    "\nclient side, against {}:\n{status}\n",
-                    args.slo_spec
-                        .as_deref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default()
+                let spec = args.slo_spec.as_deref().map(|p| p.display().to_string());
+                output::show(
+                    quiet,
+                    &format!(
+                        "\nclient side, against {}:\n{status}\n",
+                        spec.unwrap_or_default()
+                    ),
                 );
             }
             if let Some(path) = &args.json {
@@ -203,25 +279,50 @@ pub(crate) async fn bench(
                         "run": info,
                         "summary": summary,
                         "slo": status,
+                        "error_samples": samples,
+                        "counts": counts,
+                        "interrupted": interrupted.is_some(),
+                        "planned_requests": planned,
                         "server_batching": server_batching.map(BatchAnalysis::table),
                     }),
                 };
                 output::write_json(path, &result)?;
             }
             if let Some(path) = &args.html {
-                output::write_html(path, html::render(&info, &summary, &traces))?;
+                let report = html::render(&info, &summary, &traces)
+                    .map(|h| counts::insert_html(h, &counts.html(html::esc)));
+                let report = match interrupted {
+                    Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
+                    None => report,
+                };
+                output::write_html(path, report)?;
             }
             traces
         }
         Some(rates) => {
-            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng).await;
+            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng, &stop).await;
             info.load = "sweep".to_owned();
-            print!("{}", table::render_sweep(&info, &sweep));
+            output::show(quiet, &table::render_sweep(&info, &sweep));
+            let counts = Counts::of(&traces, &args.slo);
+            output::show(quiet, &counts.render());
+            output::show(quiet, &samples::render(&samples::error_samples(&traces)));
+            let interrupted = stop.interrupted();
+            if interrupted {
+                output::show(quiet, "\ninterrupted: the sweep stopped early\n");
+            }
             if let Some(path) = &args.json {
-                output::write_json(path, &json!({"run": info, "sweep": sweep}))?;
+                let value = json!({"run": info, "sweep": sweep, "counts": counts, "interrupted": interrupted});
+                output::write_json(path, &value)?;
             }
             if let Some(path) = &args.html {
-                output::write_html(path, html::render_sweep(&info, &sweep, &traces))?;
+                let report = html::render_sweep(&info, &sweep, &traces)
+                    .map(|h| counts::insert_html(h, &counts.html(html::esc)));
+                let n = traces.len();
+                let report = report.map(|h| match interrupted {
+                    true => interrupt::mark_html(h, n, n),
+                    false => h,
+                });
+                output::write_html(path, report)?;
             }
             traces
         }
@@ -229,21 +330,32 @@ pub(crate) async fn bench(
     if let Some(path) = &args.trace {
         trace::write_jsonl(path, &traces)?;
     }
-    for warning in summary::usage_warnings(&traces) {
+    let warnings = Counts::of(&traces, &args.slo).warnings();
+    for warning in summary::usage_warnings(&traces).into_iter().chain(warnings) {
         eprintln!("warning: {warning}");
+    }
+    if stop.interrupted() {
+        return Err(Exit::Interrupted
+            .error("interrupted; what completed was written, marked as interrupted"));
     }
     if !traces.iter().any(Measured::succeeded) {
         let first = traces
             .iter()
             .find_map(|t| t.error.as_ref().map(ToString::to_string))
             .unwrap_or_else(|| "no request was sent".to_owned());
-        bail!(
+        return Err(Exit::CouldNotRun.error(format!(
             "no request succeeded; the first error was: {first}. Check --url, --endpoint, --model \
              and the API key variable (--api-key-env)"
-        );
+        )));
     }
-    Ok(())
+    verdict
 }
+
+/// Mixed into `--seed` for the test request's prompt.
+const PREFLIGHT_SEED: u64 = 0x7e57;
+
+/// The test request asks for at most this many tokens.
+const PREFLIGHT_MAX_TOKENS: u64 = 4;
 
 async fn run_sweep(
     args: &BenchArgs,
@@ -251,13 +363,15 @@ async fn run_sweep(
     rates: &[f64],
     client: Arc<Client>,
     rng: &mut StdRng,
+    stop: &Interrupt,
 ) -> (SweepResult, Vec<Measured>) {
     let rates = if rates.is_empty() {
-        Rates::Doubling {
+        Rates::Search {
             start: match plan.load {
                 Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
                 _ => 2.0,
             },
+            resolution: args.sweep_resolution,
         }
     } else {
         Rates::Given(rates.to_vec())
@@ -270,7 +384,11 @@ async fn run_sweep(
     };
     let mut steps: Vec<SweepStep> = Vec::new();
     let mut all = Vec::new();
+    let mut warnings = Vec::new();
     while let Some(rate) = rates.next(&steps, args.sweep_target) {
+        if stop.interrupted() {
+            break;
+        }
         let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
         let label = format!("{rate} req/s");
         let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
@@ -279,7 +397,8 @@ async fn run_sweep(
             kind: args.arrival,
             max_concurrency,
         };
-        let mut traces = runner::run(client.clone(), specs, load, rng, &mut progress).await;
+        let mut traces =
+            runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;
         progress.done();
         for trace in &mut traces {
             trace.rate = Some(rate);
@@ -290,17 +409,22 @@ async fn run_sweep(
             summary.attainment * 100.0,
             summary.goodput
         );
-        steps.push(SweepStep { rate, summary });
+        let step = SweepStep { rate, summary };
+        warnings.extend(sweep::short_step(&step));
+        steps.push(step);
         all.extend(traces);
     }
-    let capacity = sweep::capacity(&steps, args.sweep_target);
-    let capacities = sweep::capacities(&steps, args.sweep_target, args.gpus);
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
     let result = SweepResult {
         slo: args.slo,
         target: args.sweep_target,
+        resolution: args.sweep_resolution,
+        capacity: sweep::capacity(&steps, args.sweep_target),
+        capacities: sweep::capacities(&steps, args.sweep_target, args.gpus),
         steps,
-        capacity,
-        capacities,
+        warnings,
     };
     (result, all)
 }

@@ -9,6 +9,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::bench::client::Client;
+use crate::bench::interrupt::{Interrupt, Stage};
 use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
 use crate::bench::workload::{ArrivalKind, RequestSpec, open_loop};
@@ -65,6 +66,20 @@ pub(crate) async fn run(
     rng: &mut impl Rng,
     progress: &mut Progress,
 ) -> Vec<Measured> {
+    run_until(client, specs, load, rng, progress, &Interrupt::never()).await
+}
+
+/// [`run`] until `stop`: once [`Stage::Draining`], no request is sent any more and the ones
+/// in flight finish; at [`Stage::Cancelling`] those are cancelled too (their outcome is
+/// `cancelled`). Returns what was sent.
+pub(crate) async fn run_until(
+    client: Arc<Client>,
+    specs: Vec<RequestSpec>,
+    load: Load,
+    rng: &mut impl Rng,
+    progress: &mut Progress,
+    stop: &Interrupt,
+) -> Vec<Measured> {
     let n = specs.len();
     let (offsets, slots) = match load {
         Load::Rate {
@@ -78,12 +93,13 @@ pub(crate) async fn run(
     let start = tokio::time::Instant::now();
     let mut tasks = JoinSet::new();
     let mut traces = Vec::with_capacity(n);
-    for (spec, offset) in specs.into_iter().zip(offsets) {
+    'release: for (spec, offset) in specs.into_iter().zip(offsets) {
         let due = start + offset;
         // Collect finished requests while waiting for the next arrival.
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(due) => break,
+                () = stop.reached(Stage::Draining) => break 'release,
                 Some(done) = tasks.join_next(), if !tasks.is_empty() => collect(done, &mut traces, progress),
             }
         }
@@ -91,14 +107,22 @@ pub(crate) async fn run(
             Some(slots) => loop {
                 tokio::select! {
                     permit = slots.clone().acquire_owned() => break permit.ok(),
+                    () = stop.reached(Stage::Draining) => break 'release,
                     Some(done) = tasks.join_next(), if !tasks.is_empty() => collect(done, &mut traces, progress),
                 }
             },
             None => None,
         };
+        if stop.interrupted() {
+            break;
+        }
         let client = client.clone();
+        let stop = stop.clone();
         tasks.spawn(async move {
-            let measured = client.send(&spec).await;
+            let measured = tokio::select! {
+                measured = client.send(&spec) => measured,
+                () = stop.reached(Stage::Cancelling) => Measured::cancelled(&spec),
+            };
             drop(permit);
             (spec.id, measured)
         });

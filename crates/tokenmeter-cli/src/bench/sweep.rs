@@ -1,5 +1,9 @@
-//! `--sweep`: runs increasing request rates and finds the highest one at which SLO attainment
-//! reaches the target (DistServe's goodput, `docs/metrics.md` §5).
+//! `--sweep`: finds the highest request rate at which SLO attainment reaches the target
+//! (DistServe's goodput, `docs/metrics.md` §5), searching both ways: up by doubling from a
+//! passing rate, down by halving from a failing one, then by bisection between the highest
+//! passing and the lowest failing rate until they are within `--sweep-resolution` of each
+//! other. A capacity is stated with its bracket: "≥ R (not reached)" when the highest rate run
+//! still passed.
 
 use serde::Serialize;
 
@@ -7,7 +11,10 @@ use crate::bench::slo::Slo;
 use crate::bench::summary::BenchSummary;
 
 /// Steps of an automatic sweep, at most.
-pub(crate) const MAX_AUTO_STEPS: usize = 8;
+pub(crate) const MAX_AUTO_STEPS: usize = 12;
+
+/// A step with fewer requests than this is too short for a steady state: it is warned about.
+pub(crate) const MIN_STEADY_REQUESTS: u64 = 30;
 
 /// One rate of a sweep.
 #[derive(Clone, Debug, Serialize)]
@@ -25,12 +32,17 @@ pub(crate) struct SweepResult {
     pub(crate) slo: Slo,
     /// The attainment a rate must reach.
     pub(crate) target: f64,
+    /// The search's resolution: it stops when the failing rate is within this fraction above
+    /// the passing one.
+    pub(crate) resolution: f64,
     /// Every rate run, in order.
     pub(crate) steps: Vec<SweepStep>,
-    /// The highest rate whose attainment reached the target.
+    /// The capacity at the target: the highest passing rate below the lowest failing one.
     pub(crate) capacity: Option<f64>,
-    /// The capacity at each attainment goal (the target, 90% and 99%).
+    /// The capacity at each attainment goal (the target, 90% and 99%), once each.
     pub(crate) capacities: Vec<Capacity>,
+    /// What makes the result less certain (steps too short for a steady state).
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The capacity at one attainment goal.
@@ -38,28 +50,81 @@ pub(crate) struct SweepResult {
 pub(crate) struct Capacity {
     /// The attainment goal.
     pub(crate) goal: f64,
-    /// The highest rate that reached it (requests per second).
+    /// The highest passing rate below the lowest failing one (requests per second).
     pub(crate) rate: Option<f64>,
+    /// The lowest rate above it that failed: `None` when the capacity was not reached (every
+    /// rate run above it passed).
+    pub(crate) failed_at: Option<f64>,
     /// The same per GPU, with `--gpus`.
     pub(crate) per_gpu: Option<f64>,
 }
 
-/// The capacity at the target and at 90% and 99%, per GPU when `gpus` is given.
+impl Capacity {
+    /// In words: `12.5 req/s (15.0 failed)`, `≥ 32.0 req/s (not reached)` or `none (even 1.0
+    /// req/s failed)`.
+    pub(crate) fn describe(&self) -> String {
+        let per_gpu = self
+            .per_gpu
+            .map_or(String::new(), |g| format!(", {g:.2} req/s per GPU"));
+        match (self.rate, self.failed_at) {
+            (Some(rate), Some(failed)) => {
+                format!("{rate:.2} req/s{per_gpu} ({failed:.2} req/s failed)")
+            }
+            (Some(rate), None) => format!(
+                "≥ {rate:.2} req/s{per_gpu} (not reached: the highest rate run still passed)"
+            ),
+            (None, Some(failed)) => format!("none (even {failed:.2} req/s failed)"),
+            (None, None) => "none (no rate was run)".to_owned(),
+        }
+    }
+}
+
+/// The capacity at `goal`: the highest rate that passed below the lowest rate that failed.
+pub(crate) fn capacity_at(steps: &[SweepStep], goal: f64, gpus: Option<u32>) -> Capacity {
+    let lowest_fail = steps
+        .iter()
+        .filter(|s| s.summary.attainment < goal)
+        .map(|s| s.rate)
+        .min_by(f64::total_cmp);
+    let rate = steps
+        .iter()
+        .filter(|s| s.summary.attainment >= goal && lowest_fail.is_none_or(|f| s.rate < f))
+        .map(|s| s.rate)
+        .max_by(f64::total_cmp);
+    Capacity {
+        goal,
+        rate,
+        failed_at: lowest_fail,
+        per_gpu: rate.zip(gpus).map(|(r, g)| r / f64::from(g)),
+    }
+}
+
+/// The capacity at the target and at 90% and 99% (each goal once), per GPU when `gpus` is given.
 pub(crate) fn capacities(steps: &[SweepStep], target: f64, gpus: Option<u32>) -> Vec<Capacity> {
     let mut goals = vec![target, 0.9, 0.99];
     goals.sort_by(f64::total_cmp);
     goals.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
     goals
         .into_iter()
-        .map(|goal| {
-            let rate = capacity(steps, goal);
-            Capacity {
-                goal,
-                rate,
-                per_gpu: rate.zip(gpus).map(|(r, g)| r / f64::from(g)),
-            }
-        })
+        .map(|goal| capacity_at(steps, goal, gpus))
         .collect()
+}
+
+/// The highest passing rate below the lowest failing one at `target`.
+pub(crate) fn capacity(steps: &[SweepStep], target: f64) -> Option<f64> {
+    capacity_at(steps, target, None).rate
+}
+
+/// The warning for a step too short for a steady state, if it is.
+pub(crate) fn short_step(step: &SweepStep) -> Option<String> {
+    let n = step.summary.requests;
+    (n < MIN_STEADY_REQUESTS).then(|| {
+        format!(
+            "the sweep step at {:.2} req/s had {n} requests, too few for a steady state (at \
+             least {MIN_STEADY_REQUESTS}: raise -n)",
+            step.rate
+        )
+    })
 }
 
 /// Which rates to run.
@@ -67,35 +132,51 @@ pub(crate) fn capacities(steps: &[SweepStep], target: f64, gpus: Option<u32>) ->
 pub(crate) enum Rates {
     /// These, in order.
     Given(Vec<f64>),
-    /// Doubling from `start` until attainment falls below the target.
-    Doubling {
+    /// A search from `start`: doubling while rates pass, halving while they fail, then
+    /// bisecting until the failing rate is within `resolution` of the passing one.
+    Search {
         /// The first rate.
         start: f64,
+        /// The relative resolution, e.g. 0.1.
+        resolution: f64,
     },
 }
 
 impl Rates {
     /// The next rate to run after `done`, or `None` when the sweep is over.
     pub(crate) fn next(&self, done: &[SweepStep], target: f64) -> Option<f64> {
-        match self {
-            Rates::Given(rates) => rates.get(done.len()).copied(),
-            Rates::Doubling { start } => match done.last() {
-                None => Some(*start),
-                Some(_) if done.len() >= MAX_AUTO_STEPS => None,
-                Some(last) if last.summary.attainment < target => None,
-                Some(last) => Some(last.rate * 2.0),
-            },
+        let (start, resolution) = match self {
+            Rates::Given(rates) => return rates.get(done.len()).copied(),
+            Rates::Search { start, resolution } => (*start, *resolution),
+        };
+        if done.is_empty() {
+            return Some(start);
         }
+        if done.len() >= MAX_AUTO_STEPS {
+            return None;
+        }
+        let at = capacity_at(done, target, None);
+        let next = match (at.rate, at.failed_at) {
+            (Some(pass), None) => pass * 2.0,
+            (None, Some(fail)) => fail / 2.0,
+            (Some(pass), Some(fail)) if fail > pass * (1.0 + resolution) => {
+                round(pass + (fail - pass) / 2.0)
+            }
+            _ => return None,
+        };
+        // Halving to nothing, or a midpoint already run (rounding): the search is over.
+        let known = done.iter().any(|s| (s.rate - next).abs() < 1e-9);
+        (next >= start / 1024.0 && !known).then_some(next)
     }
 }
 
-/// The highest rate whose attainment reached `target`.
-pub(crate) fn capacity(steps: &[SweepStep], target: f64) -> Option<f64> {
-    steps
-        .iter()
-        .filter(|s| s.summary.attainment >= target)
-        .map(|s| s.rate)
-        .max_by(f64::total_cmp)
+/// `rate` to 3 significant digits (midpoints print as what they are).
+fn round(rate: f64) -> f64 {
+    if rate <= 0.0 || !rate.is_finite() {
+        return rate;
+    }
+    let scale = 10f64.powi(2 - rate.log10().floor() as i32);
+    (rate * scale).round() / scale
 }
 
 #[cfg(test)]
@@ -107,42 +188,75 @@ mod tests {
             rate,
             summary: BenchSummary {
                 attainment,
+                requests: 50,
                 ..BenchSummary::default()
             },
         }
     }
 
-    #[test]
-    fn doubling_stops_after_the_first_miss() {
-        let rates = Rates::Doubling { start: 1.0 };
+    /// Runs a search against a server whose attainment is 1 up to `capacity`, 0 above.
+    fn search(start: f64, capacity: f64) -> Vec<SweepStep> {
+        let rates = Rates::Search {
+            start,
+            resolution: 0.1,
+        };
         let mut done = Vec::new();
-        let attainment = [1.0, 0.97, 0.91, 0.5, 1.0];
         while let Some(rate) = rates.next(&done, 0.9) {
-            done.push(step(rate, attainment[done.len()]));
+            done.push(step(rate, if rate <= capacity { 1.0 } else { 0.0 }));
         }
-        let run: Vec<f64> = done.iter().map(|s| s.rate).collect();
-        assert_eq!(run, [1.0, 2.0, 4.0, 8.0]);
-        assert_eq!(capacity(&done, 0.9), Some(4.0));
-        let at = capacities(&done, 0.9, Some(2));
-        let goals: Vec<(f64, Option<f64>, Option<f64>)> =
-            at.iter().map(|c| (c.goal, c.rate, c.per_gpu)).collect();
-        assert_eq!(
-            goals,
-            [(0.9, Some(4.0), Some(2.0)), (0.99, Some(1.0), Some(0.5))]
-        );
+        done
     }
 
     #[test]
-    fn given_rates_all_run_and_doubling_is_bounded() {
-        let rates = Rates::Given(vec![1.0, 3.0]);
-        let done = vec![step(1.0, 0.2)];
-        assert_eq!(rates.next(&done, 0.9), Some(3.0));
-        assert_eq!(capacity(&done, 0.9), None);
-        let always = Rates::Doubling { start: 1.0 };
-        let mut done = Vec::new();
-        while let Some(rate) = always.next(&done, 0.9) {
-            done.push(step(rate, 1.0));
+    fn the_search_brackets_the_capacity_from_below_and_from_above() {
+        for start in [1.0, 2.0, 100.0, 1000.0] {
+            let done = search(start, 13.0);
+            let at = capacity_at(&done, 0.9, None);
+            let (rate, failed) = (at.rate.unwrap(), at.failed_at.unwrap());
+            assert!(rate <= 13.0 && failed > 13.0, "from {start}: {at:?}");
+            assert!(failed <= rate * 1.1 + 1e-9, "within the resolution: {at:?}");
+            assert!(done.len() <= MAX_AUTO_STEPS, "{}", done.len());
+            assert!(at.describe().contains("failed)"), "{}", at.describe());
         }
-        assert_eq!(done.len(), MAX_AUTO_STEPS);
+        let run: Vec<f64> = search(1.0, 13.0).iter().map(|s| s.rate).collect();
+        assert_eq!(run[..5], [1.0, 2.0, 4.0, 8.0, 16.0], "doubling first");
+        let down: Vec<f64> = search(100.0, 13.0).iter().map(|s| s.rate).collect();
+        assert_eq!(down[..4], [100.0, 50.0, 25.0, 12.5], "halving first");
+    }
+
+    #[test]
+    fn a_capacity_never_reached_is_stated_as_a_lower_bound() {
+        let done = vec![step(2.0, 1.0), step(8.0, 0.95), step(32.0, 0.91)];
+        let at = capacities(&done, 0.9, Some(2));
+        assert_eq!(at.len(), 2, "one capacity per goal: {at:?}");
+        assert_eq!((at[0].rate, at[0].failed_at), (Some(32.0), None));
+        assert_eq!(at[0].per_gpu, Some(16.0));
+        assert!(
+            at[0]
+                .describe()
+                .starts_with("≥ 32.00 req/s, 16.00 req/s per GPU (not reached")
+        );
+        assert_eq!((at[1].rate, at[1].failed_at), (Some(2.0), Some(8.0)));
+        let none = capacity_at(&[step(1.0, 0.2)], 0.9, None);
+        assert_eq!(none.describe(), "none (even 1.00 req/s failed)");
+        // Given rates all run, and a pass above a failure does not count.
+        let rates = Rates::Given(vec![1.0, 3.0]);
+        assert_eq!(rates.next(&[step(1.0, 0.2)], 0.9), Some(3.0));
+        let noisy = [step(1.0, 1.0), step(2.0, 0.5), step(4.0, 1.0)];
+        assert_eq!(capacity(&noisy, 0.9), Some(1.0));
+    }
+
+    #[test]
+    fn short_steps_are_warned_about_and_rates_are_rounded() {
+        let mut short = step(5.0, 1.0);
+        short.summary.requests = 10;
+        assert!(
+            short_step(&short)
+                .unwrap()
+                .contains("too few for a steady state")
+        );
+        assert_eq!(short_step(&step(5.0, 1.0)), None);
+        assert_eq!(round(14.142_135), 14.1);
+        assert_eq!(round(0.123_456), 0.123);
     }
 }

@@ -103,6 +103,15 @@ impl Trace {
 /// Writes one JSON line per request.
 pub(crate) fn write_jsonl(path: &Path, measured: &[Measured]) -> anyhow::Result<()> {
     use anyhow::Context as _;
+    if crate::bench::output::is_stdout(path) {
+        let mut text = Vec::new();
+        for one in measured {
+            serde_json::to_writer(&mut text, &Trace::of(one))?;
+            text.push(b'\n');
+        }
+        let text = String::from_utf8_lossy(&text);
+        return crate::bench::output::write_text(path, &text, "--trace");
+    }
     let file = std::fs::File::create(path)
         .with_context(|| format!("cannot create trace file {}; check --trace", path.display()))?;
     let mut out = std::io::BufWriter::new(file);

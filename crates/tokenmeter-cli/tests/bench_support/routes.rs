@@ -21,7 +21,10 @@ pub fn completion_stream(tokens: usize) -> Reply {
 
 /// The OpenAI routes under `/v1` and nothing else; every path asked is recorded.
 pub fn openai_routes(seen: &Seen, paths: &Mutex<Vec<String>>) -> Reply {
-    paths.lock().unwrap().push(seen.path.clone());
+    // The test request before the run is not one of the run's requests.
+    if seen.header("x-tokenmeter-request") != Some("preflight") {
+        paths.lock().unwrap().push(seen.path.clone());
+    }
     match seen.path.as_str() {
         "/v1/models" => Reply::json(200, r#"{"object":"list","data":[{"id":"listed-model"}]}"#),
         "/v1/chat/completions" => Reply::stream(3),

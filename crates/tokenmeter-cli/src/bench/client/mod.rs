@@ -216,6 +216,18 @@ impl Client {
         &self.sanitizer
     }
 
+    /// Sends `spec` once, outside the measurements (the test request before a run): no
+    /// meter, no record; the caller reads the answer.
+    pub(crate) async fn probe(&self, spec: &RequestSpec) -> reqwest::Result<reqwest::Response> {
+        self.http
+            .post(self.target.url.clone())
+            .header(REQUEST_ID_HEADER, "preflight")
+            .timeout(self.target.timeout)
+            .body(self.body(spec))
+            .send()
+            .await
+    }
+
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
     pub(crate) async fn send(&self, spec: &RequestSpec) -> Measured {
         let body = self.body(spec);

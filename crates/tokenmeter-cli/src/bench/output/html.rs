@@ -13,7 +13,7 @@ use super::charts::{self, colour};
 use super::table::{RunInfo, outcomes_line};
 
 /// Escapes text for HTML.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -152,13 +152,17 @@ pub(crate) fn render_sweep(
 ) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench sweep report", info);
-    let capacity = match sweep.capacity {
-        Some(rate) => format!(
-            "capacity (DistServe goodput): {rate:.2} req/s, the highest rate with attainment ≥ {:.0}%",
-            sweep.target * 100.0
-        ),
-        None => format!("no rate reached {:.0}% attainment", sweep.target * 100.0),
-    };
+    let capacity = sweep
+        .capacities
+        .iter()
+        .find(|c| (c.goal - sweep.target).abs() < 1e-12)
+        .map_or_else(String::new, |c| {
+            format!(
+                "capacity at {:.0}% attainment: {}",
+                c.goal * 100.0,
+                c.describe()
+            )
+        });
     let _ = writeln!(
         out,
         "<p><b>{}</b> · SLO {}</p>",

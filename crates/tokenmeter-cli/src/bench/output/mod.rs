@@ -11,9 +11,94 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-/// Writes `value` as pretty JSON to `path`.
+/// `-`: the output goes to stdout (and the table to stderr).
+pub(crate) fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Checks every output path before the first request ([`check_writable`]); at most one may
+/// be `-` (stdout).
+pub(crate) fn check_paths(paths: &[(Option<&Path>, &str)]) -> anyhow::Result<()> {
+    let to_stdout: Vec<&str> = paths
+        .iter()
+        .filter(|(p, _)| p.is_some_and(is_stdout))
+        .map(|(_, flag)| *flag)
+        .collect();
+    if to_stdout.len() > 1 {
+        anyhow::bail!(
+            "{} all write to stdout (`-`); give all but one a file name",
+            to_stdout.join(" and ")
+        );
+    }
+    for (path, flag) in paths {
+        if let Some(path) = path {
+            check_writable(path, flag)?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints human-readable `text`: on stdout, or on stderr when an output file is `-`
+/// (`to_stderr`), so that stdout holds that file only.
+pub(crate) fn show(to_stderr: bool, text: &str) {
+    if to_stderr {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+}
+
+/// Checks before the first request that `path` (given to `flag`) can be written: its
+/// directory exists and the file can be created or appended to. A file created for the check
+/// is removed again; an existing one is left as it is until the run writes it.
+pub(crate) fn check_writable(path: &Path, flag: &str) -> anyhow::Result<()> {
+    if is_stdout(path) {
+        return Ok(());
+    }
+    let existed = path.exists();
+    if path.is_dir() {
+        anyhow::bail!("{flag} {} is a directory; give a file name", path.display());
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| {
+            format!(
+                "cannot write {} (checked before the run); check the path given to {flag}",
+                path.display()
+            )
+        })?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path`, or to stdout for `-`.
+pub(crate) fn write_text(path: &Path, text: &str, flag: &str) -> anyhow::Result<()> {
+    if is_stdout(path) {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .with_context(|| format!("cannot write {flag} to stdout"));
+    }
+    std::fs::write(path, text).with_context(|| {
+        format!(
+            "cannot write {}; check the path given to {flag}",
+            path.display()
+        )
+    })
+}
+
+/// Writes `value` as pretty JSON to `path` (`-`: stdout).
 pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
+    if is_stdout(path) {
+        return write_text(path, &(text + "\n"), "--json");
+    }
     std::fs::write(path, text + "\n").with_context(|| {
         format!(
             "cannot write {}; check the path given to --json",
@@ -22,13 +107,8 @@ pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Resu
     })
 }
 
-/// Writes the HTML report to `path`.
+/// Writes the HTML report to `path` (`-`: stdout).
 pub(crate) fn write_html(path: &Path, html: Result<String, String>) -> anyhow::Result<()> {
     let html = html.map_err(|e| anyhow::anyhow!("building the HTML report failed: {e}"))?;
-    std::fs::write(path, html).with_context(|| {
-        format!(
-            "cannot write {}; check the path given to --html",
-            path.display()
-        )
-    })
+    write_text(path, &html, "--html")
 }

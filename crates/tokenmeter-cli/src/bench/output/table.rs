@@ -152,34 +152,27 @@ pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
         );
     }
     let _ = writeln!(out);
-    match sweep.capacity {
-        Some(rate) => {
-            let _ = writeln!(
-                out,
-                "  capacity (DistServe goodput): {rate:.2} req/s, the highest rate with attainment ≥ {:.0}%",
-                sweep.target * 100.0
-            );
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "  capacity (DistServe goodput): none of the rates reached {:.0}% attainment; try lower rates",
-                sweep.target * 100.0
-            );
-        }
-    }
     for c in &sweep.capacities {
-        let rate = c
-            .rate
-            .map_or("none".to_owned(), |r| format!("{r:.2} req/s"));
-        let per_gpu = c
-            .per_gpu
-            .map_or(String::new(), |g| format!(" ({g:.2} req/s per GPU)"));
+        let target = if (c.goal - sweep.target).abs() < 1e-12 {
+            " (the target)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  capacity at {:.0}% attainment: {rate}{per_gpu}",
-            c.goal * 100.0
+            "  capacity at {:.0}% attainment{target}: {}",
+            c.goal * 100.0,
+            c.describe()
         );
+    }
+    let _ = writeln!(
+        out,
+        "  (DistServe goodput: the highest rate that passed below the lowest that failed; \
+         searched to {:.0}%)",
+        sweep.resolution * 100.0
+    );
+    for warning in &sweep.warnings {
+        let _ = writeln!(out, "  warning: {warning}");
     }
     out
 }

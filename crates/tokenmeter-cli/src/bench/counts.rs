@@ -1,0 +1,179 @@
+//! Where the token counts come from, and whether the requests ran as asked: the source of
+//! every count (the server's `usage`, or the bench's own count of token-bearing chunks for
+//! output and of the prompt it generated for input), the finish reasons, the requests that
+//! stopped before `max_tokens`, and the successes with no output token.
+//!
+//! A chunk count is an estimate: a server may put several tokens in one chunk (llama.cpp's
+//! server merges byte tokens), so output tokens come out low and TPOT high. It is stated in
+//! the terminal, `--json` (`counts`) and `--html`, and warned about.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::bench::measured::Measured;
+use crate::bench::slo::{Judge, Slo};
+
+/// The counts' sources and the finish reasons of the successful requests.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Counts {
+    /// Successful requests whose output tokens are the server's `usage.completion_tokens`.
+    pub(crate) output_from_usage: u64,
+    /// Successful requests whose output tokens are the token-bearing chunks counted (an
+    /// estimate: the server sent no usable `usage`).
+    pub(crate) output_from_chunks: u64,
+    /// Successful requests whose input tokens are the server's `usage.prompt_tokens`.
+    pub(crate) input_from_usage: u64,
+    /// Successful requests whose input tokens are the bench's estimate of its prompt.
+    pub(crate) input_estimated: u64,
+    /// Finish reasons of the successful requests (`none` when the stream gave none).
+    pub(crate) finish_reasons: BTreeMap<String, u64>,
+    /// Successful requests that stopped (`stop`) with fewer output tokens than `max_tokens`.
+    pub(crate) stopped_early: u64,
+    /// Successful requests with no output token: successes in the outcomes and throughput,
+    /// without a TTFT, TPOT or ITL sample.
+    pub(crate) zero_output: u64,
+    /// Of those, the ones the objectives judged good.
+    pub(crate) zero_output_good: u64,
+}
+
+impl Counts {
+    /// The counts of the successful requests of `measured`, judged against `slo`.
+    pub(crate) fn of(measured: &[Measured], slo: &Slo) -> Self {
+        let judge = Judge::new(slo);
+        let mut counts = Self::default();
+        for one in measured.iter().filter(|m| m.succeeded()) {
+            let usage = one.usage.filter(|u| !u.unusable);
+            match usage.and_then(|u| u.completion_tokens) {
+                Some(_) => counts.output_from_usage += 1,
+                None => counts.output_from_chunks += 1,
+            }
+            match usage.and_then(|u| u.prompt_tokens) {
+                Some(_) => counts.input_from_usage += 1,
+                None => counts.input_estimated += 1,
+            }
+            let reason = one.record.as_ref().and_then(|r| r.finish_reason);
+            let name = reason.map_or("none", |r| r.as_str());
+            *counts.finish_reasons.entry(name.to_owned()).or_default() += 1;
+            let output = one.output_tokens();
+            if name == "stop" && one.max_tokens > 0 && output < one.max_tokens {
+                counts.stopped_early += 1;
+            }
+            if output == 0 {
+                counts.zero_output += 1;
+                counts.zero_output_good += u64::from(judge.is_good(one));
+            }
+        }
+        counts
+    }
+
+    /// The terminal's lines: the sources and the finish reasons.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "  token counts  output: {} from the server's usage, {} from chunk counts (estimate) · input: {} from usage, {} estimated by the bench",
+            self.output_from_usage,
+            self.output_from_chunks,
+            self.input_from_usage,
+            self.input_estimated
+        );
+        let reasons: Vec<String> = self
+            .finish_reasons
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        if !reasons.is_empty() {
+            let _ = writeln!(out, "  finish        {}", reasons.join(" · "));
+        }
+        out
+    }
+
+    /// What makes the counts or the lengths differ from what was asked.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let ok = self.output_from_usage + self.output_from_chunks;
+        if self.output_from_chunks > 0 {
+            warnings.push(format!(
+                "output tokens of {} of {ok} successful requests are counted from token-bearing \
+                 chunks, an estimate: the server sent no usable usage (it may ignore \
+                 stream_options.include_usage); a chunk can carry several tokens, so output \
+                 tokens may be low and TPOT high",
+                self.output_from_chunks
+            ));
+        }
+        if self.stopped_early > 0 {
+            warnings.push(format!(
+                "{} of {ok} successful requests stopped (finish_reason stop) before the requested \
+                 output length (--output-tokens): the server did not honour it (--ignore-eos \
+                 asks vLLM-compatible servers to)",
+                self.stopped_early
+            ));
+        }
+        if self.zero_output > 0 {
+            warnings.push(format!(
+                "{} successful requests had no output token: they count as successes (outcomes, \
+                 throughput) with no TTFT, TPOT or ITL sample; {} of them met the objectives",
+                self.zero_output, self.zero_output_good
+            ));
+        }
+        warnings
+    }
+
+    /// An HTML paragraph of [`render`](Self::render) and the warnings (escaped by `esc`).
+    pub(crate) fn html(&self, esc: impl Fn(&str) -> String) -> String {
+        let mut out = String::from("<p class=\"counts\">");
+        for line in self.render().lines().chain(
+            self.warnings()
+                .iter()
+                .map(|w| format!("warning: {w}"))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str),
+        ) {
+            let _ = write!(out, "{}<br>", esc(line.trim()));
+        }
+        out.push_str("</p>\n");
+        out
+    }
+}
+
+/// Inserts `paragraph` into `html` after its first heading (or at the start).
+pub(crate) fn insert_html(html: String, paragraph: &str) -> String {
+    match html.find("</h1>") {
+        Some(at) => {
+            let at = at + "</h1>".len();
+            format!("{}\n{paragraph}{}", &html[..at], &html[at..])
+        }
+        None => paragraph.to_owned() + &html,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_after_the_heading() {
+        let html = insert_html("<h1>t</h1><p>x</p>".to_owned(), "<p>c</p>");
+        assert_eq!(html, "<h1>t</h1>\n<p>c</p><p>x</p>");
+        let empty = Counts::default();
+        assert!(empty.warnings().is_empty());
+        assert!(empty.render().contains("0 from the server's usage"));
+        let chunks = Counts {
+            output_from_chunks: 2,
+            stopped_early: 1,
+            zero_output: 1,
+            ..Counts::default()
+        };
+        let warnings = chunks.warnings().join("\n");
+        assert!(warnings.contains("an estimate") && warnings.contains("--output-tokens"));
+        assert!(warnings.contains("no output token"));
+        assert!(
+            chunks
+                .html(str::to_owned)
+                .contains("warning: output tokens of 2")
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! A few sample messages per error class, so that a failed run says what went wrong in the
+//! terminal and the JSON, not only how often.
+//!
+//! The messages are the requests' errors, already sanitised by the client
+//! ([`ServerText`](crate::bench::sanitize::ServerText)).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::bench::measured::Measured;
+
+/// Messages kept per error class, at most.
+pub(crate) const PER_CLASS: usize = 3;
+
+/// Up to [`PER_CLASS`] distinct messages per error class (`_OTHER` for a lost task), the
+/// first ones in request order.
+pub(crate) fn error_samples(measured: &[Measured]) -> BTreeMap<String, Vec<String>> {
+    let mut samples: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for one in measured {
+        let Some(error) = &one.error else { continue };
+        let class = one
+            .outcome()
+            .error_class()
+            .map_or("_OTHER", |c| c.as_str())
+            .to_owned();
+        let kept = samples.entry(class).or_default();
+        let message = error.to_string();
+        if kept.len() < PER_CLASS && !kept.contains(&message) {
+            kept.push(message);
+        }
+    }
+    samples
+}
+
+/// The samples as indented terminal lines, with a heading; empty when there are none.
+pub(crate) fn render(samples: &BTreeMap<String, Vec<String>>) -> String {
+    let mut out = String::new();
+    if samples.is_empty() {
+        return out;
+    }
+    out.push_str("\nerrors (first messages per class):\n");
+    for (class, messages) in samples {
+        for message in messages {
+            let _ = writeln!(out, "  {class:<14}{message}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::sanitize::Sanitizer;
+
+    fn failed(message: &str) -> Measured {
+        Measured {
+            error: Some(Sanitizer::default().clean(message)),
+            ..Measured::default()
+        }
+    }
+
+    #[test]
+    fn keeps_a_few_distinct_messages_per_class() {
+        let mut run: Vec<Measured> = ["a", "a", "b", "c", "d"].map(failed).into();
+        run.push(Measured::default()); // no error: not sampled
+        let samples = error_samples(&run);
+        assert_eq!(samples.len(), 1);
+        assert_eq!(samples["_OTHER"], ["a", "b", "c"]);
+        let text = render(&samples);
+        assert!(text.contains("_OTHER        a\n"), "{text}");
+        assert_eq!(render(&BTreeMap::new()), "");
+    }
+}

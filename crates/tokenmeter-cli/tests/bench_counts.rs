@@ -1,0 +1,122 @@
+//! Honest counts, over real HTTP on loopback: the source of every token count (the server's
+//! `usage` or the bench's chunk count) is stated in the terminal, `--json` and `--html` and
+//! warned about when it is an estimate; finish reasons are counted; requests that stop before
+//! the requested length are warned about; and a success with no output token is said to be one.
+#[path = "bench_support/mod.rs"]
+mod support;
+
+use support::{Reply, serve, temp_dir, text, tokenmeter};
+
+/// A chat stream of `tokens` content chunks ending with `finish`, with a `usage` frame when
+/// `usage` is true.
+fn stream(tokens: usize, finish: &str, usage: bool) -> Reply {
+    let mut body = String::new();
+    for i in 0..tokens {
+        let reason = if i + 1 == tokens {
+            format!("\"{finish}\"")
+        } else {
+            "null".to_owned()
+        };
+        body.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{i}\"}},\"finish_reason\":{reason}}}]}}\n\n"
+        ));
+    }
+    if tokens == 0 {
+        body.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"{finish}\"}}]}}\n\n"
+        ));
+    }
+    if usage {
+        body.push_str(&format!(
+            "data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":5,\"completion_tokens\":{tokens}}}}}\n\n"
+        ));
+    }
+    body.push_str("data: [DONE]\n\n");
+    Reply::new(200, "text/event-stream", body)
+}
+
+/// Runs 4 requests asking for 8 output tokens; returns the JSON, the table (stderr) and the
+/// HTML report.
+fn run(reply: fn() -> Reply) -> (serde_json::Value, String, String) {
+    let addr = serve(move |_| reply());
+    let dir = temp_dir("counts");
+    let html = dir.join("report.html");
+    let output = tokenmeter()
+        .args([
+            "bench",
+            "--url",
+            &format!("http://{addr}/v1"),
+            "--model",
+            "m",
+        ])
+        .args([
+            "-n",
+            "4",
+            "--rate",
+            "inf",
+            "--no-progress",
+            "--output-tokens",
+            "8",
+        ])
+        .args(["--json", "-", "--html"])
+        .arg(&html)
+        .output()
+        .expect("runs");
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let json = serde_json::from_str(&stdout).expect("stdout is the JSON");
+    let html = std::fs::read_to_string(html).expect("--html written");
+    (json, stderr, html)
+}
+
+#[test]
+fn counts_from_usage_at_full_length_need_no_warning() {
+    let (json, stderr, html) = run(|| stream(8, "length", true));
+    let counts = &json["counts"];
+    assert_eq!(counts["output_from_usage"], 4);
+    assert_eq!(counts["output_from_chunks"], 0);
+    assert_eq!(counts["input_from_usage"], 4);
+    assert_eq!(counts["finish_reasons"]["length"], 4);
+    assert_eq!(counts["stopped_early"], 0);
+    assert!(
+        stderr.contains("output: 4 from the server's usage, 0 from chunk counts"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("finish        length 4"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(
+        html.contains("4 from the server&#39;s usage")
+            || html.contains("4 from the server's usage"),
+        "the HTML states the source"
+    );
+}
+
+#[test]
+fn chunk_counts_and_early_stops_are_stated_and_warned_about() {
+    let (json, stderr, html) = run(|| stream(3, "stop", false));
+    let counts = &json["counts"];
+    assert_eq!(counts["output_from_chunks"], 4);
+    assert_eq!(counts["input_estimated"], 4);
+    assert_eq!(counts["finish_reasons"]["stop"], 4);
+    assert_eq!(counts["stopped_early"], 4);
+    assert!(stderr.contains("from chunk counts (estimate)"), "{stderr}");
+    assert!(stderr.contains("warning: output tokens of 4 of 4 successful requests are counted from token-bearing chunks, an estimate"), "{stderr}");
+    assert!(stderr.contains("warning: 4 of 4 successful requests stopped (finish_reason stop) before the requested output length"), "{stderr}");
+    assert!(html.contains("an estimate"), "the HTML warns too");
+}
+
+#[test]
+fn a_success_with_no_output_token_is_said_to_be_one() {
+    let (json, stderr, _) = run(|| stream(0, "stop", true));
+    // A stream that ends with `stop` and usage 0: a success, in the outcomes and throughput,
+    // judged good by the default objectives (nothing to be late), and said so.
+    assert_eq!(json["summary"]["outcomes"]["success"], 4, "{json}");
+    assert_eq!(json["counts"]["zero_output"], 4);
+    assert_eq!(json["counts"]["zero_output_good"], 4);
+    assert_eq!(json["summary"]["ttft"]["count"], 0, "no TTFT sample");
+    assert!(
+        stderr.contains("4 successful requests had no output token: they count as successes")
+            && stderr.contains("4 of them met the objectives"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,187 @@
+//! Interrupt-safe runs, with the real binary and real signals against a slow loopback server:
+//! the first Ctrl-C (SIGINT) stops new requests and lets those in flight finish, a second
+//! signal (here SIGTERM) cancels them; either way the summary, `--json`, `--trace` and
+//! `--html` of what completed are written, marked as interrupted, and the exit code is 130.
+//! Output paths are checked before the first request, and `-` is stdout.
+#![cfg(unix)]
+
+#[path = "bench_support/mod.rs"]
+mod support;
+
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Output, Stdio};
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use support::{Reply, bench, serve, temp_dir, text, tokenmeter};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A server that answers each completion after `delay`, and a channel that hears of each
+/// request as it arrives.
+fn slow_server(delay: Duration) -> (SocketAddr, Receiver<()>) {
+    let (arrived, arrivals) = channel();
+    let arrived = Mutex::new(arrived);
+    let addr = serve(move |_| {
+        let _ = arrived.lock().unwrap().send(());
+        std::thread::sleep(delay);
+        Reply::stream(3)
+    });
+    (addr, arrivals)
+}
+
+fn start(addr: SocketAddr, dir: &std::path::Path) -> Child {
+    let url = format!("http://{addr}/v1");
+    let path = |name: &str| dir.join(name).display().to_string();
+    tokenmeter()
+        .args([
+            "bench", "--url", &url, "--model", "m", "-n", "400", "--rate", "40",
+        ])
+        .args(["--no-progress", "--no-preflight"])
+        .args(["--json", &path("run.json"), "--trace", &path("trace.jsonl")])
+        .args(["--html", &path("report.html")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tokenmeter binary starts")
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// Waits for `n` arrivals at the server, each within the deadline.
+fn await_arrivals(arrivals: &Receiver<()>, n: usize) {
+    for _ in 0..n {
+        arrivals.recv_timeout(DEADLINE).expect("a request arrives");
+    }
+}
+
+/// The child's output, within the deadline (its stderr already taken when `stderr` is given).
+fn finish(child: Child) -> Output {
+    let (done, result) = channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    result
+        .recv_timeout(DEADLINE)
+        .expect("the bench exits in time")
+        .expect("its output")
+}
+
+fn read_json(dir: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("run.json")).expect("--json was written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+#[test]
+fn a_first_interrupt_drains_the_requests_in_flight_and_writes_every_output() {
+    let dir = temp_dir("interrupt-drain");
+    let (addr, arrivals) = slow_server(Duration::from_millis(300));
+    let child = start(addr, &dir);
+    await_arrivals(&arrivals, 4);
+    signal(&child, "INT");
+    let output = finish(child);
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no new requests"), "{stderr}");
+    assert!(
+        stdout.contains("interrupted:") && stdout.contains("of 400 planned"),
+        "{stdout}"
+    );
+
+    let json = read_json(&dir);
+    assert_eq!(json["interrupted"], true);
+    assert_eq!(json["planned_requests"], 400);
+    let sent = json["summary"]["requests"].as_u64().unwrap();
+    assert!((4..400).contains(&sent), "{sent} sent");
+    // Drained: every request sent finished, and succeeded.
+    assert_eq!(json["summary"]["outcomes"]["success"].as_u64(), Some(sent));
+    let trace = std::fs::read_to_string(dir.join("trace.jsonl")).expect("--trace written");
+    assert_eq!(trace.lines().count() as u64, sent);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("--html written");
+    assert!(html.contains("<strong>Interrupted</strong>"));
+}
+
+#[test]
+fn a_second_signal_cancels_the_requests_in_flight() {
+    let dir = temp_dir("interrupt-cancel");
+    // Answers far later than the test lasts: only cancelling ends the run.
+    let (addr, arrivals) = slow_server(Duration::from_secs(120));
+    let mut child = start(addr, &dir);
+    await_arrivals(&arrivals, 3);
+    let stderr = child.stderr.take().expect("piped");
+    let (line_sender, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = line_sender.send(line);
+        }
+    });
+    signal(&child, "INT");
+    loop {
+        let line = lines
+            .recv_timeout(DEADLINE)
+            .expect("the bench says it drains");
+        if line.contains("no new requests") {
+            break;
+        }
+    }
+    signal(&child, "TERM");
+    let output = finish(child);
+    assert_eq!(output.status.code(), Some(130));
+    let json = read_json(&dir);
+    assert_eq!(json["interrupted"], true);
+    let sent = json["summary"]["requests"].as_u64().unwrap();
+    assert!(sent >= 3, "{sent}");
+    assert_eq!(
+        json["summary"]["outcomes"]["cancelled"].as_u64(),
+        Some(sent)
+    );
+    assert_eq!(json["summary"]["outcomes"]["success"].as_u64(), Some(0));
+    assert!(dir.join("trace.jsonl").exists() && dir.join("report.html").exists());
+}
+
+#[test]
+fn output_paths_are_checked_before_the_first_request_and_dash_is_stdout() {
+    let (addr, arrivals) = slow_server(Duration::ZERO);
+    let url = format!("http://{addr}/v1");
+    let base = [
+        "--url",
+        url.as_str(),
+        "--model",
+        "m",
+        "-n",
+        "2",
+        "--no-progress",
+    ];
+    let missing = "/nonexistent-dir/run.json";
+    let output = bench(&[&base[..], &["--json", missing]].concat());
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(missing) && stderr.contains("--json"),
+        "{stderr}"
+    );
+    assert!(arrivals.try_recv().is_err(), "no request was sent");
+
+    let both = bench(&[&base[..], &["--json", "-", "--trace", "-"]].concat());
+    assert_eq!(both.status.code(), Some(2));
+
+    let output = bench(&[&base[..], &["--json", "-"]].concat());
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the JSON");
+    assert_eq!(json["summary"]["requests"], 2);
+    assert_eq!(json["interrupted"], false);
+    assert!(
+        stderr.contains("tokenmeter bench"),
+        "the table is on stderr:\n{stderr}"
+    );
+    assert!(!std::path::Path::new("-").exists(), "no file named -");
+}

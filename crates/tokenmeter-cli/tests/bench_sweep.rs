@@ -1,0 +1,129 @@
+//! An honest sweep against a real `tokenmeter serve` whose capacity is known by construction:
+//! one request at a time (`--max-batch 1`), 16 ms of prefill and 8 output tokens at 8 ms a
+//! step: a request holds the engine for the prefill, which yields the first token, and 7
+//! decode steps, 72 ms, so the engine serves 1 / 72 ms = 13.9 requests per second. Below that rate, constant arrivals never queue and TTFT is the
+//! prefill; above it, the queue grows with every arrival and a 200 ms TTFT objective fails
+//! within 30 requests once the rate is about 15% above capacity (the slack absorbs a loaded
+//! machine's noise below it). The
+//! search finds that capacity from below (doubling, then bisection) and from above (halving,
+//! then bisection), and states it with the failing rate that brackets it.
+#[path = "serve_support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+
+use support::Serve;
+
+/// The engine's capacity, from its configuration: 1 / (16 ms + 7 × 8 ms).
+const CAPACITY: f64 = 1.0 / 0.072;
+
+fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("tokenmeter-sweep-{start}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let json = dir.join("sweep.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "bench",
+            "--url",
+            &server.url(),
+            "--model",
+            "m",
+            "--no-progress",
+        ])
+        .args([
+            "--sweep",
+            "--rate",
+            start,
+            "--arrival",
+            "constant",
+            "-n",
+            "30",
+        ])
+        .args([
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "8",
+            "--slo",
+            "ttft=200ms",
+        ])
+        .args(["--sweep-resolution", "0.1", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    // One capacity line per attainment goal (90% is the target, 99% the other).
+    assert_eq!(
+        stdout.matches("capacity at 90% attainment").count(),
+        1,
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("capacity at 99% attainment").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not reached"), "{stdout}");
+    let text = std::fs::read_to_string(&json).expect("--json written");
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_str(&text).expect("JSON")
+}
+
+fn check(sweep: &serde_json::Value, from: &str) -> f64 {
+    let sweep = &sweep["sweep"];
+    let steps: Vec<f64> = sweep["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["rate"].as_f64().unwrap())
+        .collect();
+    let at = &sweep["capacities"][0];
+    assert_eq!(at["goal"], 0.9);
+    let rate = at["rate"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{from}: {sweep}"));
+    let failed = at["failed_at"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{from}: {sweep}"));
+    assert!(
+        // Timing noise on a loaded machine only lowers it (a late step queues the next).
+        (0.75 * CAPACITY..=1.25 * CAPACITY).contains(&rate),
+        "from {from}: capacity {rate} req/s, known {CAPACITY}; steps {}",
+        sweep["steps"]
+    );
+    assert!(
+        failed > rate && failed <= rate * 1.1 + 0.05,
+        "from {from}: {rate} .. {failed}"
+    );
+    assert_eq!(sweep["capacity"].as_f64(), Some(rate));
+    assert!(steps.len() <= 12, "{steps:?}");
+    rate
+}
+
+#[test]
+fn the_sweep_finds_a_known_capacity_from_below_and_from_above() {
+    let server = Serve::start(&[
+        "--max-batch",
+        "1",
+        "--decode-table",
+        "1=8ms",
+        "--prefill-base",
+        "16ms",
+        "--prefill-per-token",
+        "1us",
+    ]);
+    let below = sweep_from(&server, "4");
+    let steps = &below["sweep"]["steps"];
+    assert_eq!(steps[0]["rate"], 4.0);
+    assert_eq!(steps[1]["rate"], 8.0, "doubling from a passing rate");
+    let from_below = check(&below, "below");
+    let above = sweep_from(&server, "80");
+    let steps = &above["sweep"]["steps"];
+    assert_eq!(steps[1]["rate"], 40.0, "halving from a failing rate");
+    let from_above = check(&above, "above");
+    println!("capacity from below {from_below} req/s, from above {from_above} req/s");
+}
