@@ -28,25 +28,9 @@ pub(crate) struct Client {
     pub(crate) error: bool,
 }
 
-/// A TCP connection to `addr` with a small receive buffer.
+/// A TCP connection to `addr` with a small receive buffer and a short read timeout.
 fn connect(addr: SocketAddr) -> TcpStream {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .expect("a runtime to connect with");
-    let stream = runtime.block_on(async {
-        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-        socket
-            .set_recv_buffer_size(RECV_BUFFER)
-            .expect("set SO_RCVBUF");
-        let stream = tokio::time::timeout(Duration::from_secs(5), socket.connect(addr))
-            .await
-            .expect("connected within 5 s")
-            .expect("connected");
-        stream.into_std().expect("a std stream")
-    });
-    stream.set_nonblocking(false).expect("blocking");
+    let stream = crate::support::http::small_buffer_connection(addr, RECV_BUFFER);
     stream
         .set_read_timeout(Some(Duration::from_millis(100)))
         .expect("read timeout");

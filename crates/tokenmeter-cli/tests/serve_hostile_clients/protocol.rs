@@ -104,27 +104,6 @@ fn requests_hyper_cannot_parse_are_answered_and_counted() {
     consistent(&server, 5.0);
 }
 
-/// A connection whose receive buffer is small (4 KiB, doubled by the kernel), so that a client
-/// that reads nothing soon leaves the server's writes waiting.
-fn small_buffer_connection(addr: SocketAddr) -> std::net::TcpStream {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .expect("a runtime to connect with");
-    let stream = runtime.block_on(async {
-        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-        socket.set_recv_buffer_size(4096).expect("set SO_RCVBUF");
-        tokio::time::timeout(Duration::from_secs(5), socket.connect(addr))
-            .await
-            .expect("connected within 5 s")
-            .expect("connected")
-    });
-    let stream = stream.into_std().expect("a std stream");
-    stream.set_nonblocking(false).expect("blocking");
-    stream
-}
-
 #[test]
 fn pipelined_streams_from_a_client_that_reads_nothing_end_once() {
     let server = Serve::start(&[
@@ -145,7 +124,7 @@ fn pipelined_streams_from_a_client_that_reads_nothing_end_once() {
         raw.extend_from_slice(one.as_bytes());
         raw.extend_from_slice(&body);
     }
-    let mut stalled = small_buffer_connection(server.addr);
+    let mut stalled = http::small_buffer_connection(server.addr, 4096);
     stalled.write_all(&raw).expect("three pipelined requests");
     server.wait_for("send-timeout closes", 1.0, Duration::from_secs(20), |s| {
         closed(s, "send_timeout")

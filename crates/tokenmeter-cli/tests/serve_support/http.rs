@@ -32,6 +32,30 @@ pub fn connect(addr: SocketAddr) -> Result<TcpStream, String> {
     Ok(stream)
 }
 
+/// A blocking TCP connection to `addr` whose receive buffer (`SO_RCVBUF`, set before
+/// connecting; the kernel doubles it) is `recv_buffer` bytes, so that a client that stops
+/// reading soon leaves the server's writes waiting.
+pub fn small_buffer_connection(addr: SocketAddr, recv_buffer: u32) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .expect("a runtime to connect with");
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket
+            .set_recv_buffer_size(recv_buffer)
+            .expect("set SO_RCVBUF");
+        let stream = tokio::time::timeout(Duration::from_secs(5), socket.connect(addr))
+            .await
+            .expect("connected within 5 s")
+            .expect("connected");
+        stream.into_std().expect("a std stream")
+    });
+    stream.set_nonblocking(false).expect("blocking");
+    stream
+}
+
 /// Sends `method path` with `headers` and `body` (`Connection: close`), and reads the whole
 /// response.
 pub fn request(
