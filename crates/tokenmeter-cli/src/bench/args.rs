@@ -9,10 +9,11 @@ use crate::bench::peer::PeerArgs;
 use crate::bench::request_shape::ShapeArgs;
 use crate::bench::run_block::RunArgs;
 use crate::bench::runner::Load;
+use crate::bench::schedule::{Stage, StageSpec, parse_burstiness, parse_rate};
 use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
 use crate::bench::url::parse_url;
-use crate::bench::workload::{ArrivalKind, LengthDist, Source, load_dataset};
+use crate::bench::workload::{ArrivalKind, Curve, LengthDist, Ramp, Source, load_dataset};
 use tokenmeter_slo::spec::parse_duration;
 
 /// Options of `tokenmeter bench`.
@@ -39,8 +40,9 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = DEFAULT_KEY_ENV, value_name = "NAME")]
     pub(crate) api_key_env: String,
 
-    /// Requests to send [default: 200]. When sweeping, per rate [default: 10 s of arrivals,
-    /// from 30 to 200 requests].
+    /// Requests to send [default: 200, or no limit with --duration]. When sweeping, per rate
+    /// [default: 10 s of arrivals, from 30 to 200 requests]; with a list of --concurrency
+    /// levels, per level.
     #[arg(long, short = 'n', visible_aliases = ["num-prompts", "request-count"])]
     pub(crate) requests: Option<usize>,
 
@@ -53,9 +55,50 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_enum, default_value = "poisson")]
     pub(crate) arrival: ArrivalKind,
 
+    /// The gamma shape of Poisson gaps, as vLLM's --burstiness: 1 is a Poisson process, below 1
+    /// burstier, above 1 steadier (the gaps' coefficient of variation is 1/√B).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, value_name = "B")]
+    pub(crate) burstiness: f64,
+
+    /// Ramp the rate from --ramp-up-start-rate to --ramp-up-end-rate over the run (by request,
+    /// as vLLM does; by time when only --duration ends the run).
+    #[arg(long, value_enum, value_name = "CURVE", requires_all = ["ramp_up_start_rate", "ramp_up_end_rate"])]
+    pub(crate) ramp_up_strategy: Option<Curve>,
+
+    /// The rate at the start of the ramp (requests per second).
+    #[arg(long, value_parser = parse_rate, requires = "ramp_up_strategy", value_name = "RATE")]
+    pub(crate) ramp_up_start_rate: Option<f64>,
+
+    /// The rate at the end of the ramp (requests per second).
+    #[arg(long, value_parser = parse_rate, requires = "ramp_up_strategy", value_name = "RATE")]
+    pub(crate) ramp_up_end_rate: Option<f64>,
+
     /// Requests in flight: a closed loop without --rate, a cap on in-flight requests with it.
-    #[arg(long, visible_alias = "max-concurrency")]
-    pub(crate) concurrency: Option<usize>,
+    /// A list (1,4,16) runs one closed-loop stage per level, each of -n requests (or
+    /// --duration), reported level by level.
+    #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',')]
+    pub(crate) concurrency: Vec<usize>,
+
+    /// Run for this long (e.g. 30s, 10m), then let the requests in flight finish; with -n,
+    /// whichever comes first.
+    #[arg(long, value_parser = parse_timeout, value_name = "DURATION", visible_alias = "benchmark-duration")]
+    pub(crate) duration: Option<Duration>,
+
+    /// Requests sent before the measured run, at its load, and left out of every result.
+    #[arg(
+        long,
+        default_value_t = 0,
+        visible_alias = "warmup-request-count",
+        value_name = "N"
+    )]
+    pub(crate) warmup: usize,
+
+    /// A stage of a multi-stage run, repeatable, e.g. `rate=2,duration=30s`,
+    /// `rate=2..20,ramp=exponential,duration=60s`, `concurrency=16,requests=200` (keys: rate,
+    /// ramp, concurrency, burstiness, arrival, requests, duration). Replaces --rate,
+    /// --concurrency, -n and --duration.
+    #[arg(long = "stage", value_name = "STAGE")]
+    pub(crate) stages: Vec<StageSpec>,
 
     /// Prompt length in tokens: N, LO..HI (uniform), normal:MEAN:SD or exp:MEAN.
     #[arg(
@@ -199,19 +242,6 @@ fn parse_boxed_url(text: &str) -> Result<Box<reqwest::Url>, String> {
     parse_url(text).map(Box::new)
 }
 
-fn parse_rate(text: &str) -> Result<f64, String> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("inf") {
-        return Ok(f64::INFINITY);
-    }
-    match text.parse::<f64>() {
-        Ok(rate) if rate > 0.0 && rate.is_finite() => Ok(rate),
-        _ => Err(format!(
-            "`{text}` is not a request rate; give requests per second above 0 (e.g. 8 or 0.5), or `inf`"
-        )),
-    }
-}
-
 fn parse_fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
@@ -308,8 +338,10 @@ pub(crate) struct Plan {
     pub(crate) url: Option<reqwest::Url>,
     /// The endpoint path to use when the URL is a base URL.
     pub(crate) endpoint: String,
-    /// The load of a single run.
+    /// The load of a single run (its first stage's).
     pub(crate) load: Load,
+    /// The stages of a single run.
+    pub(crate) stages: Vec<Stage>,
     /// The sweep's rates: empty for no sweep, `None` inside for auto doubling.
     pub(crate) sweep: Option<Vec<f64>>,
     /// Where prompts come from.
@@ -324,7 +356,7 @@ impl BenchArgs {
         if self.requests == Some(0) {
             bail!("--requests must be at least 1");
         }
-        if self.concurrency == Some(0) {
+        if self.concurrency.contains(&0) {
             bail!("--concurrency must be at least 1");
         }
         if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
@@ -341,16 +373,13 @@ impl BenchArgs {
                 self.endpoint
             );
         }
-        let load = match (self.rate, self.concurrency) {
-            (None, Some(c)) => Load::Concurrency(c),
-            (rate, max_concurrency) => Load::Rate {
-                rate: rate.unwrap_or(10.0),
-                kind: self.arrival,
-                max_concurrency,
-            },
-        };
+        let stages = self.stages()?;
+        let load = stages[0].load;
         let sweeping = self.sweep || !self.sweep_rates.is_empty();
-        if sweeping && self.rate.is_none() && self.concurrency.is_some() {
+        if sweeping && (!self.stages.is_empty() || self.duration.is_some()) {
+            bail!("--sweep runs its own steps; it cannot be used with --stage or --duration");
+        }
+        if sweeping && self.rate.is_none() && !self.concurrency.is_empty() {
             bail!(
                 "--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)"
             );
@@ -375,10 +404,90 @@ impl BenchArgs {
             url: self.url.as_deref().cloned(),
             endpoint: self.endpoint.clone(),
             load,
+            stages,
             sweep,
             source,
             tls: Tls::new(self.ca_cert.as_deref(), self.insecure)?,
         })
+    }
+
+    /// The stages of a single run, from --stage, a list of --concurrency levels, or the load
+    /// flags.
+    fn stages(&self) -> anyhow::Result<Vec<Stage>> {
+        if !self.stages.is_empty() {
+            let global = [
+                (self.rate.is_some(), "--rate"),
+                (!self.concurrency.is_empty(), "--concurrency"),
+                (self.requests.is_some(), "-n/--requests"),
+                (self.duration.is_some(), "--duration"),
+                (self.ramp_up_strategy.is_some(), "--ramp-up-strategy"),
+            ];
+            if let Some((_, flag)) = global.iter().find(|(set, _)| *set) {
+                bail!("--stage describes the whole load; drop {flag} (give it in each stage)");
+            }
+            return Ok(self
+                .stages
+                .iter()
+                .map(|s| s.stage(self.arrival, self.burstiness))
+                .collect());
+        }
+        if self.burstiness != 1.0 && self.arrival == ArrivalKind::Constant {
+            bail!("--burstiness shapes Poisson gaps; drop it or --arrival constant");
+        }
+        let requests = match (self.requests, self.duration) {
+            (None, None) => Some(DEFAULT_REQUESTS),
+            (n, _) => n,
+        };
+        let ramp = match (
+            self.ramp_up_strategy,
+            self.ramp_up_start_rate,
+            self.ramp_up_end_rate,
+        ) {
+            (Some(curve), Some(start), Some(end)) => {
+                if self.rate.is_some() {
+                    bail!("--ramp-up-strategy sets the rate; drop --rate");
+                }
+                if !(start.is_finite() && end.is_finite()) {
+                    bail!("a ramp needs finite rates; give numbers, not `inf`");
+                }
+                Some((start, Ramp { end, curve }))
+            }
+            _ => None,
+        };
+        let stage = |load| Stage {
+            load,
+            requests,
+            duration: self.duration,
+        };
+        match (self.rate, self.concurrency.as_slice(), ramp) {
+            (None, [], None) | (Some(_), _, _) | (None, [_], Some(_)) | (None, [], Some(_)) => {
+                let (rate, ramp) = match ramp {
+                    Some((start, ramp)) => (start, Some(ramp)),
+                    None => (self.rate.unwrap_or(10.0), None),
+                };
+                let max_concurrency = match self.concurrency.as_slice() {
+                    [] => None,
+                    [c] => Some(*c),
+                    _ => bail!(
+                        "a list of --concurrency levels runs closed loops; drop --rate or give one level"
+                    ),
+                };
+                Ok(vec![stage(Load::Rate {
+                    rate,
+                    kind: self.arrival,
+                    max_concurrency,
+                    burstiness: self.burstiness,
+                    ramp,
+                })])
+            }
+            (None, levels, None) => Ok(levels
+                .iter()
+                .map(|&c| stage(Load::Concurrency(c)))
+                .collect()),
+            (None, _, Some(_)) => bail!(
+                "a list of --concurrency levels runs closed loops; drop the ramp or give one level"
+            ),
+        }
     }
 
     /// The API key from the environment, if the variable is set and not empty.

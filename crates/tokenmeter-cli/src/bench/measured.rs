@@ -52,6 +52,8 @@ pub(crate) struct Measured {
     pub(crate) id: u64,
     /// The sweep step's request rate, when sweeping.
     pub(crate) rate: Option<f64>,
+    /// The index of the stage that sent it (0 for a run of one stage).
+    pub(crate) stage: usize,
     /// The core's record; `None` only when the request's task was lost (it panicked).
     pub(crate) record: Option<RequestRecord>,
     /// Prompt tokens we sent (generated or estimated).

@@ -47,6 +47,7 @@ mod run_block;
 mod runner;
 mod samples;
 mod sanitize;
+mod schedule;
 mod selfcheck;
 mod slo;
 mod summary;
@@ -81,6 +82,7 @@ use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
 use crate::bench::runner::Load;
+use crate::bench::schedule::Stage;
 use crate::bench::summary::summarize;
 use crate::bench::sweep::{Rates, SweepResult, SweepStep};
 use crate::bench::url::{display_url, endpoint_url};
@@ -183,7 +185,10 @@ pub(crate) async fn bench(
     let mut info = RunInfo {
         url: display_url(&client.target().url),
         model: client.sanitizer().clean(&model),
-        load: plan.load.to_string(),
+        load: match plan.stages.as_slice() {
+            [one] => one.to_string(),
+            stages => format!("{} stages (see by stage)", stages.len()),
+        },
         workload: describe_workload(&plan.source),
         seed: args.seed,
         numbers: run_block::RunNumbers::now(
@@ -202,18 +207,29 @@ pub(crate) async fn bench(
             preflight::check(&client, &spec, !args.shape.no_stream).await?;
         }
     }
-    let mut rng = StdRng::seed_from_u64(args.seed);
+    // Arrivals draw from their own generator: the prompts of a seed do not depend on the load.
+    let mut rng = StdRng::seed_from_u64(args.seed ^ ARRIVAL_SEED);
     let mut verdict: anyhow::Result<()> = Ok(());
     let quiet = args.stdout_taken();
     let stop = Interrupt::on_signals();
     let traces = match &plan.sweep {
         None => {
-            let specs = workload::specs(&plan.source, args.requests(), &mut rng);
-            let planned = specs.len();
-            let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
+            if args.warmup > 0 {
+                warm_up(args, plan, client.clone(), &stop).await;
+            }
+            let specs = workload::Specs::new(&plan.source, StdRng::seed_from_u64(args.seed));
+            let planned: Option<usize> = plan.stages.iter().map(Stage::planned).sum();
+            let label = if plan.stages.len() > 1 {
+                "stages"
+            } else {
+                "bench"
+            };
+            let mut progress = Progress::new(planned.unwrap_or(0) as u64, label, !args.no_progress);
             let traces =
-                runner::run_until(client, specs, plan.load, &mut rng, &mut progress, &stop).await;
+                runner::run_stages(client, specs, &plan.stages, &mut rng, &mut progress, &stop)
+                    .await;
             progress.done();
+            let planned = planned.unwrap_or(traces.len());
             let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
             let samples = samples::error_samples(&traces);
@@ -229,6 +245,11 @@ pub(crate) async fn bench(
                         table::outcomes_line(&summary.outcomes)
                     ),
                 );
+            }
+            let stages = (plan.stages.len() > 1)
+                .then(|| output::stages::results(&plan.stages, &traces, &args.slo));
+            if let Some(stages) = &stages {
+                output::show(quiet, &output::stages::render(stages));
             }
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
@@ -278,6 +299,7 @@ pub(crate) async fn bench(
                     peer::ResultFormat::Tokenmeter => json!({
                         "run": info,
                         "summary": summary,
+                        "stages": stages,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -351,6 +373,36 @@ pub(crate) async fn bench(
     verdict
 }
 
+/// Sends `--warmup` requests at the first stage's load and forgets them: prompts of their own
+/// (the run's prompts do not depend on the warm-up), nothing recorded.
+async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Interrupt) {
+    let mut rng = StdRng::seed_from_u64(args.seed ^ WARMUP_SEED);
+    let specs = workload::specs(&plan.source, args.warmup, &mut rng);
+    let mut progress = Progress::new(args.warmup as u64, "warm-up", !args.no_progress);
+    let stage = Stage::requests(plan.stages[0].load, args.warmup);
+    let done = runner::run_stages(
+        client,
+        specs.into_iter(),
+        &[stage],
+        &mut rng,
+        &mut progress,
+        stop,
+    )
+    .await;
+    progress.done();
+    let ok = done.iter().filter(|m| m.succeeded()).count();
+    eprintln!(
+        "warm-up: {} requests sent ({ok} succeeded), left out of the results",
+        done.len()
+    );
+}
+
+/// Mixed into `--seed` for the arrivals.
+const ARRIVAL_SEED: u64 = 0xa771;
+
+/// Mixed into `--seed` for the warm-up's prompts and arrivals.
+const WARMUP_SEED: u64 = 0x3a7e;
+
 /// Mixed into `--seed` for the test request's prompt.
 const PREFLIGHT_SEED: u64 = 0x7e57;
 
@@ -396,6 +448,8 @@ async fn run_sweep(
             rate,
             kind: args.arrival,
             max_concurrency,
+            burstiness: args.burstiness,
+            ramp: None,
         };
         let mut traces =
             runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;

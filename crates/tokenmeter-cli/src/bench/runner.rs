@@ -2,17 +2,17 @@
 //! and collects every request's measurement.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rand::Rng;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::bench::client::Client;
-use crate::bench::interrupt::{Interrupt, Stage};
+use crate::bench::interrupt::{Interrupt, Stage as Step};
 use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
-use crate::bench::workload::{ArrivalKind, RequestSpec, open_loop};
+use crate::bench::schedule;
+use crate::bench::workload::{ArrivalKind, Arrivals, Curve, Ramp, RequestSpec, Span};
 
 /// How requests are released.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +26,10 @@ pub(crate) enum Load {
         kind: ArrivalKind,
         /// Cap on requests in flight.
         max_concurrency: Option<usize>,
+        /// The gamma shape of Poisson gaps (1: exponential).
+        burstiness: f64,
+        /// The rate at the end of the stage, when it ramps.
+        ramp: Option<Ramp>,
     },
     /// Closed loop: `n` requests always in flight.
     Concurrency(usize),
@@ -38,15 +42,27 @@ impl std::fmt::Display for Load {
                 rate,
                 kind,
                 max_concurrency,
+                burstiness,
+                ramp,
             } => {
-                let kind = match kind {
-                    ArrivalKind::Poisson => "Poisson",
-                    ArrivalKind::Constant => "constant",
+                let kind = match (kind, burstiness) {
+                    (ArrivalKind::Poisson, b) if *b == 1.0 => "Poisson".to_owned(),
+                    (ArrivalKind::Poisson, b) => format!("gamma (burstiness {b})"),
+                    (ArrivalKind::Constant, _) => "constant".to_owned(),
                 };
-                if rate.is_finite() {
-                    write!(f, "{kind} arrivals at {rate} req/s")?;
-                } else {
-                    write!(f, "all requests at once")?;
+                match ramp {
+                    _ if !rate.is_finite() => write!(f, "all requests at once")?,
+                    Some(Ramp { end, curve }) => {
+                        let curve = match curve {
+                            Curve::Linear => "linear",
+                            Curve::Exponential => "exponential",
+                        };
+                        write!(
+                            f,
+                            "{kind} arrivals, {curve} ramp from {rate} to {end} req/s"
+                        )?;
+                    }
+                    None => write!(f, "{kind} arrivals at {rate} req/s")?,
                 }
                 if let Some(n) = max_concurrency {
                     write!(f, ", at most {n} in flight")?;
@@ -69,8 +85,8 @@ pub(crate) async fn run(
     run_until(client, specs, load, rng, progress, &Interrupt::never()).await
 }
 
-/// [`run`] until `stop`: once [`Stage::Draining`], no request is sent any more and the ones
-/// in flight finish; at [`Stage::Cancelling`] those are cancelled too (their outcome is
+/// [`run`] until `stop`: once [`Step::Draining`], no request is sent any more and the ones
+/// in flight finish; at [`Step::Cancelling`] those are cancelled too (their outcome is
 /// `cancelled`). Returns what was sent.
 pub(crate) async fn run_until(
     client: Arc<Client>,
@@ -80,52 +96,100 @@ pub(crate) async fn run_until(
     progress: &mut Progress,
     stop: &Interrupt,
 ) -> Vec<Measured> {
-    let n = specs.len();
-    let (offsets, slots) = match load {
-        Load::Rate {
-            rate,
-            kind,
-            max_concurrency,
-        } => (open_loop(kind, rate, n, rng), max_concurrency),
-        Load::Concurrency(c) => (vec![Duration::ZERO; n], Some(c)),
-    };
-    let slots = slots.map(|c| Arc::new(Semaphore::new(c.max(1))));
-    let start = tokio::time::Instant::now();
+    let stage = schedule::Stage::requests(load, specs.len());
+    run_stages(client, specs.into_iter(), &[stage], rng, progress, stop).await
+}
+
+/// Sends `specs` through `stages` in order, until the specs run out or `stop` (see
+/// [`run_until`]). A stage ends after its requests, or when its duration is over (requests in
+/// flight then go on: the next stage starts at once, with a lower concurrency cap waiting for
+/// them). Each measurement carries its stage's index.
+pub(crate) async fn run_stages(
+    client: Arc<Client>,
+    mut specs: impl Iterator<Item = RequestSpec>,
+    stages: &[schedule::Stage],
+    rng: &mut impl Rng,
+    progress: &mut Progress,
+    stop: &Interrupt,
+) -> Vec<Measured> {
     let mut tasks = JoinSet::new();
-    let mut traces = Vec::with_capacity(n);
-    'release: for (spec, offset) in specs.into_iter().zip(offsets) {
-        let due = start + offset;
-        // Collect finished requests while waiting for the next arrival.
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep_until(due) => break,
-                () = stop.reached(Stage::Draining) => break 'release,
-                Some(done) = tasks.join_next(), if !tasks.is_empty() => collect(done, &mut traces, progress),
+    let mut traces = Vec::new();
+    let mut stage_start = Instant::now();
+    'run: for (index, stage) in stages.iter().enumerate() {
+        let end = stage.duration.map(|d| stage_start + d);
+        let (mut arrivals, cap) = match stage.load {
+            Load::Rate {
+                rate,
+                kind,
+                max_concurrency,
+                burstiness,
+                ramp,
+            } => {
+                let span = match (stage.requests, stage.duration) {
+                    (Some(n), None) => Span::Requests(n),
+                    (_, Some(d)) => Span::Time(d),
+                    (None, None) => Span::Requests(0),
+                };
+                let arrivals = Arrivals::new(kind, rate, burstiness, ramp, span);
+                (Some(arrivals), max_concurrency)
             }
-        }
-        let permit = match &slots {
-            Some(slots) => loop {
-                tokio::select! {
-                    permit = slots.clone().acquire_owned() => break permit.ok(),
-                    () = stop.reached(Stage::Draining) => break 'release,
-                    Some(done) = tasks.join_next(), if !tasks.is_empty() => collect(done, &mut traces, progress),
-                }
-            },
-            None => None,
+            Load::Concurrency(c) => (None, Some(c.max(1))),
         };
-        if stop.interrupted() {
-            break;
-        }
-        let client = client.clone();
-        let stop = stop.clone();
-        tasks.spawn(async move {
-            let measured = tokio::select! {
-                measured = client.send(&spec) => measured,
-                () = stop.reached(Stage::Cancelling) => Measured::cancelled(&spec),
+        let mut sent = 0_usize;
+        let ended_by_time = 'stage: loop {
+            if stage.requests.is_some_and(|n| sent >= n) {
+                break false;
+            }
+            let due = arrivals.as_mut().map(|a| stage_start + a.next_offset(rng));
+            if let (Some(due), Some(end)) = (due, end)
+                && due >= end
+            {
+                break true;
+            }
+            // Collect finished requests while waiting for the arrival and for a slot.
+            loop {
+                let waiting_for_time = due.is_some_and(|due| Instant::now() < due);
+                let waiting_for_slot = cap.is_some_and(|c| tasks.len() >= c);
+                if !waiting_for_time && !waiting_for_slot {
+                    break;
+                }
+                let wake = if waiting_for_time { due } else { end };
+                tokio::select! {
+                    () = sleep_until_some(wake) => {
+                        if !waiting_for_time {
+                            break 'stage true;
+                        }
+                    }
+                    () = stop.reached(Step::Draining) => break 'run,
+                    Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                        collect(done, &mut traces, progress);
+                    }
+                }
+            }
+            if end.is_some_and(|end| Instant::now() >= end) {
+                break true;
+            }
+            if stop.interrupted() {
+                break 'run;
+            }
+            let Some(spec) = specs.next() else {
+                break 'run;
             };
-            drop(permit);
-            (spec.id, measured)
-        });
+            let client = client.clone();
+            let stop = stop.clone();
+            tasks.spawn(async move {
+                let measured = tokio::select! {
+                    measured = client.send(&spec) => measured,
+                    () = stop.reached(Step::Cancelling) => Measured::cancelled(&spec),
+                };
+                (index, measured)
+            });
+            sent += 1;
+        };
+        stage_start = match (ended_by_time, end) {
+            (true, Some(end)) => end,
+            _ => Instant::now(),
+        };
     }
     while let Some(done) = tasks.join_next().await {
         collect(done, &mut traces, progress);
@@ -134,13 +198,24 @@ pub(crate) async fn run_until(
     traces
 }
 
+/// Sleeps until `at`, or forever.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 fn collect(
-    done: Result<(u64, Measured), tokio::task::JoinError>,
+    done: Result<(usize, Measured), tokio::task::JoinError>,
     traces: &mut Vec<Measured>,
     progress: &mut Progress,
 ) {
     let measured = match done {
-        Ok((_, measured)) => measured,
+        Ok((stage, mut measured)) => {
+            measured.stage = stage;
+            measured
+        }
         // Lost with its task: no record (an error of class `_OTHER`).
         Err(error) => Measured {
             // Not the panic's message: it could quote what the server sent.

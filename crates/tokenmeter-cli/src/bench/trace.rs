@@ -26,6 +26,9 @@ pub(crate) struct Trace {
     /// The sweep step's request rate, when sweeping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rate: Option<f64>,
+    /// The index of the stage that sent it, in a run of several stages (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) stage: usize,
     /// When the request was sent.
     pub(crate) send_ns: u64,
     /// When the first chunk carrying a token was parsed.
@@ -60,6 +63,10 @@ pub(crate) struct Trace {
     pub(crate) usage_discrepancy: Option<Discrepancy>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Nanoseconds, saturating.
 pub(crate) fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -74,6 +81,7 @@ impl Trace {
         Self {
             id: measured.id,
             rate: measured.rate,
+            stage: measured.stage,
             send_ns: ns(arrival),
             first_token_ns: record.and_then(|r| r.ttft).map(|t| ns(arrival + t)),
             end_ns: record.map_or(0, |r| ns(r.end())),

@@ -2,6 +2,7 @@
 
 pub(crate) mod charts;
 pub(crate) mod html;
+pub(crate) mod stages;
 pub(crate) mod table;
 pub(crate) mod vllm_json;
 

@@ -82,6 +82,8 @@ async fn client_and_server_agree_request_by_request() {
         rate: 80.0,
         kind: ArrivalKind::Poisson,
         max_concurrency: None,
+        burstiness: 1.0,
+        ramp: None,
     };
     let traces = runner::run(client, specs, load, &mut rng, &mut progress).await;
     let outcomes = Outcomes::of(&traces);

@@ -192,6 +192,8 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
         rate: 200.0,
         kind: crate::bench::workload::ArrivalKind::Constant,
         max_concurrency: Some(8),
+        burstiness: 1.0,
+        ramp: None,
     };
     let traces = runner::run(client, specs, load, &mut rng, &mut progress).await;
     assert_eq!(traces.len(), 20);

@@ -4,7 +4,7 @@ mod arrival;
 mod dataset;
 mod length;
 
-pub(crate) use arrival::{ArrivalKind, open_loop};
+pub(crate) use arrival::{ArrivalKind, Arrivals, Curve, Ramp, Span};
 pub(crate) use dataset::{Entry, load as load_dataset};
 pub(crate) use length::LengthDist;
 
@@ -91,27 +91,53 @@ const VOCABULARY: [&str; 32] = [
 
 /// `n` request specs from `source`.
 pub(crate) fn specs(source: &Source, n: usize, rng: &mut impl Rng) -> Vec<RequestSpec> {
-    (0..n)
-        .map(|i| {
-            let (prompt, input_tokens, max_tokens) = match source {
-                Source::Synthetic { input, output } => {
-                    let length = input.sample(rng);
-                    (synthetic_prompt(length, rng), length, output.sample(rng))
-                }
-                Source::Dataset { entries, output } => {
-                    let entry = &entries[i % entries.len()];
-                    let max = entry.output_tokens.unwrap_or_else(|| output.sample(rng));
-                    (entry.prompt.clone(), entry.input_tokens, max)
-                }
-            };
-            RequestSpec {
-                id: i as u64,
-                prompt,
-                input_tokens,
-                max_tokens,
+    Specs::new(source, rng).take(n).collect()
+}
+
+/// The request specs of `source`, one after another without end (a dataset is cycled).
+#[derive(Debug)]
+pub(crate) struct Specs<'a, R> {
+    source: &'a Source,
+    rng: R,
+    next: u64,
+}
+
+impl<'a, R: Rng> Specs<'a, R> {
+    /// Specs drawn from `source` with `rng`.
+    pub(crate) fn new(source: &'a Source, rng: R) -> Self {
+        Self {
+            source,
+            rng,
+            next: 0,
+        }
+    }
+}
+
+impl<R: Rng> Iterator for Specs<'_, R> {
+    type Item = RequestSpec;
+
+    fn next(&mut self) -> Option<RequestSpec> {
+        let id = self.next;
+        self.next += 1;
+        let rng = &mut self.rng;
+        let (prompt, input_tokens, max_tokens) = match self.source {
+            Source::Synthetic { input, output } => {
+                let length = input.sample(rng);
+                (synthetic_prompt(length, rng), length, output.sample(rng))
             }
+            Source::Dataset { entries, output } => {
+                let entry = &entries[(id % entries.len() as u64) as usize];
+                let max = entry.output_tokens.unwrap_or_else(|| output.sample(rng));
+                (entry.prompt.clone(), entry.input_tokens, max)
+            }
+        };
+        Some(RequestSpec {
+            id,
+            prompt,
+            input_tokens,
+            max_tokens,
         })
-        .collect()
+    }
 }
 
 fn synthetic_prompt(words: u64, rng: &mut impl Rng) -> Prompt {

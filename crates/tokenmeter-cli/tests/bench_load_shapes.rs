@@ -1,0 +1,230 @@
+//! Load shapes against a real `tokenmeter serve` process, over loopback, in bounded runs: a
+//! `--duration` run stops sending on time, `--warmup` requests reach the server but no result,
+//! `--stage` and a list of `--concurrency` levels run in order and are reported stage by stage,
+//! and a closed-loop level is never exceeded. (The arrival statistics of ramps and burstiness
+//! are unit tests of `bench/workload/arrival.rs`: they need no server.)
+#[path = "serve_support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::Serve;
+use tokenmeter_tests::TempDir;
+
+/// A fast engine: 2 ms prefill, 1 ms per token, 4 output tokens.
+fn server() -> Serve {
+    Serve::start(&[
+        "--prefill-per-token",
+        "0us",
+        "--prefill-base",
+        "2ms",
+        "--decode-table",
+        "1=1ms,64=1ms",
+    ])
+}
+
+/// Runs `tokenmeter bench` against `server` with `args`; returns the JSON, the trace lines,
+/// stderr and the wall time.
+fn bench(server: &Serve, args: &[&str]) -> (Value, Vec<Value>, String, Duration) {
+    let dir = TempDir::new("load-shapes");
+    let (json, trace) = (dir.0.join("run.json"), dir.0.join("trace.jsonl"));
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "bench",
+            "--url",
+            &server.url(),
+            "--model",
+            "m",
+            "--no-progress",
+        ])
+        .args([
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "4",
+            "--no-preflight",
+        ])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("--trace")
+        .arg(&trace)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{args:?}\n{stdout}\n{stderr}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON");
+    let lines = std::fs::read_to_string(&trace)
+        .expect("the trace")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    (json, lines, stderr, took)
+}
+
+fn ns(line: &Value, key: &str) -> u64 {
+    line[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} in {line}"))
+}
+
+#[test]
+fn a_duration_run_stops_sending_on_time() {
+    let server = server();
+    let (json, lines, _, took) = bench(&server, &["--duration", "1500ms", "--rate", "40"]);
+    let sent = lines.len();
+    // 40 req/s for 1.5 s: 60 expected, Poisson; far from both ends of this range.
+    assert!(
+        (25..=110).contains(&sent),
+        "{sent} requests in 1.5 s at 40 req/s"
+    );
+    assert_eq!(json["summary"]["requests"], sent as u64);
+    let first = lines.iter().map(|l| ns(l, "send_ns")).min().unwrap();
+    let last = lines.iter().map(|l| ns(l, "send_ns")).max().unwrap();
+    assert!(
+        last - first < 1_500_000_000,
+        "a request was sent {} ms after the start of a 1.5 s run",
+        (last - first) / 1_000_000
+    );
+    // Requests take a few ms: the run ends soon after its duration (process start included).
+    assert!(took < Duration::from_secs(10), "the run took {took:?}");
+    assert!(
+        json["run"]["load"].as_str().unwrap().contains("for 1.5s"),
+        "{}",
+        json["run"]["load"]
+    );
+}
+
+#[test]
+fn warm_up_requests_reach_the_server_but_no_result() {
+    let server = server();
+    let (json, lines, stderr, _) = bench(&server, &["--warmup", "5", "-n", "12", "--rate", "inf"]);
+    assert_eq!(lines.len(), 12);
+    assert_eq!(json["summary"]["requests"], 12);
+    assert!(
+        stderr.contains("warm-up: 5 requests sent (5 succeeded)"),
+        "{stderr}"
+    );
+    let served = server.metric("tokenmeter_requests_total", &[("outcome", "success")]);
+    assert_eq!(served, 17.0, "the server saw the warm-up and the run");
+}
+
+#[test]
+fn stages_run_in_order_and_are_reported_one_by_one() {
+    let server = server();
+    let (json, lines, _, _) = bench(
+        &server,
+        &[
+            "--stage",
+            "rate=200,requests=10",
+            "--stage",
+            "concurrency=2,requests=6",
+            "--stage",
+            "rate=50..100,ramp=exponential,requests=8",
+        ],
+    );
+    let stages = json["stages"].as_array().expect("a stages list");
+    let sent: Vec<u64> = stages
+        .iter()
+        .map(|s| s["summary"]["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sent, [10, 6, 8]);
+    assert_eq!(stages[1]["stage"]["concurrency"], 2);
+    assert_eq!(stages[2]["stage"]["ramp_to"], 100.0);
+    // The trace names each request's stage, and stages are sent in order.
+    let stage_of = |l: &Value| l["stage"].as_u64().unwrap_or(0);
+    assert_eq!(lines.len(), 24);
+    for pair in lines.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if stage_of(a) < stage_of(b) {
+            assert!(ns(a, "send_ns") <= ns(b, "send_ns"));
+        }
+        assert!(stage_of(a) <= stage_of(b), "ids follow the stages");
+    }
+}
+
+#[test]
+fn a_list_of_concurrency_levels_never_exceeds_its_level() {
+    let server = server();
+    let (json, lines, _, _) = bench(&server, &["--concurrency", "1,3", "-n", "9"]);
+    let stages = json["stages"].as_array().expect("a stages list");
+    assert_eq!(stages.len(), 2);
+    // At every send, the requests in flight (sent before, not yet ended) are below the level
+    // of the stage sending it.
+    for (i, line) in lines.iter().enumerate() {
+        let level = [1, 3][line["stage"].as_u64().unwrap_or(0) as usize];
+        let at = ns(line, "send_ns");
+        let in_flight = lines[..i]
+            .iter()
+            .filter(|o| ns(o, "send_ns") <= at && ns(o, "end_ns") > at)
+            .count();
+        assert!(
+            in_flight < level,
+            "request {i} sent with {in_flight} in flight at level {level}"
+        );
+    }
+    let sent: Vec<u64> = stages
+        .iter()
+        .map(|s| s["summary"]["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sent, [9, 9]);
+}
+
+#[test]
+fn load_flags_that_contradict_each_other_are_refused() {
+    let server = server();
+    for (args, says) in [
+        (
+            vec!["--stage", "rate=2,requests=2", "--rate", "3"],
+            "drop --rate",
+        ),
+        (
+            vec!["--concurrency", "1,2", "--rate", "3"],
+            "list of --concurrency",
+        ),
+        (
+            vec!["--burstiness", "0.5", "--arrival", "constant"],
+            "--burstiness",
+        ),
+        (
+            vec![
+                "--ramp-up-strategy",
+                "linear",
+                "--ramp-up-start-rate",
+                "1",
+                "--ramp-up-end-rate",
+                "5",
+                "--rate",
+                "2",
+            ],
+            "drop --rate",
+        ),
+        (vec!["--sweep", "--duration", "5s"], "--sweep"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+            .env_remove("OPENAI_API_KEY")
+            .args([
+                "bench",
+                "--url",
+                &server.url(),
+                "--model",
+                "m",
+                "--no-progress",
+            ])
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("tokenmeter bench runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
