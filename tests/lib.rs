@@ -6,6 +6,7 @@
 pub mod http;
 pub mod logged;
 pub mod prometheus;
+pub mod tokenizer;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

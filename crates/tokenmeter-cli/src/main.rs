@@ -5,6 +5,7 @@
 mod bench;
 mod serve;
 mod slo;
+mod tokenizer;
 
 use std::process::ExitCode;
 

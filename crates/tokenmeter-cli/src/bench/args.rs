@@ -1,6 +1,7 @@
 //! The options of `tokenmeter bench`, and their validation into a [`Plan`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -13,7 +14,9 @@ use crate::bench::schedule::{Stage, StageSpec, parse_burstiness, parse_rate};
 use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
 use crate::bench::url::parse_url;
-use crate::bench::workload::{ArrivalKind, Curve, LengthDist, Ramp, Source, load_dataset};
+use crate::bench::workload::{
+    ArrivalKind, Curve, LengthDist, PromptTokenizer, Ramp, Source, load_dataset,
+};
 use tokenmeter_slo::spec::parse_duration;
 
 /// Options of `tokenmeter bench`.
@@ -122,6 +125,12 @@ pub(crate) struct BenchArgs {
     /// line, used in order instead of synthetic prompts.
     #[arg(long, visible_alias = "dataset-path", value_name = "FILE")]
     pub(crate) dataset: Option<PathBuf>,
+
+    /// A Hugging Face `tokenizer.json` (the model's own): synthetic prompts of exactly
+    /// --input-tokens tokens, dataset prompts counted with it. Without it, prompt lengths are
+    /// estimates (one token per word) and every output says so.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tokenizer: Option<PathBuf>,
 
     /// Per-request objectives for goodput, e.g. ttft=1s,tpot=50ms,e2e=20s (`none`: good =
     /// succeeded).
@@ -390,14 +399,19 @@ impl BenchArgs {
             rates.dedup();
             rates
         });
+        let tokenizer = match &self.tokenizer {
+            Some(path) => Some(Arc::new(PromptTokenizer::load(path)?)),
+            None => None,
+        };
         let source = match &self.dataset {
             Some(path) => Source::Dataset {
-                entries: load_dataset(path)?,
+                entries: load_dataset(path, tokenizer.as_deref())?,
                 output: self.output_tokens,
             },
             None => Source::Synthetic {
                 input: self.input_tokens,
                 output: self.output_tokens,
+                tokenizer,
             },
         };
         Ok(Plan {

@@ -25,8 +25,15 @@ pub(crate) struct Counts {
     pub(crate) output_from_chunks: u64,
     /// Successful requests whose input tokens are the server's `usage.prompt_tokens`.
     pub(crate) input_from_usage: u64,
-    /// Successful requests whose input tokens are the bench's estimate of its prompt.
+    /// Successful requests whose input tokens are the bench's own exact count (`--tokenizer`,
+    /// or the dataset's `input_tokens`), the server sending no `usage.prompt_tokens`.
+    pub(crate) input_exact: u64,
+    /// Successful requests whose input tokens are the bench's estimate of its prompt (one token
+    /// per word, without `--tokenizer`).
     pub(crate) input_estimated: u64,
+    /// Requests sent whose prompt length is an estimate (no `--tokenizer`): what the run's
+    /// input lengths and input-length classes are made of.
+    pub(crate) prompts_estimated: u64,
     /// Finish reasons of the successful requests (`none` when the stream gave none).
     pub(crate) finish_reasons: BTreeMap<String, u64>,
     /// Successful requests that stopped (`stop`) with fewer output tokens than `max_tokens`.
@@ -43,15 +50,17 @@ impl Counts {
     pub(crate) fn of(measured: &[Measured], slo: &Slo) -> Self {
         let judge = Judge::new(slo);
         let mut counts = Self::default();
+        counts.prompts_estimated = measured.iter().filter(|m| !m.input_exact).count() as u64;
         for one in measured.iter().filter(|m| m.succeeded()) {
             let usage = one.usage.filter(|u| !u.unusable);
             match usage.and_then(|u| u.completion_tokens) {
                 Some(_) => counts.output_from_usage += 1,
                 None => counts.output_from_chunks += 1,
             }
-            match usage.and_then(|u| u.prompt_tokens) {
-                Some(_) => counts.input_from_usage += 1,
-                None => counts.input_estimated += 1,
+            match (usage.and_then(|u| u.prompt_tokens), one.input_exact) {
+                (Some(_), _) => counts.input_from_usage += 1,
+                (None, true) => counts.input_exact += 1,
+                (None, false) => counts.input_estimated += 1,
             }
             let reason = one.record.as_ref().and_then(|r| r.finish_reason);
             let name = reason.map_or("none", |r| r.as_str());
@@ -73,12 +82,21 @@ impl Counts {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "  token counts  output: {} from the server's usage, {} from chunk counts (estimate) · input: {} from usage, {} estimated by the bench",
+            "  token counts  output: {} from the server's usage, {} from chunk counts (estimate) · input: {} from usage, {} counted by the bench, {} estimated by the bench (words)",
             self.output_from_usage,
             self.output_from_chunks,
             self.input_from_usage,
+            self.input_exact,
             self.input_estimated
         );
+        if self.prompts_estimated > 0 {
+            let _ = writeln!(
+                out,
+                "  prompts       {} lengths asked are estimates (one token per word): give \
+                 --tokenizer tokenizer.json for exact lengths",
+                self.prompts_estimated
+            );
+        }
         let reasons: Vec<String> = self
             .finish_reasons
             .iter()
@@ -101,6 +119,13 @@ impl Counts {
                  stream_options.include_usage); a chunk can carry several tokens, so output \
                  tokens may be low and TPOT high",
                 self.output_from_chunks
+            ));
+        }
+        if self.input_estimated > 0 {
+            warnings.push(format!(
+                "input tokens of {} successful requests are estimates (one token per word): the \
+                 server sent no usage.prompt_tokens and no --tokenizer was given",
+                self.input_estimated
             ));
         }
         if self.stopped_early > 0 {

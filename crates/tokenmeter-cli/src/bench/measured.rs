@@ -58,6 +58,8 @@ pub(crate) struct Measured {
     pub(crate) record: Option<RequestRecord>,
     /// Prompt tokens we sent (generated or estimated).
     pub(crate) input_tokens: u64,
+    /// `input_tokens` is exact: counted with `--tokenizer`, or given by the dataset.
+    pub(crate) input_exact: bool,
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
     /// The final `usage`, when the server sent one.

@@ -485,9 +485,24 @@ async fn run_sweep(
 
 fn describe_workload(source: &Source) -> String {
     match source {
-        Source::Synthetic { input, output } => {
-            format!("synthetic prompts, input {input} tok, output {output} tok")
+        Source::Synthetic {
+            input,
+            output,
+            tokenizer: None,
+        } => {
+            format!(
+                "synthetic prompts, input {input} tok (estimated: one per word, no --tokenizer), \
+                 output {output} tok"
+            )
         }
+        Source::Synthetic {
+            input,
+            output,
+            tokenizer: Some(t),
+        } => format!(
+            "synthetic prompts, input {input} tok (exact, tokenizer {}), output {output} tok",
+            t.path().display()
+        ),
         Source::Dataset { entries, output } => {
             format!(
                 "dataset of {} prompts (output {output} tok when not given)",

@@ -142,6 +142,11 @@ pub(crate) struct ServeArgs {
     /// bucket edges, and report attainment, burn rates and alerts on GET /slo.
     #[arg(long, value_name = "FILE")]
     pub(crate) slo_spec: Option<std::path::PathBuf>,
+
+    /// The model's Hugging Face `tokenizer.json`: count prompt tokens with it (for `usage` and
+    /// the engine's prefill) instead of estimating a token per 4 characters.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tokenizer: Option<std::path::PathBuf>,
 }
 
 impl Default for ServeArgs {
@@ -173,6 +178,7 @@ impl Default for ServeArgs {
             stall_limit: tokenmeter_sim::DEFAULT_STALL_LIMIT,
             send_buffer: DEFAULT_SEND_BUFFER,
             slo_spec: None,
+            tokenizer: None,
         }
     }
 }

@@ -272,6 +272,12 @@ fn start(
         engine,
         model: Arc::from(args.model.as_str()),
         default_max_tokens: args.default_max_tokens,
+        counter: match &args.tokenizer {
+            Some(path) => {
+                openai::Counter::Tokenizer(Arc::new(crate::tokenizer::PromptTokenizer::load(path)?))
+            }
+            None => openai::Counter::Estimate,
+        },
         max_body: limits.max_body,
         body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),

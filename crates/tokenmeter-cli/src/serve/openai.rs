@@ -8,11 +8,15 @@
 //! message and 3 for the reply's priming, as OpenAI's cookbook counts them. A completion prompt
 //! given as token ids counts one token per id.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::error::Category;
 use tokenmeter::FinishReason;
 use tokenmeter_sim::{GenerateRequest, Operation};
+
+use crate::tokenizer::PromptTokenizer;
 
 /// A request the server cannot serve, answered with HTTP 400.
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +107,11 @@ pub(crate) struct Parsed {
 }
 
 /// Parses a `/v1/chat/completions` body.
-pub(crate) fn chat(body: &[u8], default_max_tokens: u32) -> Result<Parsed, BadRequest> {
+pub(crate) fn chat(
+    body: &[u8],
+    default_max_tokens: u32,
+    counter: &Counter,
+) -> Result<Parsed, BadRequest> {
     let body: ChatBody = serde_json::from_slice(body)?;
     check_n(body.n)?;
     if body.messages.is_empty() {
@@ -114,7 +122,7 @@ pub(crate) fn chat(body: &[u8], default_max_tokens: u32) -> Result<Parsed, BadRe
     let prompt = body
         .messages
         .iter()
-        .map(|m| 3 + content_tokens(&m.content))
+        .map(|m| 3 + content_tokens(&m.content, counter))
         .fold(3u64, u64::saturating_add);
     let max = body.max_completion_tokens.or(body.max_tokens);
     let generate = generation(Operation::Chat, prompt, max, default_max_tokens)?;
@@ -126,10 +134,14 @@ pub(crate) fn chat(body: &[u8], default_max_tokens: u32) -> Result<Parsed, BadRe
 }
 
 /// Parses a `/v1/completions` body.
-pub(crate) fn completion(body: &[u8], default_max_tokens: u32) -> Result<Parsed, BadRequest> {
+pub(crate) fn completion(
+    body: &[u8],
+    default_max_tokens: u32,
+    counter: &Counter,
+) -> Result<Parsed, BadRequest> {
     let body: CompletionBody = serde_json::from_slice(body)?;
     check_n(body.n)?;
-    let prompt = prompt_tokens(&body.prompt)?;
+    let prompt = prompt_tokens(&body.prompt, counter)?;
     let generate = generation(
         Operation::TextCompletion,
         prompt,
@@ -177,21 +189,41 @@ pub(crate) fn estimate(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 
+/// How prompt tokens are counted: estimated from characters, or with `--tokenizer`.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Counter {
+    /// `ceil(chars / 4)`.
+    #[default]
+    Estimate,
+    /// Exactly, with the model's tokenizer (no special tokens; a chat message adds 3 and the
+    /// conversation 3, as an estimate of the template).
+    Tokenizer(Arc<PromptTokenizer>),
+}
+
+impl Counter {
+    fn count(&self, text: &str) -> u64 {
+        match self {
+            Counter::Estimate => estimate(text),
+            Counter::Tokenizer(tokenizer) => tokenizer.count(text),
+        }
+    }
+}
+
 /// Tokens of a chat message's content: a string, or an array of parts whose `text` counts.
-fn content_tokens(content: &Value) -> u64 {
+fn content_tokens(content: &Value, counter: &Counter) -> u64 {
     match content {
-        Value::String(text) => estimate(text),
+        Value::String(text) => counter.count(text),
         Value::Array(parts) => parts
             .iter()
             .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .map(estimate)
+            .map(|text| counter.count(text))
             .sum(),
         _ => 0,
     }
 }
 
 /// Tokens of a completion prompt: a string, token ids, or a one-element array of either.
-fn prompt_tokens(prompt: &Value) -> Result<u64, BadRequest> {
+fn prompt_tokens(prompt: &Value, counter: &Counter) -> Result<u64, BadRequest> {
     let unsupported = || {
         BadRequest::Unsupported(
             "`prompt` must be a string or an array of token ids; send one prompt per request"
@@ -199,10 +231,10 @@ fn prompt_tokens(prompt: &Value) -> Result<u64, BadRequest> {
         )
     };
     match prompt {
-        Value::String(text) => Ok(estimate(text)),
+        Value::String(text) => Ok(counter.count(text)),
         Value::Array(items) if items.iter().all(Value::is_u64) => Ok(items.len() as u64),
         Value::Array(items) if items.len() == 1 => match &items[0] {
-            Value::Array(_) | Value::String(_) => prompt_tokens(&items[0]),
+            Value::Array(_) | Value::String(_) => prompt_tokens(&items[0], counter),
             _ => Err(unsupported()),
         },
         _ => Err(unsupported()),
@@ -229,14 +261,19 @@ mod tests {
             {"role":"user","content":[{"type":"text","text":"Hello there"}]}],
             "max_completion_tokens":7,"max_tokens":99,"stream":true,
             "stream_options":{"include_usage":true},"temperature":0.2}"#;
-        let parsed = chat(body, 128).expect("valid");
+        let parsed = chat(body, 128, &Counter::Estimate).expect("valid");
         // 3 + (3 + 4) + (3 + 3)
         assert_eq!(parsed.generate.prompt_tokens, 16);
         assert_eq!(parsed.generate.output_tokens, 7);
         assert_eq!(parsed.generate.finish, FinishReason::Length);
         assert!(parsed.stream && parsed.include_usage);
 
-        let plain = chat(br#"{"messages":[{"role":"user","content":"hi"}]}"#, 128).expect("ok");
+        let plain = chat(
+            br#"{"messages":[{"role":"user","content":"hi"}]}"#,
+            128,
+            &Counter::Estimate,
+        )
+        .expect("ok");
         assert_eq!(plain.generate.output_tokens, 128);
         assert_eq!(plain.generate.finish, FinishReason::Stop);
         assert!(!plain.stream && !plain.include_usage);
@@ -246,7 +283,7 @@ mod tests {
     fn completion_prompts_in_every_shape() {
         let tokens = |prompt: &str| {
             let body = format!(r#"{{"prompt":{prompt},"max_tokens":3}}"#);
-            completion(body.as_bytes(), 16).map(|p| p.generate.prompt_tokens)
+            completion(body.as_bytes(), 16, &Counter::Estimate).map(|p| p.generate.prompt_tokens)
         };
         assert_eq!(tokens(r#""abcdefgh""#).expect("string"), 2);
         assert_eq!(tokens("[1,2,3,4,5]").expect("ids"), 5);
@@ -266,10 +303,14 @@ mod tests {
             br#"{"prompt":"x"#,
         ];
         for body in cases {
-            let error = chat(body, 16).expect_err("refused");
+            let error = chat(body, 16, &Counter::Estimate).expect_err("refused");
             assert!(!error.to_string().is_empty());
         }
-        let n = chat(br#"{"messages":[{"role":"user","content":"x"}],"n":2}"#, 16);
+        let n = chat(
+            br#"{"messages":[{"role":"user","content":"x"}],"n":2}"#,
+            16,
+            &Counter::Estimate,
+        );
         assert!(n.expect_err("n").to_string().contains("send n = 1"));
     }
 
@@ -296,11 +337,13 @@ mod tests {
             (format!(r#"{{"model":"{secret}""#), "ends early"),
             (secret.to_owned(), "not valid JSON at line 1 column 1"),
         ] {
-            let text = chat(body.as_bytes(), 16).expect_err("refused").to_string();
+            let text = chat(body.as_bytes(), 16, &Counter::Estimate)
+                .expect_err("refused")
+                .to_string();
             assert!(text.contains(says), "{body}: {text}");
             assert!(!text.contains("sk-secret"), "{body}: {text}");
         }
-        let text = completion(br#"{"prompt":"x","n":"sk-secret"}"#, 16)
+        let text = completion(br#"{"prompt":"x","n":"sk-secret"}"#, 16, &Counter::Estimate)
             .expect_err("refused")
             .to_string();
         assert!(

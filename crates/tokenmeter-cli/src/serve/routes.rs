@@ -30,6 +30,8 @@ pub(crate) struct AppState {
     pub(crate) engine: Engine,
     pub(crate) model: Arc<str>,
     pub(crate) default_max_tokens: u32,
+    /// How prompt tokens are counted.
+    pub(crate) counter: openai::Counter,
     /// Request bodies larger than this are answered 413.
     pub(crate) max_body: usize,
     /// A request body must arrive whole within this after its headers (else 408).
@@ -125,8 +127,10 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
         }
     };
     let parsed = match operation {
-        Operation::TextCompletion => openai::completion(&body, state.default_max_tokens),
-        _ => openai::chat(&body, state.default_max_tokens),
+        Operation::TextCompletion => {
+            openai::completion(&body, state.default_max_tokens, &state.counter)
+        }
+        _ => openai::chat(&body, state.default_max_tokens, &state.counter),
     };
     drop(body);
     let parsed = match parsed {

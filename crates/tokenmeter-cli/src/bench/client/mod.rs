@@ -237,6 +237,7 @@ impl Client {
         let mut measured = Measured {
             id: spec.id,
             input_tokens: spec.input_tokens,
+            input_exact: spec.input_exact,
             max_tokens: spec.max_tokens,
             ..Measured::default()
         };

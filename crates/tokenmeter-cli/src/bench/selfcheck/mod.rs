@@ -232,6 +232,7 @@ fn client_side(
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),
         output: LengthDist::Fixed(params.tokens),
+        tokenizer: None,
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let mut specs = specs(&source, params.requests, &mut rng);

@@ -74,6 +74,7 @@ async fn client_and_server_agree_request_by_request() {
     let source = Source::Synthetic {
         input: LengthDist::Uniform(16, 128),
         output: LengthDist::Uniform(4, 32),
+        tokenizer: None,
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
     let specs = specs(&source, 60, &mut rng);

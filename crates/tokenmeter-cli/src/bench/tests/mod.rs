@@ -100,6 +100,7 @@ fn spec(id: u64) -> RequestSpec {
         id,
         prompt: Prompt::Text("the of and".into()),
         input_tokens: 3,
+        input_exact: false,
         max_tokens: 5,
     }
 }

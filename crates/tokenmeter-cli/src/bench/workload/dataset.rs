@@ -10,15 +10,18 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Prompt;
+use super::{Prompt, PromptTokenizer};
 
 /// One dataset entry.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Entry {
     /// What to send.
     pub(crate) prompt: Prompt,
-    /// The prompt's length in tokens (given, or estimated from words).
+    /// The prompt's length in tokens (given, counted with the tokenizer, or estimated from
+    /// words).
     pub(crate) input_tokens: u64,
+    /// `input_tokens` was given or counted with the tokenizer.
+    pub(crate) input_exact: bool,
     /// The output length asked for, when the line gives one.
     pub(crate) output_tokens: Option<u64>,
 }
@@ -63,16 +66,24 @@ pub(crate) enum DatasetError {
     Empty(PathBuf),
 }
 
-/// Reads a JSONL dataset.
-pub(crate) fn load(path: &Path) -> Result<Vec<Entry>, DatasetError> {
+/// Reads a JSONL dataset; prompt lengths not given are counted with `tokenizer`, else estimated
+/// from words.
+pub(crate) fn load(
+    path: &Path,
+    tokenizer: Option<&PromptTokenizer>,
+) -> Result<Vec<Entry>, DatasetError> {
     let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
         path: path.to_owned(),
         source,
     })?;
-    parse(&text, path)
+    parse(&text, path, tokenizer)
 }
 
-fn parse(text: &str, path: &Path) -> Result<Vec<Entry>, DatasetError> {
+fn parse(
+    text: &str,
+    path: &Path,
+    tokenizer: Option<&PromptTokenizer>,
+) -> Result<Vec<Entry>, DatasetError> {
     let mut entries = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         if raw.trim().is_empty() {
@@ -93,12 +104,15 @@ fn parse(text: &str, path: &Path) -> Result<Vec<Entry>, DatasetError> {
         if line.output_tokens == Some(0) {
             return Err(fail("\"output_tokens\" must be at least 1".into()));
         }
-        let input_tokens = line
-            .input_tokens
-            .unwrap_or_else(|| prompt.estimate_tokens());
+        let (input_tokens, input_exact) = match (line.input_tokens, tokenizer) {
+            (Some(n), _) => (n, true),
+            (None, Some(t)) => (t.count(&prompt.as_text()), true),
+            (None, None) => (prompt.estimate_tokens(), false),
+        };
         entries.push(Entry {
             prompt,
             input_tokens,
+            input_exact,
             output_tokens: line.output_tokens,
         });
     }
@@ -118,7 +132,7 @@ mod tests {
 
 {"messages": [{"role": "user", "content": "hi there"}], "input_tokens": 9}
 "#;
-        let entries = parse(text, Path::new("d.jsonl")).unwrap();
+        let entries = parse(text, Path::new("d.jsonl"), None).unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].prompt, Prompt::Text("one two three".into()));
         assert_eq!(
@@ -133,20 +147,26 @@ mod tests {
 
     #[test]
     fn names_the_bad_line() {
-        let err = parse("{\"prompt\": \"a\"}\n{\"nope\": 1}\n", Path::new("d.jsonl"))
-            .unwrap_err()
-            .to_string();
+        let err = parse(
+            "{\"prompt\": \"a\"}\n{\"nope\": 1}\n",
+            Path::new("d.jsonl"),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("line 2") && err.contains("\"prompt\""),
             "{err}"
         );
-        let err = parse("not json", Path::new("d.jsonl"))
+        let err = parse("not json", Path::new("d.jsonl"), None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("line 1"), "{err}");
-        let err = parse("\n\n", Path::new("d.jsonl")).unwrap_err().to_string();
+        let err = parse("\n\n", Path::new("d.jsonl"), None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no requests"), "{err}");
-        let err = load(Path::new("/nonexistent/d.jsonl"))
+        let err = load(Path::new("/nonexistent/d.jsonl"), None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("--dataset"), "{err}");

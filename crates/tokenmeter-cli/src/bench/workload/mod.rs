@@ -4,9 +4,12 @@ mod arrival;
 mod dataset;
 mod length;
 
+pub(crate) use crate::tokenizer::PromptTokenizer;
 pub(crate) use arrival::{ArrivalKind, Arrivals, Curve, Ramp, Span};
 pub(crate) use dataset::{Entry, load as load_dataset};
 pub(crate) use length::LengthDist;
+
+use std::sync::Arc;
 
 use rand::Rng;
 use serde_json::Value;
@@ -59,6 +62,9 @@ pub(crate) struct RequestSpec {
     pub(crate) prompt: Prompt,
     /// The prompt's length in tokens, as we generated or estimated it.
     pub(crate) input_tokens: u64,
+    /// `input_tokens` is exact (counted with the tokenizer, or given by the dataset), not an
+    /// estimate from words.
+    pub(crate) input_exact: bool,
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
 }
@@ -72,6 +78,8 @@ pub(crate) enum Source {
         input: LengthDist,
         /// Output tokens.
         output: LengthDist,
+        /// Makes prompts of exact lengths, when given.
+        tokenizer: Option<Arc<PromptTokenizer>>,
     },
     /// A dataset, taken in order and cycled; `output` for lines without an output length.
     Dataset {
@@ -120,21 +128,39 @@ impl<R: Rng> Iterator for Specs<'_, R> {
         let id = self.next;
         self.next += 1;
         let rng = &mut self.rng;
-        let (prompt, input_tokens, max_tokens) = match self.source {
-            Source::Synthetic { input, output } => {
+        let (prompt, input_tokens, input_exact, max_tokens) = match self.source {
+            Source::Synthetic {
+                input,
+                output,
+                tokenizer,
+            } => {
                 let length = input.sample(rng);
-                (synthetic_prompt(length, rng), length, output.sample(rng))
+                let prompt = match tokenizer {
+                    // A length the tokenizer cannot make exactly falls back to words (and
+                    // says so: the length is then an estimate).
+                    Some(t) => t.prompt(length, rng).ok().map(Prompt::Text),
+                    None => None,
+                };
+                let exact = prompt.is_some();
+                let prompt = prompt.unwrap_or_else(|| synthetic_prompt(length, rng));
+                (prompt, length, exact, output.sample(rng))
             }
             Source::Dataset { entries, output } => {
                 let entry = &entries[(id % entries.len() as u64) as usize];
                 let max = entry.output_tokens.unwrap_or_else(|| output.sample(rng));
-                (entry.prompt.clone(), entry.input_tokens, max)
+                (
+                    entry.prompt.clone(),
+                    entry.input_tokens,
+                    entry.input_exact,
+                    max,
+                )
             }
         };
         Some(RequestSpec {
             id,
             prompt,
             input_tokens,
+            input_exact,
             max_tokens,
         })
     }
@@ -162,6 +188,7 @@ mod tests {
         let source = Source::Synthetic {
             input: LengthDist::Uniform(5, 50),
             output: LengthDist::Fixed(9),
+            tokenizer: None,
         };
         let specs = specs(&source, 20, &mut StdRng::seed_from_u64(3));
         for (i, spec) in specs.iter().enumerate() {
@@ -177,11 +204,13 @@ mod tests {
             Entry {
                 prompt: Prompt::Text("a b".into()),
                 input_tokens: 2,
+                input_exact: true,
                 output_tokens: Some(4),
             },
             Entry {
                 prompt: Prompt::Text("c".into()),
                 input_tokens: 1,
+                input_exact: false,
                 output_tokens: None,
             },
         ];
