@@ -49,8 +49,10 @@ impl Counts {
     /// The counts of the successful requests of `measured`, judged against `slo`.
     pub(crate) fn of(measured: &[Measured], slo: &Slo) -> Self {
         let judge = Judge::new(slo);
-        let mut counts = Self::default();
-        counts.prompts_estimated = measured.iter().filter(|m| !m.input_exact).count() as u64;
+        let mut counts = Self {
+            prompts_estimated: measured.iter().filter(|m| !m.input_exact).count() as u64,
+            ..Self::default()
+        };
         for one in measured.iter().filter(|m| m.succeeded()) {
             let usage = one.usage.filter(|u| !u.unusable);
             match usage.and_then(|u| u.completion_tokens) {
