@@ -124,6 +124,12 @@ impl PromptTokenizer {
         &self.path
     }
 
+    /// The words that are one token each, alone or after a space: text made of them joined by
+    /// spaces has as many tokens as words (checked by [`prompt`](Self::prompt)).
+    pub(crate) fn words(&self) -> &[String] {
+        &self.words
+    }
+
     /// Tokens of `text`, without special tokens (0 when it cannot be encoded).
     pub(crate) fn count(&self, text: &str) -> u64 {
         self.tokenizer

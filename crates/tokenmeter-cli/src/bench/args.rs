@@ -15,7 +15,8 @@ use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
 use crate::bench::url::parse_url;
 use crate::bench::workload::{
-    ArrivalKind, Curve, LengthDist, PromptTokenizer, Ramp, Source, load_dataset,
+    ArrivalKind, Curve, DatasetFormat, DatasetOptions, LengthDist, PromptTokenizer, Ramp,
+    SharedPrefix, Source, load_dataset,
 };
 use tokenmeter_slo::spec::parse_duration;
 
@@ -125,6 +126,40 @@ pub(crate) struct BenchArgs {
     /// line, used in order instead of synthetic prompts.
     #[arg(long, visible_alias = "dataset-path", value_name = "FILE")]
     pub(crate) dataset: Option<PathBuf>,
+
+    /// The format of --dataset: jsonl, sharegpt (vLLM's filtering rules) or mooncake (a
+    /// timestamped trace, replayed at its times). Default: found from the content.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        visible_alias = "dataset-name"
+    )]
+    pub(crate) dataset_format: DatasetFormat,
+
+    /// Send ShareGPT conversations whole: one request per human turn, each with the
+    /// conversation before it; or, with synthetic prompts, see --turns.
+    #[arg(long)]
+    pub(crate) multi_turn: bool,
+
+    /// Synthetic conversations of this many turns: each turn a new user message of
+    /// --input-tokens after the history (replies of --output-tokens); -n counts conversations.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) turns: u32,
+
+    /// The pause between a turn's answer and the next turn of its conversation (the user
+    /// reading and typing), e.g. 2s.
+    #[arg(long, default_value = "0s", value_parser = parse_duration_arg, value_name = "DURATION")]
+    pub(crate) think_time: Duration,
+
+    /// Synthetic prompts that share prefixes: GROUPS:TOKENS (e.g. 8:1024), request i starting
+    /// with prefix i mod GROUPS, then --input-tokens of its own (prefix-cache behaviour).
+    #[arg(long, value_name = "GROUPS:TOKENS")]
+    pub(crate) shared_prefix: Option<SharedPrefix>,
+
+    /// A replayed trace's speed: 2 sends it twice as fast (its timestamps halved).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, value_name = "FACTOR")]
+    pub(crate) replay_speed: f64,
 
     /// A Hugging Face `tokenizer.json` (the model's own): synthetic prompts of exactly
     /// --input-tokens tokens, dataset prompts counted with it. Without it, prompt lengths are
@@ -269,6 +304,10 @@ fn parse_resolution(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
 fn parse_timeout(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
@@ -383,7 +422,6 @@ impl BenchArgs {
             );
         }
         let stages = self.stages()?;
-        let load = stages[0].load;
         let sweeping = self.sweep || !self.sweep_rates.is_empty();
         if sweeping && (!self.stages.is_empty() || self.duration.is_some()) {
             bail!("--sweep runs its own steps; it cannot be used with --stage or --duration");
@@ -404,16 +442,63 @@ impl BenchArgs {
             None => None,
         };
         let source = match &self.dataset {
-            Some(path) => Source::Dataset {
-                entries: load_dataset(path, tokenizer.as_deref())?,
-                output: self.output_tokens,
-            },
-            None => Source::Synthetic {
-                input: self.input_tokens,
-                output: self.output_tokens,
-                tokenizer,
-            },
+            Some(path) => {
+                if self.turns > 1 || self.shared_prefix.is_some() {
+                    bail!(
+                        "--turns and --shared-prefix shape synthetic prompts; with --dataset, \
+                         use --multi-turn (ShareGPT conversations) or drop them"
+                    );
+                }
+                let options = DatasetOptions {
+                    format: self.dataset_format,
+                    tokenizer: tokenizer.as_deref(),
+                    multi_turn: self.multi_turn,
+                    seed: self.seed,
+                };
+                Source::Dataset {
+                    entries: load_dataset(path, options)?,
+                    output: self.output_tokens,
+                }
+            }
+            None => {
+                if self.multi_turn && self.turns == 1 {
+                    bail!(
+                        "--multi-turn reads ShareGPT conversations (--dataset); for synthetic conversations give --turns N"
+                    );
+                }
+                Source::Synthetic {
+                    input: self.input_tokens,
+                    output: self.output_tokens,
+                    tokenizer,
+                    shared_prefix: self.shared_prefix,
+                    turns: self.turns,
+                }
+            }
         };
+        let replay = match &source {
+            Source::Dataset { entries, .. } if entries.iter().any(|e| e.at.is_some()) => {
+                Some(entries.len())
+            }
+            _ => None,
+        };
+        let stages = match replay {
+            Some(n)
+                if self.rate.is_none()
+                    && self.concurrency.is_empty()
+                    && self.stages.is_empty()
+                    && self.ramp_up_strategy.is_none() =>
+            {
+                vec![Stage {
+                    load: Load::Replay {
+                        speed: self.replay_speed,
+                    },
+                    requests: self.requests.or((self.duration.is_none()).then_some(n)),
+                    duration: self.duration,
+                }]
+            }
+            _ => stages,
+        };
+        let load = stages[0].load;
         Ok(Plan {
             url: self.url.as_deref().cloned(),
             endpoint: self.endpoint.clone(),

@@ -54,6 +54,8 @@ pub(crate) struct Measured {
     pub(crate) rate: Option<f64>,
     /// The index of the stage that sent it (0 for a run of one stage).
     pub(crate) stage: usize,
+    /// Its turn in a conversation (0: the first, or a request alone).
+    pub(crate) turn: u32,
     /// The core's record; `None` only when the request's task was lost (it panicked).
     pub(crate) record: Option<RequestRecord>,
     /// Prompt tokens we sent (generated or estimated).

@@ -217,7 +217,11 @@ pub(crate) async fn bench(
             if args.warmup > 0 {
                 warm_up(args, plan, client.clone(), &stop).await;
             }
-            let specs = workload::Specs::new(&plan.source, StdRng::seed_from_u64(args.seed));
+            let specs = workload::Specs::new(
+                &plan.source,
+                StdRng::seed_from_u64(args.seed),
+                args.think_time,
+            );
             let planned: Option<usize> = plan.stages.iter().map(Stage::planned).sum();
             let label = if plan.stages.len() > 1 {
                 "stages"
@@ -250,6 +254,10 @@ pub(crate) async fn bench(
                 .then(|| output::stages::results(&plan.stages, &traces, &args.slo));
             if let Some(stages) = &stages {
                 output::show(quiet, &output::stages::render(stages));
+            }
+            let turns = output::turns::results(&traces, &args.slo);
+            if let Some(turns) = &turns {
+                output::show(quiet, &output::turns::render(turns));
             }
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
@@ -300,6 +308,7 @@ pub(crate) async fn bench(
                         "run": info,
                         "summary": summary,
                         "stages": stages,
+                        "turns": turns,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -432,7 +441,7 @@ async fn run_sweep(
         Load::Rate {
             max_concurrency, ..
         } => max_concurrency,
-        Load::Concurrency(_) => None,
+        Load::Concurrency(_) | Load::Replay { .. } => None,
     };
     let mut steps: Vec<SweepStep> = Vec::new();
     let mut all = Vec::new();
@@ -488,25 +497,43 @@ fn describe_workload(source: &Source) -> String {
         Source::Synthetic {
             input,
             output,
-            tokenizer: None,
+            tokenizer,
+            shared_prefix,
+            turns,
         } => {
-            format!(
-                "synthetic prompts, input {input} tok (estimated: one per word, no --tokenizer), \
-                 output {output} tok"
-            )
+            let lengths = match tokenizer {
+                Some(t) => format!("exact, tokenizer {}", t.path().display()),
+                None => "estimated: one per word, no --tokenizer".to_owned(),
+            };
+            let mut text =
+                format!("synthetic prompts, input {input} tok ({lengths}), output {output} tok");
+            if let Some(p) = shared_prefix {
+                text += &format!(
+                    ", after one of {} shared prefixes of {} tok",
+                    p.groups, p.tokens
+                );
+            }
+            if *turns > 1 {
+                text += &format!(", conversations of {turns} turns");
+            }
+            text
         }
-        Source::Synthetic {
-            input,
-            output,
-            tokenizer: Some(t),
-        } => format!(
-            "synthetic prompts, input {input} tok (exact, tokenizer {}), output {output} tok",
-            t.path().display()
-        ),
         Source::Dataset { entries, output } => {
+            let turns: usize = entries.iter().map(|e| 1 + e.next.len()).sum();
+            let exact = entries.iter().all(|e| e.input_exact);
             format!(
-                "dataset of {} prompts (output {output} tok when not given)",
-                entries.len()
+                "dataset of {} prompts{} (output {output} tok when not given; input lengths {})",
+                entries.len(),
+                if turns > entries.len() {
+                    format!(" in conversations, {turns} turns")
+                } else {
+                    String::new()
+                },
+                if exact {
+                    "exact"
+                } else {
+                    "estimated: one token per word, no --tokenizer"
+                }
             )
         }
     }

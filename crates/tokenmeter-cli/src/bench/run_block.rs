@@ -76,6 +76,7 @@ impl RunNumbers {
                 max_concurrency, ..
             } => ("inf".into(), max_concurrency),
             Load::Concurrency(c) => (serde_json::Value::Null, Some(c)),
+            Load::Replay { .. } => ("replay".into(), None),
         };
         Self {
             started_at: utc(since_epoch),

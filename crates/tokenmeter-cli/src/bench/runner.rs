@@ -33,6 +33,11 @@ pub(crate) enum Load {
     },
     /// Closed loop: `n` requests always in flight.
     Concurrency(usize),
+    /// A trace replayed at its timestamps, `speed` times as fast.
+    Replay {
+        /// 2: twice as fast.
+        speed: f64,
+    },
 }
 
 impl std::fmt::Display for Load {
@@ -70,6 +75,8 @@ impl std::fmt::Display for Load {
                 Ok(())
             }
             Load::Concurrency(n) => write!(f, "{n} concurrent requests (closed loop)"),
+            Load::Replay { speed } if *speed == 1.0 => write!(f, "a trace replayed at its times"),
+            Load::Replay { speed } => write!(f, "a trace replayed at {speed}× its speed"),
         }
     }
 }
@@ -106,12 +113,13 @@ pub(crate) async fn run_until(
 /// them). Each measurement carries its stage's index.
 pub(crate) async fn run_stages(
     client: Arc<Client>,
-    mut specs: impl Iterator<Item = RequestSpec>,
+    specs: impl Iterator<Item = RequestSpec>,
     stages: &[schedule::Stage],
     rng: &mut impl Rng,
     progress: &mut Progress,
     stop: &Interrupt,
 ) -> Vec<Measured> {
+    let mut specs = specs.peekable();
     let mut tasks = JoinSet::new();
     let mut traces = Vec::new();
     let mut stage_start = Instant::now();
@@ -134,13 +142,25 @@ pub(crate) async fn run_stages(
                 (Some(arrivals), max_concurrency)
             }
             Load::Concurrency(c) => (None, Some(c.max(1))),
+            Load::Replay { .. } => (None, None),
+        };
+        let replay = match stage.load {
+            Load::Replay { speed } => Some(speed),
+            _ => None,
         };
         let mut sent = 0_usize;
         let ended_by_time = 'stage: loop {
             if stage.requests.is_some_and(|n| sent >= n) {
                 break false;
             }
-            let due = arrivals.as_mut().map(|a| stage_start + a.next_offset(rng));
+            let due = match (&mut arrivals, replay) {
+                (Some(a), _) => Some(stage_start + a.next_offset(rng)),
+                (None, Some(speed)) => specs
+                    .peek()
+                    .and_then(|s| s.at)
+                    .map(|at| stage_start + at.div_f64(speed)),
+                (None, None) => None,
+            };
             if let (Some(due), Some(end)) = (due, end)
                 && due >= end
             {
@@ -177,13 +197,7 @@ pub(crate) async fn run_stages(
             };
             let client = client.clone();
             let stop = stop.clone();
-            tasks.spawn(async move {
-                let measured = tokio::select! {
-                    measured = client.send(&spec) => measured,
-                    () = stop.reached(Step::Cancelling) => Measured::cancelled(&spec),
-                };
-                (index, measured)
-            });
+            tasks.spawn(async move { (index, conversation(&client, spec, &stop).await) });
             sent += 1;
         };
         stage_start = match (ended_by_time, end) {
@@ -198,6 +212,32 @@ pub(crate) async fn run_stages(
     traces
 }
 
+/// Sends `spec`, then the later turns of its conversation one after another, each its think
+/// time after the answer before; a turn that does not succeed ends the conversation (the turns
+/// after it are not sent).
+async fn conversation(client: &Client, mut spec: RequestSpec, stop: &Interrupt) -> Vec<Measured> {
+    let later = std::mem::take(&mut spec.next);
+    let mut done = Vec::with_capacity(1 + later.len());
+    for turn in std::iter::once(spec).chain(later) {
+        if turn.turn > 0 {
+            tokio::select! {
+                () = tokio::time::sleep(turn.think) => {}
+                () = stop.reached(Step::Draining) => break,
+            }
+        }
+        let measured = tokio::select! {
+            measured = client.send(&turn) => measured,
+            () = stop.reached(Step::Cancelling) => Measured::cancelled(&turn),
+        };
+        let go_on = measured.succeeded();
+        done.push(measured);
+        if !go_on {
+            break;
+        }
+    }
+    done
+}
+
 /// Sleeps until `at`, or forever.
 async fn sleep_until_some(at: Option<Instant>) {
     match at {
@@ -207,14 +247,18 @@ async fn sleep_until_some(at: Option<Instant>) {
 }
 
 fn collect(
-    done: Result<(usize, Measured), tokio::task::JoinError>,
+    done: Result<(usize, Vec<Measured>), tokio::task::JoinError>,
     traces: &mut Vec<Measured>,
     progress: &mut Progress,
 ) {
     let measured = match done {
-        Ok((stage, mut measured)) => {
-            measured.stage = stage;
-            measured
+        Ok((stage, turns)) => {
+            for mut measured in turns {
+                measured.stage = stage;
+                progress.finished(&measured);
+                traces.push(measured);
+            }
+            return;
         }
         // Lost with its task: no record (an error of class `_OTHER`).
         Err(error) => Measured {

@@ -102,6 +102,7 @@ impl From<&Stage> for StageInfo {
                 max_concurrency,
             ),
             Load::Concurrency(c) => (serde_json::Value::Null, None, Some(c)),
+            Load::Replay { .. } => (serde_json::Value::Null, None, None),
         };
         Self {
             load: stage.to_string(),

@@ -29,6 +29,9 @@ pub(crate) struct Trace {
     /// The index of the stage that sent it, in a run of several stages (absent: 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) stage: usize,
+    /// Its turn in a conversation (absent: 0, the first or a request alone).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub(crate) turn: u32,
     /// When the request was sent.
     pub(crate) send_ns: u64,
     /// When the first chunk carrying a token was parsed.
@@ -67,6 +70,10 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 /// Nanoseconds, saturating.
 pub(crate) fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -82,6 +89,7 @@ impl Trace {
             id: measured.id,
             rate: measured.rate,
             stage: measured.stage,
+            turn: measured.turn,
             send_ns: ns(arrival),
             first_token_ns: record.and_then(|r| r.ttft).map(|t| ns(arrival + t)),
             end_ns: record.map_or(0, |r| ns(r.end())),

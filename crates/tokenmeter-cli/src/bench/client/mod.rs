@@ -238,6 +238,7 @@ impl Client {
             id: spec.id,
             input_tokens: spec.input_tokens,
             input_exact: spec.input_exact,
+            turn: spec.turn,
             max_tokens: spec.max_tokens,
             ..Measured::default()
         };

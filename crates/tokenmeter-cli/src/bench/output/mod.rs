@@ -4,6 +4,7 @@ pub(crate) mod charts;
 pub(crate) mod html;
 pub(crate) mod stages;
 pub(crate) mod table;
+pub(crate) mod turns;
 pub(crate) mod vllm_json;
 
 pub(crate) use table::RunInfo;

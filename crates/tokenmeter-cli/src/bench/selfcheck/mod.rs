@@ -233,6 +233,8 @@ fn client_side(
         input: LengthDist::Fixed(64),
         output: LengthDist::Fixed(params.tokens),
         tokenizer: None,
+        shared_prefix: None,
+        turns: 1,
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let mut specs = specs(&source, params.requests, &mut rng);

@@ -75,6 +75,8 @@ async fn client_and_server_agree_request_by_request() {
         input: LengthDist::Uniform(16, 128),
         output: LengthDist::Uniform(4, 32),
         tokenizer: None,
+        shared_prefix: None,
+        turns: 1,
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
     let specs = specs(&source, 60, &mut rng);

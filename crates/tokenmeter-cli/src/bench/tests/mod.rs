@@ -96,13 +96,7 @@ impl SeriesSink for TokensSeen {
 }
 
 fn spec(id: u64) -> RequestSpec {
-    RequestSpec {
-        id,
-        prompt: Prompt::Text("the of and".into()),
-        input_tokens: 3,
-        input_exact: false,
-        max_tokens: 5,
-    }
+    RequestSpec::single(id, Prompt::Text("the of and".into()), 3, 5)
 }
 
 async fn one(

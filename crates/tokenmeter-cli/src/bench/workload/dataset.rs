@@ -1,9 +1,12 @@
-//! `--dataset FILE.jsonl`: one request per line.
+//! `--dataset FILE`: requests from a file, in one of three formats (`--dataset-format`, found
+//! from the content by default):
 //!
-//! Each line is a JSON object with either `"prompt"` (a string) or `"messages"` (an OpenAI chat
-//! message array, sent as is), and optionally `"output_tokens"` (or `"max_tokens"`) and
-//! `"input_tokens"` (the prompt's length in tokens, when known; otherwise it is estimated from
-//! the words of the prompt). Blank lines are skipped.
+//! - **JSONL** (`jsonl`): each line a JSON object with either `"prompt"` (a string) or
+//!   `"messages"` (an OpenAI chat message array, sent as is), and optionally `"output_tokens"`
+//!   (or `"max_tokens"`) and `"input_tokens"` (the prompt's length in tokens, when known;
+//!   otherwise counted with `--tokenizer` or estimated from the words). Blank lines are skipped.
+//! - **ShareGPT** (`sharegpt`, [`super::sharegpt`]): a JSON array of `{"conversations": [...]}`.
+//! - **Mooncake traces** (`mooncake`, [`super::mooncake`]): JSONL of timestamped lengths.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +27,56 @@ pub(crate) struct Entry {
     pub(crate) input_exact: bool,
     /// The output length asked for, when the line gives one.
     pub(crate) output_tokens: Option<u64>,
+    /// When to send it, from the start of the run (a replayed trace).
+    pub(crate) at: Option<std::time::Duration>,
+    /// The turns of the conversation after this one, each with the history before it.
+    pub(crate) next: Vec<Entry>,
+}
+
+impl Entry {
+    /// A request with no timestamp and no further turn.
+    pub(crate) fn single(
+        prompt: Prompt,
+        input_tokens: u64,
+        input_exact: bool,
+        output_tokens: Option<u64>,
+    ) -> Self {
+        Self {
+            prompt,
+            input_tokens,
+            input_exact,
+            output_tokens,
+            at: None,
+            next: Vec::new(),
+        }
+    }
+}
+
+/// The format of a dataset file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// From the content: a JSON array is ShareGPT, lines with `timestamp` and `input_length`
+    /// a Mooncake trace, other lines JSONL.
+    Auto,
+    /// One JSON request per line.
+    Jsonl,
+    /// ShareGPT conversations.
+    Sharegpt,
+    /// A Mooncake trace.
+    Mooncake,
+}
+
+/// How a dataset is read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Options<'a> {
+    /// The format.
+    pub(crate) format: Format,
+    /// Counts prompt lengths, when given.
+    pub(crate) tokenizer: Option<&'a PromptTokenizer>,
+    /// Keep whole conversations (ShareGPT) as multi-turn requests.
+    pub(crate) multi_turn: bool,
+    /// Shuffles ShareGPT conversations, as vLLM does.
+    pub(crate) seed: u64,
 }
 
 #[derive(Deserialize)]
@@ -64,19 +117,66 @@ pub(crate) enum DatasetError {
     /// No usable line.
     #[error("dataset {0} has no requests; add JSON lines with a \"prompt\"")]
     Empty(PathBuf),
+    /// A ShareGPT file that does not parse, or has no usable conversation.
+    #[error(
+        "dataset {path}: {why}; a ShareGPT file is a JSON array of objects with \
+         \"conversations\": [{{\"from\": \"human\", \"value\": ...}}, {{\"from\": \"gpt\", \
+         \"value\": ...}}, ...]"
+    )]
+    ShareGpt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// A Mooncake trace line that is not what we expect.
+    #[error(
+        "dataset {path}, line {line}: {why}; each line of a Mooncake trace is a JSON object with \
+         \"timestamp\" (ms), \"input_length\", \"output_length\" and optionally \"hash_ids\""
+    )]
+    Mooncake {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        why: String,
+    },
 }
 
-/// Reads a JSONL dataset; prompt lengths not given are counted with `tokenizer`, else estimated
+/// Reads a dataset; prompt lengths not given are counted with the tokenizer, else estimated
 /// from words.
-pub(crate) fn load(
-    path: &Path,
-    tokenizer: Option<&PromptTokenizer>,
-) -> Result<Vec<Entry>, DatasetError> {
+pub(crate) fn load(path: &Path, options: Options<'_>) -> Result<Vec<Entry>, DatasetError> {
     let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read {
         path: path.to_owned(),
         source,
     })?;
-    parse(&text, path, tokenizer)
+    let format = match options.format {
+        Format::Auto => detect(&text),
+        known => known,
+    };
+    match format {
+        Format::Sharegpt => super::sharegpt::parse(&text, path, options),
+        Format::Mooncake => super::mooncake::parse(&text, path, options.tokenizer),
+        Format::Jsonl | Format::Auto => parse(&text, path, options.tokenizer),
+    }
+}
+
+/// The format of `text`: a JSON array is ShareGPT; a first line with `timestamp` and
+/// `input_length` is a Mooncake trace; anything else is read as JSONL (whose errors say what a
+/// line must hold).
+fn detect(text: &str) -> Format {
+    let start = text.trim_start();
+    if start.starts_with('[') {
+        return Format::Sharegpt;
+    }
+    let first = start.lines().next().unwrap_or("");
+    match serde_json::from_str::<Value>(first) {
+        Ok(Value::Object(o)) if o.contains_key("timestamp") && o.contains_key("input_length") => {
+            Format::Mooncake
+        }
+        _ => Format::Jsonl,
+    }
 }
 
 fn parse(
@@ -109,12 +209,12 @@ fn parse(
             (None, Some(t)) => (t.count(&prompt.as_text()), true),
             (None, None) => (prompt.estimate_tokens(), false),
         };
-        entries.push(Entry {
+        entries.push(Entry::single(
             prompt,
             input_tokens,
             input_exact,
-            output_tokens: line.output_tokens,
-        });
+            line.output_tokens,
+        ));
     }
     if entries.is_empty() {
         return Err(DatasetError::Empty(path.to_owned()));
@@ -146,6 +246,17 @@ mod tests {
     }
 
     #[test]
+    fn formats_are_found_from_the_content() {
+        assert_eq!(detect("  [{\"conversations\": []}]"), Format::Sharegpt);
+        assert_eq!(
+            detect("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n"),
+            Format::Mooncake
+        );
+        assert_eq!(detect("{\"prompt\": \"a\"}"), Format::Jsonl);
+        assert_eq!(detect("garbage"), Format::Jsonl);
+    }
+
+    #[test]
     fn names_the_bad_line() {
         let err = parse(
             "{\"prompt\": \"a\"}\n{\"nope\": 1}\n",
@@ -166,7 +277,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("no requests"), "{err}");
-        let err = load(Path::new("/nonexistent/d.jsonl"), None)
+        let options = Options {
+            format: Format::Auto,
+            tokenizer: None,
+            multi_turn: false,
+            seed: 0,
+        };
+        let err = load(Path::new("/nonexistent/d.jsonl"), options)
             .unwrap_err()
             .to_string();
         assert!(err.contains("--dataset"), "{err}");
