@@ -81,7 +81,7 @@ async fn generate(State(app): State<Arc<App>>, uri: Uri) -> Response {
     let tokens = query(&uri, "tokens").unwrap_or(16).min(10_000);
     let ttft = Duration::from_millis(query(&uri, "ttft_ms").unwrap_or(150).min(60_000));
     tokio::time::sleep(ttft / 3).await; // waiting for a batch slot
-    request.scheduled();
+    request.mark_scheduled();
     app.engine
         .set_kv_cache_usage(app.series.running() as f64 / CAPACITY);
 
@@ -99,7 +99,7 @@ async fn generate(State(app): State<Arc<App>>, uri: Uri) -> Response {
     });
     // One token per word; the last one says why generation stopped.
     let mut seen = 0;
-    let metered = words.meter_with(request, move |_word| {
+    let metered = words.meter(request).with_observer(move |_word: &Result<String, Infallible>| {
         seen += 1;
         let observation = Observation::tokens(1);
         if seen == tokens {

@@ -106,8 +106,8 @@ fn meter() -> (Meter, Handle, Otel) {
 fn one_request(series: &Series) {
     let mut request = series.start();
     request.set_input_tokens(3);
-    request.tokens(1);
-    request.tokens(1);
+    request.record_tokens(1);
+    request.record_tokens(1);
     request.succeed();
 }
 

@@ -58,9 +58,9 @@ fn run(meter: &Meter, time: &ManualClock) {
     let mut request = series.start();
     for _ in 0..3 {
         time.advance(Duration::from_millis(10));
-        request.tokens(1);
+        request.record_tokens(1);
     }
-    request.tokens(0); // a frame without a token
+    request.record_tokens(0); // a frame without a token
     request.succeed();
 }
 

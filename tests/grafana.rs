@@ -141,10 +141,10 @@ impl Known {
             let mut request = series.start();
             request.set_input_tokens(100 + i as u64);
             time.advance(Duration::from_millis(20));
-            request.scheduled();
+            request.mark_scheduled();
             time.advance(Duration::from_millis(80));
             for _ in 0..4 {
-                request.tokens(1);
+                request.record_tokens(1);
                 time.advance(Duration::from_millis(30));
             }
             if fail {

@@ -49,7 +49,7 @@ const OTHER_HISTOGRAMS: &[f64] = &[
 ///     .build_local()?;
 /// let meter = Meter::builder().sink(sink).build();
 /// let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 /// assert!(handle.render().contains("gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_operation_name=\"chat\",gen_ai_request_model=\"m\",le=\"0.35\"} 1"));
 /// # Ok::<(), tokenmeter_prometheus::Error>(())
@@ -118,7 +118,7 @@ impl Builder {
     /// let (sink, handle) = Builder::new(Profile::Semconv).conventions(table).build_local()?;
     /// let meter = Meter::builder().sink(sink).build();
     /// let mut request = meter.series(&Labels::server("chat")).start();
-    /// request.tokens(1);
+    /// request.record_tokens(1);
     /// request.succeed();
     /// assert!(handle.render().contains(r#"example_frames_total{gen_ai_operation_name="chat",role="server"} 1"#));
     /// # Ok::<(), Box<dyn std::error::Error>>(())

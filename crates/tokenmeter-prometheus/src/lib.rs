@@ -15,8 +15,8 @@
 //! let meter = Meter::builder().sink(sink).build();
 //! let series = meter.series(&Labels::server("chat").provider("vllm").request_model("llama-3-8b"));
 //! let mut request = series.start();
-//! request.tokens(1);
-//! request.tokens(1);
+//! request.record_tokens(1);
+//! request.record_tokens(1);
 //! request.succeed();
 //!
 //! // 3. Serve this text on /metrics (with `tokenmeter_prometheus::CONTENT_TYPE`).

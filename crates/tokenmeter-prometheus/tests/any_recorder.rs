@@ -61,12 +61,12 @@ fn a_series_registers_once_and_each_token_is_one_histogram_record() {
     let mut request = series.start();
     time.advance(Duration::from_millis(30));
     for _ in 0..100 {
-        request.tokens(1);
+        request.record_tokens(1);
         time.advance(Duration::from_millis(2));
     }
     request.fail(ErrorClass::Timeout);
     let mut again = series.start();
-    again.tokens(1);
+    again.record_tokens(1);
     drop(again);
 
     let after = snapshot(&snapshotter);
@@ -149,7 +149,7 @@ fn the_global_sink_follows_a_thread_local_recorder() {
     // Recording needs no recorder in scope: the handles point at its storage.
     let mut request = series.start();
     time.advance(Duration::from_millis(40));
-    request.tokens(1);
+    request.record_tokens(1);
     request.succeed();
     let all = snapshot(&snapshotter);
     assert_eq!(samples(&all, "vllm:time_to_first_token_seconds"), [0.04]);

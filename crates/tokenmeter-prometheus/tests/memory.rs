@@ -28,14 +28,14 @@ fn open_request(meter: &Meter, time: &ManualClock) -> Request {
         .series(&Labels::server("chat").request_model("m"))
         .start();
     time.advance(Duration::from_millis(50));
-    request.tokens(1);
+    request.record_tokens(1);
     request
 }
 
 fn burst(request: &mut Request, time: &ManualClock) {
     for _ in 0..BURST {
         time.advance(Duration::from_micros(20));
-        request.tokens(1);
+        request.record_tokens(1);
     }
 }
 

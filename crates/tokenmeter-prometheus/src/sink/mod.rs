@@ -56,7 +56,7 @@ use series::SeriesHandles;
 ///
 /// let meter = Meter::builder().sink(sink).build();
 /// let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 ///
 /// let text = handle.render();
