@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The exporter: a recorder of our own, an SLO threshold (TTFT <= 500 ms) as a bucket edge.
     let (sink, metrics) = Builder::new(profile)
         .add_edges(Metric::Ttft, &[0.5])?
-        .build_local()?;
+        .build_recorder()?;
     let labels = Labels::server("chat")
         .provider("example")
         .request_model("tiny-echo");

@@ -69,7 +69,7 @@ fn a_row_added_to_the_table_appears_in_the_prometheus_exposition() {
     let time = ManualClock::new();
     let (sink, handle) = Builder::new(Profile::Semconv)
         .conventions(table())
-        .build_local()
+        .build_recorder()
         .expect("a local exporter");
     let meter = Meter::builder()
         .clock(Clock::manual(&time))

@@ -34,7 +34,7 @@ impl App {
         let build = |profile| {
             Builder::new(profile)
                 .add_edges(Metric::Ttft, &[ttft_edge])
-                .and_then(Builder::build_local)
+                .and_then(Builder::build_recorder)
                 .expect("a local exporter")
         };
         let (semconv_sink, semconv) = build(Profile::Semconv);

@@ -19,7 +19,7 @@ pub(crate) fn render(profile: Profile) -> String {
     let (sink, handle) = Builder::new(profile)
         .add_edges(Metric::Ttft, &[0.35])
         .and_then(|b| b.add_edges(Metric::InputTokens, &[12.0]))
-        .and_then(Builder::build_local)
+        .and_then(Builder::build_recorder)
         .expect("a local exporter");
     let meter = Meter::builder()
         .clock(Clock::manual(&time))
