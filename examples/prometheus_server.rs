@@ -99,15 +99,17 @@ async fn generate(State(app): State<Arc<App>>, uri: Uri) -> Response {
     });
     // One token per word; the last one says why generation stopped.
     let mut seen = 0;
-    let metered = words.meter(request).with_observer(move |_word: &Result<String, Infallible>| {
-        seen += 1;
-        let observation = Observation::tokens(1);
-        if seen == tokens {
-            observation.with_finish(FinishReason::Length)
-        } else {
-            observation
-        }
-    });
+    let metered = words
+        .meter(request)
+        .with_observer(move |_word: &Result<String, Infallible>| {
+            seen += 1;
+            let observation = Observation::tokens(1);
+            if seen == tokens {
+                observation.with_finish(FinishReason::Length)
+            } else {
+                observation
+            }
+        });
     Body::from_stream(metered).into_response()
 }
 

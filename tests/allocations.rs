@@ -35,7 +35,9 @@ fn no_allocation_per_item_or_per_request() {
     let items = [1u32; 10_000];
     let info = allocation_counter::measure(|| {
         for _ in 0..100 {
-            let metered = stream::iter(items.iter()).meter(series.start()).with_observer(|k: &&u32| **k);
+            let metered = stream::iter(items.iter())
+                .meter(series.start())
+                .with_observer(|k: &&u32| **k);
             assert_eq!(drain(metered), items.len());
         }
     });

@@ -90,7 +90,9 @@ struct Known {
 impl Known {
     fn of(profile: Profile) -> Self {
         let spec = SloSpec::from_toml(SPEC).expect("examples/slo.toml is a valid spec");
-        let (sink, handle) = Builder::new(profile).build_recorder().expect("local exporter");
+        let (sink, handle) = Builder::new(profile)
+            .build_recorder()
+            .expect("local exporter");
         let time = ManualClock::new();
         let clock = Clock::manual(&time);
         let recorder = sink.recorder().expect("a local sink has a recorder");

@@ -267,9 +267,7 @@ impl<B: Body<Data = Bytes>> Body for MeteredBody<B> {
                 None => true,
             },
             Some(Err(_)) => {
-                metering
-                    .request
-                    .end(Outcome::Error(ErrorClass::Transport));
+                metering.request.end(Outcome::Error(ErrorClass::Transport));
                 false
             }
             None => {

@@ -78,9 +78,9 @@ fn a_stream_observation_taken_at_an_instant_is_recorded_at_that_instant() {
         .start();
     time.advance(ns(1_000)); // the stream is read late; each item says when it was parsed
     let items = stream::iter([(0u32, 10u64), (1, 20), (1, 35)]);
-    let metered = items.meter(request).with_observer(|&(tokens, at): &(u32, u64)| {
-        Observation::tokens(tokens).at(ns(at))
-    });
+    let metered = items
+        .meter(request)
+        .with_observer(|&(tokens, at): &(u32, u64)| Observation::tokens(tokens).at(ns(at)));
     let _ = block_on(metered.count());
     let r = &memory.records()[0];
     let offsets: Vec<Duration> = r

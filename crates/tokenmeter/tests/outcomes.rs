@@ -70,9 +70,9 @@ fn a_panic_in_an_observer_is_an_error_and_propagates() {
     let metered = stream::iter(["a", "b", "c"])
         .meter(rig.series.start())
         .with_observer(|item: &&str| {
-        assert_ne!(*item, "b", "an observer bug");
-        Observation::tokens(1)
-    });
+            assert_ne!(*item, "b", "an observer bug");
+            Observation::tokens(1)
+        });
     let result = catch_unwind(AssertUnwindSafe(|| block_on(metered.collect::<Vec<_>>())));
     assert!(
         result.is_err(),
@@ -112,13 +112,16 @@ fn degraded_mark_does_not_hide_an_error() {
 fn finish_reasons_come_from_the_observer() {
     let rig = Rig::server();
     let chunks = stream::iter([("", None), ("hi", None), ("", Some("length"))]);
-    let metered = chunks.meter(rig.series.start()).with_observer(|(text, finish): &(&str, Option<&str>)| {
-        let observed = Observation::tokens(u32::from(!text.is_empty()));
-        match finish {
-            Some(reason) => observed.with_finish(FinishReason::parse(reason)),
-            None => observed,
-        }
-    });
+    let metered =
+        chunks
+            .meter(rig.series.start())
+            .with_observer(|(text, finish): &(&str, Option<&str>)| {
+                let observed = Observation::tokens(u32::from(!text.is_empty()));
+                match finish {
+                    Some(reason) => observed.with_finish(FinishReason::parse(reason)),
+                    None => observed,
+                }
+            });
     let _ = block_on(metered.count());
     let r = rig.only_record();
     assert_eq!(r.finish_reason, Some(FinishReason::Length));

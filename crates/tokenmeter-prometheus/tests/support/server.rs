@@ -99,10 +99,12 @@ impl App {
             tokio::time::sleep(if i == 0 { ttft } else { GAP }).await;
             Some((Ok(Bytes::from_static(b"tok ")), i + 1))
         });
-        let metered = items.meter(request).with_observer(|item: &Result<Bytes, io::Error>| match item {
-            Ok(_) => Observation::tokens(1),
-            Err(_) => Observation::error(ErrorClass::ServerError),
-        });
+        let metered = items
+            .meter(request)
+            .with_observer(|item: &Result<Bytes, io::Error>| match item {
+                Ok(_) => Observation::tokens(1),
+                Err(_) => Observation::error(ErrorClass::ServerError),
+            });
         (StatusCode::OK, Body::from_stream(metered)).into_response()
     }
 }

@@ -386,7 +386,10 @@ impl Request {
     }
 
     /// Ends in place with `outcome`.
-    #[deprecated(since = "0.2.0", note = "use `end`, which also takes `&mut self`; removed in 0.3.0")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `end`, which also takes `&mut self`; removed in 0.3.0"
+    )]
     pub fn end_with(&mut self, outcome: Outcome) {
         self.end(outcome);
     }

@@ -303,7 +303,10 @@ mod tests {
         request.succeed();
         let records = memory.records();
         assert_eq!(records.len(), 1, "ended once, by the caller");
-        assert_eq!((records[0].outcome, records[0].output_tokens), (Outcome::Success, 2));
+        assert_eq!(
+            (records[0].outcome, records[0].output_tokens),
+            (Outcome::Success, 2)
+        );
     }
 
     #[test]
