@@ -1,7 +1,7 @@
 //! Per-token cost of the OpenTelemetry sink against the naive way a user would write it by
 //! hand: per token `Instant::now()` plus `histogram.record(gap, &[KeyValue…])` with the four
 //! attributes (operation, provider, request model, server address) built per token from the
-//! values the application holds. Ours is `request.tokens(1)` on a client series with the same
+//! values the application holds. Ours is `request.record_tokens(1)` on a client series with the same
 //! four attributes (the sink records `gen_ai.client.operation.time_per_output_chunk` with an
 //! attribute slice prepared when the series was resolved), on the portable path and through
 //! the SDK's bound instruments (feature `bound-instruments`). All record into SDK meter
@@ -101,8 +101,8 @@ fn per_token(c: &mut Criterion) {
     for (name, series) in [("tokenmeter", &portable), ("tokenmeter_bound", &bound)] {
         group.bench_function(name, |b| {
             let mut request = series.start();
-            request.tokens(1);
-            b.iter(|| request.tokens(black_box(1)));
+            request.record_tokens(1);
+            b.iter(|| request.record_tokens(black_box(1)));
             request.succeed();
         });
     }

@@ -5,7 +5,7 @@
 //!
 //! Two reference points in the same group show the floor both pay: `clock_only` (one
 //! `Instant::now()`) and `record_only` (one record on a pre-registered handle of this recorder).
-//! `tokenmeter` is measured per token as a server calls it, one `request.tokens(1)` per token:
+//! `tokenmeter` is measured per token as a server calls it, one `request.record_tokens(1)` per token:
 //! the request hands its items to the sink in batches (`tokenmeter::sink::Items`), and the
 //! batches' flushes happen inside the measured loop, so their cost is in the figure.
 //! `tokenmeter_unbatched` is the same on a meter with `item_batch(1)` (one sink call and one
@@ -55,14 +55,14 @@ fn per_token(c: &mut Criterion) {
     });
     group.bench_function("tokenmeter", |b| {
         let mut request = series.start();
-        request.tokens(1);
-        b.iter(|| request.tokens(black_box(1)));
+        request.record_tokens(1);
+        b.iter(|| request.record_tokens(black_box(1)));
         request.succeed();
     });
     group.bench_function("tokenmeter_unbatched", |b| {
         let mut request = unbatched.start();
-        request.tokens(1);
-        b.iter(|| request.tokens(black_box(1)));
+        request.record_tokens(1);
+        b.iter(|| request.record_tokens(black_box(1)));
         request.succeed();
     });
     let noop = Meter::builder()
@@ -71,8 +71,8 @@ fn per_token(c: &mut Criterion) {
         .series(&Labels::server("chat").request_model("llama-3-8b"));
     group.bench_function("tokenmeter_noop_sink", |b| {
         let mut request = noop.start();
-        request.tokens(1);
-        b.iter(|| request.tokens(black_box(1)));
+        request.record_tokens(1);
+        b.iter(|| request.record_tokens(black_box(1)));
         request.succeed();
     });
     group.bench_function("clock_only", |b| b.iter(|| black_box(Instant::now())));

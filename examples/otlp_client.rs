@@ -111,7 +111,7 @@ fn observe(item: &Result<Chunk, ProviderError>) -> Observation {
 
 /// Sends request `seed` (the request starts now: the send) and reads its stream.
 async fn call(request: Request, seed: u64) {
-    let mut response = std::pin::pin!(respond(seed).meter_with(request, observe));
+    let mut response = std::pin::pin!(respond(seed).meter(request).with_observer(observe));
     let mut deltas = 0;
     while let Some(item) = response.next().await {
         match item {

@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The exporter: a recorder of our own, an SLO threshold (TTFT <= 500 ms) as a bucket edge.
     let (sink, metrics) = Builder::new(profile)
         .add_edges(Metric::Ttft, &[0.5])?
-        .build_local()?;
+        .build_recorder()?;
     let labels = Labels::server("chat")
         .provider("example")
         .request_model("tiny-echo");
@@ -81,7 +81,7 @@ async fn generate(State(app): State<Arc<App>>, uri: Uri) -> Response {
     let tokens = query(&uri, "tokens").unwrap_or(16).min(10_000);
     let ttft = Duration::from_millis(query(&uri, "ttft_ms").unwrap_or(150).min(60_000));
     tokio::time::sleep(ttft / 3).await; // waiting for a batch slot
-    request.scheduled();
+    request.mark_scheduled();
     app.engine
         .set_kv_cache_usage(app.series.running() as f64 / CAPACITY);
 
@@ -99,15 +99,17 @@ async fn generate(State(app): State<Arc<App>>, uri: Uri) -> Response {
     });
     // One token per word; the last one says why generation stopped.
     let mut seen = 0;
-    let metered = words.meter_with(request, move |_word| {
-        seen += 1;
-        let observation = Observation::tokens(1);
-        if seen == tokens {
-            observation.with_finish(FinishReason::Length)
-        } else {
-            observation
-        }
-    });
+    let metered = words
+        .meter(request)
+        .with_observer(move |_word: &Result<String, Infallible>| {
+            seen += 1;
+            let observation = Observation::tokens(1);
+            if seen == tokens {
+                observation.with_finish(FinishReason::Length)
+            } else {
+                observation
+            }
+        });
     Body::from_stream(metered).into_response()
 }
 

@@ -41,7 +41,7 @@ async fn serve_one(mut request: Request, seed: u64) -> usize {
     let input_tokens = 100 + rng.next(900);
     request.set_input_tokens(input_tokens);
     tokio::time::sleep(Duration::from_millis(rng.next(150))).await; // queue
-    request.scheduled();
+    request.mark_scheduled();
     let prefill = Duration::from_micros(50_000 + input_tokens * 100);
     let output_tokens = 40 + rng.next(40);
     let gap = Duration::from_millis(15 + rng.next(10));

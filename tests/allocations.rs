@@ -35,7 +35,9 @@ fn no_allocation_per_item_or_per_request() {
     let items = [1u32; 10_000];
     let info = allocation_counter::measure(|| {
         for _ in 0..100 {
-            let metered = stream::iter(items.iter()).meter_tokens(series.start(), |k| **k);
+            let metered = stream::iter(items.iter())
+                .meter(series.start())
+                .with_observer(|k: &&u32| **k);
             assert_eq!(drain(metered), items.len());
         }
     });
@@ -54,9 +56,9 @@ fn no_allocation_in_the_loop_api() {
         for _ in 0..100 {
             let mut request = series.start();
             request.set_input_tokens(100);
-            request.scheduled();
+            request.mark_scheduled();
             for _ in 0..1_000 {
-                request.tokens(1);
+                request.record_tokens(1);
             }
             request.succeed();
         }

@@ -91,7 +91,7 @@ fn attributes<T>(data: &MetricData<T>) -> Vec<BTreeMap<String, String>> {
 /// A meter with both exporters attached.
 fn meter() -> (Meter, Handle, Otel) {
     let (prometheus, handle) = Builder::new(Profile::Semconv)
-        .build_local()
+        .build_recorder()
         .expect("a local Prometheus recorder");
     let otel = Otel::new();
     let meter = Meter::builder()
@@ -106,8 +106,8 @@ fn meter() -> (Meter, Handle, Otel) {
 fn one_request(series: &Series) {
     let mut request = series.start();
     request.set_input_tokens(3);
-    request.tokens(1);
-    request.tokens(1);
+    request.record_tokens(1);
+    request.record_tokens(1);
     request.succeed();
 }
 

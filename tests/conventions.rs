@@ -58,9 +58,9 @@ fn run(meter: &Meter, time: &ManualClock) {
     let mut request = series.start();
     for _ in 0..3 {
         time.advance(Duration::from_millis(10));
-        request.tokens(1);
+        request.record_tokens(1);
     }
-    request.tokens(0); // a frame without a token
+    request.record_tokens(0); // a frame without a token
     request.succeed();
 }
 
@@ -69,7 +69,7 @@ fn a_row_added_to_the_table_appears_in_the_prometheus_exposition() {
     let time = ManualClock::new();
     let (sink, handle) = Builder::new(Profile::Semconv)
         .conventions(table())
-        .build_local()
+        .build_recorder()
         .expect("a local exporter");
     let meter = Meter::builder()
         .clock(Clock::manual(&time))

@@ -90,7 +90,9 @@ struct Known {
 impl Known {
     fn of(profile: Profile) -> Self {
         let spec = SloSpec::from_toml(SPEC).expect("examples/slo.toml is a valid spec");
-        let (sink, handle) = Builder::new(profile).build_local().expect("local exporter");
+        let (sink, handle) = Builder::new(profile)
+            .build_recorder()
+            .expect("local exporter");
         let time = ManualClock::new();
         let clock = Clock::manual(&time);
         let recorder = sink.recorder().expect("a local sink has a recorder");
@@ -141,10 +143,10 @@ impl Known {
             let mut request = series.start();
             request.set_input_tokens(100 + i as u64);
             time.advance(Duration::from_millis(20));
-            request.scheduled();
+            request.mark_scheduled();
             time.advance(Duration::from_millis(80));
             for _ in 0..4 {
-                request.tokens(1);
+                request.record_tokens(1);
                 time.advance(Duration::from_millis(30));
             }
             if fail {

@@ -1,7 +1,7 @@
 //! `metered_script`: a script of items, frames, finish reasons, errors, `Pending`s and panics,
 //! played by an inner stream on a [`ManualClock`] and measured through one of the four
 //! [`MeterExt`] entry points, then ended by draining, dropping early or
-//! [`Metered::into_inner`] (a cancel).
+//! [`Metered::into_parts`] with both parts dropped (a cancel).
 //!
 //! [`check`] replays the same script on a model and compares every field of every
 //! [`RequestRecord`] with it: one record per request, the outcome, `panicked`, the token, item
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use arbitrary::Arbitrary;
 use futures_util::{Stream, StreamExt};
-use tokenmeter::stream::Observe;
+use tokenmeter::stream::{Observe, Results};
 use tokenmeter::{
     Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter, MeterExt, Metered,
     Observation, Outcome, RequestRecord, Series,
@@ -41,17 +41,17 @@ const DEGRADATIONS: [Degradation; 4] = [
     Degradation::Other,
 ];
 
-/// Which [`MeterExt`] method wraps the inner stream.
+/// Which observer [`MeterExt::meter`] is given to wrap the inner stream.
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Api {
     /// `meter`: every item is one token; errors and finish reasons are not seen.
     Meter,
-    /// `meter_tokens`: an item carries its own token count (0 for a frame).
+    /// `meter(..).with_observer(|i| i.tokens)`: an item carries its own token count (0 for a frame).
     MeterTokens,
-    /// `meter_results`: items are `Result<Item, ErrorClass>`; `Ok` is one token, `Err` ends
+    /// `meter(..).with_observer(Results::new())`: items are `Result<Item, ErrorClass>`; `Ok` is one token, `Err` ends
     /// the request with its class.
     MeterResults,
-    /// `meter_with`: a full [`Observation`] per item (tokens, finish reason, error).
+    /// `meter(..).with_observer(|i| Observation)`: a full [`Observation`] per item (tokens, finish reason, error).
     MeterWith,
 }
 
@@ -97,8 +97,8 @@ pub enum Ending {
     Drain,
     /// Drop the metered stream after at most this many polls.
     DropAfter(u8),
-    /// Take the inner stream back with [`Metered::into_inner`] after at most this many polls.
-    IntoInner(u8),
+    /// Take the parts back with [`Metered::into_parts`] (and drop them) after at most this many polls.
+    IntoParts(u8),
 }
 
 /// One request's script.
@@ -230,7 +230,7 @@ pub fn quiet_scripted_panics() {
     });
 }
 
-/// Polls `metered` as the script's ending says, then lets it go (drop or `into_inner`).
+/// Polls `metered` as the script's ending says, then lets it go (drop or `into_parts`).
 fn consume<St, O>(mut metered: Metered<St, O>, script: &Script, clock: &ManualClock)
 where
     St: Stream + Unpin,
@@ -252,7 +252,7 @@ where
     }
     clock.advance(us(script.stop_us));
     match script.ending {
-        Ending::IntoInner(_) => drop(metered.into_inner()),
+        Ending::IntoParts(_) => drop(metered.into_parts()),
         Ending::Drain | Ending::DropAfter(_) => drop(metered),
     }
 }
@@ -260,7 +260,7 @@ where
 fn limit(ending: Ending) -> usize {
     match ending {
         Ending::Drain => usize::MAX,
-        Ending::DropAfter(n) | Ending::IntoInner(n) => usize::from(n),
+        Ending::DropAfter(n) | Ending::IntoParts(n) => usize::from(n),
     }
 }
 
@@ -270,7 +270,7 @@ fn play(script: &Script, series: &Series, clock: &ManualClock) {
     let mut request = series.start();
     if let Some(s) = script.scheduled_us {
         clock.advance(us(s));
-        request.scheduled();
+        request.mark_scheduled();
     }
     if let Some(n) = script.input_tokens {
         request.set_input_tokens(u64::from(n));
@@ -283,16 +283,16 @@ fn play(script: &Script, series: &Series, clock: &ManualClock) {
     };
     let _ = catch_unwind(AssertUnwindSafe(move || match script.api {
         Api::Meter => consume(player.meter(request), script, clock),
-        Api::MeterTokens => consume(player.meter_tokens(request, |i| i.tokens), script, clock),
+        Api::MeterTokens => consume(player.meter(request).with_observer(|i: &Item| i.tokens), script, clock),
         Api::MeterResults => {
             let results = player.map(|i: Item| match i.error {
                 Some(class) => Err(class),
                 None => Ok(i),
             });
-            consume(results.meter_results(request), script, clock);
+            consume(results.meter(request).with_observer(Results::new()), script, clock);
         }
         Api::MeterWith => consume(
-            player.meter_with(request, |i| observation(Api::MeterWith, *i)),
+            player.meter(request).with_observer(|i: &Item| observation(Api::MeterWith, *i)),
             script,
             clock,
         ),
@@ -571,7 +571,7 @@ mod tests {
                 class: 1,
             },
         );
-        let failed = script(Api::MeterResults, ops.clone(), Ending::IntoInner(9));
+        let failed = script(Api::MeterResults, ops.clone(), Ending::IntoParts(9));
         let (expected, _) = run_model(&failed);
         assert_eq!(expected.outcome, Outcome::Error(ErrorClass::RateLimited));
         assert_eq!(expected.output_tokens, 2); // the frame and one item, one token each

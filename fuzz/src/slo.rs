@@ -125,11 +125,11 @@ fn judge_one_request(spec: &SloSpec) {
         .build();
     let mut request = meter.series(&labels).start();
     request.set_input_tokens(1_000);
-    request.scheduled();
+    request.mark_scheduled();
     time.advance(Duration::from_millis(250));
-    request.tokens(1);
+    request.record_tokens(1);
     time.advance(Duration::from_millis(20));
-    request.tokens(1);
+    request.record_tokens(1);
     request.succeed();
     monitor.set_kv_usage(0.5);
     let status = monitor.status();

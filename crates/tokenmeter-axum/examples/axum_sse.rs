@@ -40,7 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     // 1. Prometheus on a recorder of our own; the meter writes to it.
-    let (sink, metrics) = Builder::new(Profile::Semconv).build_local()?;
+    let (sink, metrics) = Builder::new(Profile::Semconv).build_recorder()?;
     let meter = Meter::builder().sink(sink).build();
 
     // 2. The layer: one series per requested model (capped by the meter), the arrival at the

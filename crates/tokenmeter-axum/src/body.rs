@@ -109,7 +109,7 @@ impl<B: Body<Data = Bytes>> MeteredBody<B> {
             metering: None,
             inner,
         };
-        let Some((request, sent)) = request else {
+        let Some((mut request, sent)) = request else {
             return body;
         };
         if let Some(class) = ErrorClass::from_http_status(status.as_u16()) {
@@ -117,7 +117,7 @@ impl<B: Body<Data = Bytes>> MeteredBody<B> {
             return body;
         }
         if !sent {
-            request.finish(Outcome::Success);
+            request.end(Outcome::Success);
             return body;
         }
         let reader = match essence(headers) {
@@ -159,7 +159,7 @@ impl Metering {
                 });
                 match ended {
                     Some(outcome) => {
-                        request.end_with(outcome);
+                        request.end(outcome);
                         false
                     }
                     None => true,
@@ -182,7 +182,7 @@ impl Metering {
             },
             Reader::Sse(_) | Reader::Other => Outcome::Success,
         };
-        self.request.finish(outcome);
+        self.request.end(outcome);
     }
 }
 
@@ -267,9 +267,7 @@ impl<B: Body<Data = Bytes>> Body for MeteredBody<B> {
                 None => true,
             },
             Some(Err(_)) => {
-                metering
-                    .request
-                    .end_with(Outcome::Error(ErrorClass::Transport));
+                metering.request.end(Outcome::Error(ErrorClass::Transport));
                 false
             }
             None => {

@@ -69,7 +69,7 @@ where
                 Ok(Response::from_parts(parts, body))
             }
             Err(error) => {
-                if let Some(request) = request {
+                if let Some(mut request) = request {
                     request.fail(ErrorClass::ServerError);
                 }
                 Err(error)

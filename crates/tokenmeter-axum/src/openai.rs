@@ -26,7 +26,7 @@ pub(crate) fn apply_event(request: &mut Request, event: Event<'_>) -> Option<Out
     match (parsed, event.kind) {
         (Ok(parsed), kind) => {
             apply_parsed(request, &parsed);
-            request.tokens(parsed.tokens);
+            request.record_tokens(parsed.tokens);
             (kind == Kind::Error).then_some(Outcome::Error(ErrorClass::ServerError))
         }
         (Err(ChunkError::Server(error)), _) => Some(Outcome::Error(error.class)),
@@ -34,7 +34,7 @@ pub(crate) fn apply_event(request: &mut Request, event: Event<'_>) -> Option<Out
             Some(Outcome::Error(ErrorClass::ServerError))
         }
         (Err(ChunkError::Malformed(_)), Kind::Message) => {
-            request.tokens(0);
+            request.record_tokens(0);
             None
         }
     }

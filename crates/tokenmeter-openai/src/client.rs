@@ -140,7 +140,7 @@ where
 /// ```
 pub async fn send(
     builder: reqwest::RequestBuilder,
-    request: Request,
+    mut request: Request,
 ) -> Result<MeteredResponse, StreamError> {
     match builder.send().await {
         Ok(response) => Ok(meter_response(response, request)),

@@ -133,14 +133,15 @@ impl<S, C> MeteredChunks<S, C> {
     }
 
     /// The request being measured: end it yourself (for example with a timeout of your own,
-    /// `request_mut().end_with(Outcome::Error(ErrorClass::Timeout))`) or mark it degraded.
+    /// `request_mut().end(Outcome::Error(ErrorClass::Timeout))`) or mark it degraded.
     pub fn request_mut(&mut self) -> &mut Request {
         self.inner.request_mut()
     }
 
-    /// Ends the measurement (as cancelled if it had not ended) and returns the chunks.
-    pub fn into_inner(self) -> SseChunks<S, C> {
-        self.inner.into_inner()
+    /// The chunks and the request, with no side effect (see [`Metered::into_parts`]): dropping
+    /// the request ends it as cancelled if it had not ended.
+    pub fn into_parts(self) -> (SseChunks<S, C>, Request) {
+        self.inner.into_parts()
     }
 }
 

@@ -22,7 +22,7 @@
 //! let meter = Meter::builder().sink(otlp.sink()).build();
 //! let series = meter.series(&Labels::client("chat").provider("openai").request_model("gpt-4o"));
 //! let mut request = series.start();
-//! request.tokens(1);
+//! request.record_tokens(1);
 //! request.succeed();
 //!
 //! // 3. Before exiting: send what is left, waiting at most 5 s.

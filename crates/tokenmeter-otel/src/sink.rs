@@ -42,8 +42,8 @@ use crate::steps::OtelEngine;
 ///
 /// let meter = Meter::builder().sink(sink).build();
 /// let mut request = meter.series(&Labels::server("chat").request_model("llama")).start();
-/// request.tokens(1);
-/// request.tokens(1);
+/// request.record_tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 ///
 /// provider.force_flush()?;

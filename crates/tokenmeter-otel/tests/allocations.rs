@@ -37,12 +37,12 @@ fn allocations_per_item(builder: OtelSinkBuilder) {
     for labels in labels() {
         let (series, _provider) = series(builder.clone(), &labels);
         let mut request = series.start();
-        request.tokens(1);
-        request.tokens(1);
+        request.record_tokens(1);
+        request.record_tokens(1);
         request.flush(); // the SDK creates this attribute set's data point once
         let info = allocation_counter::measure(|| {
             for _ in 0..10_000 {
-                request.tokens(1);
+                request.record_tokens(1);
             }
         });
         request.succeed();

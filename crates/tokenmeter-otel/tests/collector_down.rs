@@ -94,7 +94,7 @@ fn round(series: &Series) -> Duration {
     let mut request = series.start();
     let start = Instant::now();
     for _ in 0..TOKENS_PER_ROUND {
-        request.tokens(1);
+        request.record_tokens(1);
     }
     let spent = start.elapsed();
     request.succeed();

@@ -43,7 +43,7 @@ fn child_exports() {
     let series = meter.series(&Labels::server("chat").request_model("env"));
     for _ in 0..REQUESTS {
         let mut request = series.start();
-        request.tokens(1);
+        request.record_tokens(1);
         request.succeed();
     }
     let start = Instant::now();

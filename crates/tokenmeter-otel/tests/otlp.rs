@@ -215,7 +215,7 @@ async fn flush_and_shutdown_wait_at_most_their_bound_when_the_receiver_never_ans
         .expect("install");
     let meter = Meter::builder().sink(otlp.sink()).build();
     let mut request = meter.series(&server()).start();
-    request.tokens(1);
+    request.record_tokens(1);
     request.succeed();
 
     let (flush, shutdown, took) = tokio::task::spawn_blocking(move || {

@@ -196,7 +196,7 @@ fn gauges_follow_requests_in_flight() {
     let series = meter.series(&Labels::server("chat"));
     let waiting = series.start();
     let mut running = series.start();
-    running.tokens(1);
+    running.record_tokens(1);
     let s = sdk.snapshot();
     assert_eq!(s.total(names::REQUESTS_WAITING.name, &[]), 1.0);
     assert_eq!(s.total(names::REQUESTS_RUNNING.name, &[]), 1.0);
@@ -288,7 +288,7 @@ fn folded_series_are_counted_by_role() {
     let folded = meter.series(&Labels::server("chat").request_model("b"));
     meter.series(&Labels::client("chat").request_model("c"));
     let mut request = folded.start();
-    request.tokens(1);
+    request.record_tokens(1);
     request.succeed();
     let s = sdk.snapshot();
     let folded = names::SERIES_FOLDED.name;

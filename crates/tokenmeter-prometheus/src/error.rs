@@ -30,7 +30,7 @@ pub enum Error {
     },
     /// Another `metrics` recorder is already installed in this process.
     #[error(
-        "a global `metrics` recorder is already installed: install once per process, or use Builder::build_local for a recorder of your own"
+        "a global `metrics` recorder is already installed: install once per process, or use Builder::build_recorder for a recorder of your own"
     )]
     AlreadyInstalled,
     /// The background runtime for the HTTP listener could not start.

@@ -1,9 +1,12 @@
-//! [`Builder`]: buckets, profile and listener; builds a local exporter or installs the global one.
+//! [`Builder`]: buckets, profile and listener; finishes the way `metrics-exporter-prometheus`'s
+//! builder does (`build_recorder`, `install_recorder`, `install`), plus `build_for` a recorder
+//! of your own.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
+use metrics::Recorder;
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusRecorder};
 
 use tokenmeter::conventions::Conventions;
@@ -30,13 +33,15 @@ const OTHER_HISTOGRAMS: &[f64] = &[
 
 /// Configures the exporter: [`Profile`], [`Buckets`], listen address, upkeep interval.
 ///
-/// Three ways to finish:
+/// Four ways to finish, as many as `metrics-exporter-prometheus`'s `PrometheusBuilder` has,
+/// and named after its:
 ///
-/// | Method | Recorder | `/metrics` | Upkeep |
-/// |---|---|---|---|
-/// | [`build_local`](Builder::build_local) | yours only (no global state) | you serve [`Handle::render`] | a background thread |
-/// | [`install_recorder`](Builder::install_recorder) | global | you serve [`Handle::render`] | a background thread |
-/// | [`install`](Builder::install) | global | an HTTP listener on [`DEFAULT_LISTEN`] | the exporter's task |
+/// | Method | Like the exporter's | Recorder | `/metrics` | Upkeep |
+/// |---|---|---|---|---|
+/// | [`build_recorder`](Builder::build_recorder) | `build_recorder` | its own (no global state) | you serve [`Handle::render`] | a background thread |
+/// | [`install_recorder`](Builder::install_recorder) | `install_recorder` | global | you serve [`Handle::render`] | a background thread |
+/// | [`install`](Builder::install) | `install` | global | an HTTP listener on [`DEFAULT_LISTEN`] | the exporter's task |
+/// | [`build_for`](Builder::build_for) | `build` (you run the rest) | any `metrics` recorder you give | the recorder's business | the recorder's business |
 ///
 /// # Examples
 ///
@@ -46,10 +51,10 @@ const OTHER_HISTOGRAMS: &[f64] = &[
 ///
 /// let (sink, handle) = Builder::new(Profile::Semconv)
 ///     .add_edges(Metric::Ttft, &[0.35])? // an SLO threshold becomes a bucket edge
-///     .build_local()?;
+///     .build_recorder()?;
 /// let meter = Meter::builder().sink(sink).build();
 /// let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 /// assert!(handle.render().contains("gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_operation_name=\"chat\",gen_ai_request_model=\"m\",le=\"0.35\"} 1"));
 /// # Ok::<(), tokenmeter_prometheus::Error>(())
@@ -115,10 +120,10 @@ impl Builder {
     /// let frames = Instrument::new("example.frames", "{frame}", InstrumentKind::Counter, "Frames.");
     /// let mut table = Conventions::default();
     /// table.push(Row::new(frames, Feed::End(RecordField::Frames), Roles::Both, AttrSet::Own))?;
-    /// let (sink, handle) = Builder::new(Profile::Semconv).conventions(table).build_local()?;
+    /// let (sink, handle) = Builder::new(Profile::Semconv).conventions(table).build_recorder()?;
     /// let meter = Meter::builder().sink(sink).build();
     /// let mut request = meter.series(&Labels::server("chat")).start();
-    /// request.tokens(1);
+    /// request.record_tokens(1);
     /// request.succeed();
     /// assert!(handle.render().contains(r#"example_frames_total{gen_ai_operation_name="chat",role="server"} 1"#));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -154,8 +159,7 @@ impl Builder {
 
     /// A `metrics-exporter-prometheus` builder with every histogram's buckets set and the
     /// upkeep interval, for callers who want to add to it (global labels, allow-lists) and
-    /// build it themselves; use [`PrometheusSink::with_recorder`] or
-    /// [`PrometheusSink::global`] with what they build.
+    /// build it themselves; give what they build to [`Builder::build_for`].
     pub fn prometheus_builder(&self) -> PrometheusBuilder {
         let builder = PrometheusBuilder::new()
             .upkeep_timeout(self.upkeep)
@@ -166,8 +170,22 @@ impl Builder {
 
     /// A sink and a handle on a recorder of their own: no global state, no listener. Serve
     /// [`Handle::render`] from your `/metrics` route. A background thread runs the upkeep
-    /// until the sink and every handle are dropped.
-    pub fn build_local(self) -> Result<(PrometheusSink, Handle), Error> {
+    /// until the sink and every handle are dropped. Like the exporter's `build_recorder`, it
+    /// installs nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    /// use tokenmeter_prometheus::{Builder, Profile};
+    ///
+    /// let (sink, handle) = Builder::new(Profile::Vllm).build_recorder()?;
+    /// let meter = Meter::builder().sink(sink).build();
+    /// drop(meter.series(&Labels::server("chat").request_model("m")).start());
+    /// assert!(handle.render().contains(r#"vllm:request_success_total{model_name="m",finished_reason="abort"} 1"#));
+    /// # Ok::<(), tokenmeter_prometheus::Error>(())
+    /// ```
+    pub fn build_recorder(self) -> Result<(PrometheusSink, Handle), Error> {
         let recorder = self.prometheus_builder().build_recorder();
         let prometheus = recorder.handle();
         let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
@@ -175,6 +193,48 @@ impl Builder {
         let sink =
             PrometheusSink::from_target(self.profile, target, Some(upkeep.clone()), &self.table);
         Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
+    }
+
+    /// A sink and a handle on a recorder of their own.
+    #[deprecated(since = "0.2.0", note = "use `build_recorder`; removed in 0.3.0")]
+    pub fn build_local(self) -> Result<(PrometheusSink, Handle), Error> {
+        self.build_recorder()
+    }
+
+    /// A sink that registers with `recorder` only, with this builder's profile and table, and
+    /// describes their metrics to it now. Bring your own recorder: a `metrics-exporter-prometheus`
+    /// one built from [`prometheus_builder`](Self::prometheus_builder) (which carries the
+    /// buckets; this sink does not set them), another exporter's, or one you installed
+    /// globally as an `Arc` and kept a clone of. You render, serve and upkeep it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tokenmeter::{Labels, Meter};
+    /// use tokenmeter_prometheus::{Builder, Profile};
+    ///
+    /// let builder = Builder::new(Profile::Semconv);
+    /// let recorder = Arc::new(builder.prometheus_builder().build_recorder());
+    /// let handle = recorder.handle();
+    /// let sink = builder.build_for(recorder);
+    ///
+    /// let meter = Meter::builder().sink(sink).build();
+    /// let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
+    /// request.record_tokens(1);
+    /// request.succeed();
+    /// assert!(handle.render().contains("gen_ai_server_request_duration_seconds_count{gen_ai_operation_name=\"chat\",gen_ai_request_model=\"m\"} 1"));
+    /// ```
+    pub fn build_for<R>(self, recorder: Arc<R>) -> PrometheusSink
+    where
+        R: Recorder + Send + Sync + 'static,
+    {
+        PrometheusSink::from_target(
+            self.profile,
+            RecorderTarget::Local(recorder),
+            None,
+            &self.table,
+        )
     }
 
     /// Installs the recorder globally, so `metrics::histogram!` and friends elsewhere in the

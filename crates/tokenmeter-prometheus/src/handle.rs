@@ -22,7 +22,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// ```
 /// use tokenmeter_prometheus::{Builder, CONTENT_TYPE, Profile};
 ///
-/// let (_sink, handle) = Builder::new(Profile::Vllm).build_local()?;
+/// let (_sink, handle) = Builder::new(Profile::Vllm).build_recorder()?;
 /// // In an axum handler: `([(header::CONTENT_TYPE, CONTENT_TYPE)], handle.render())`.
 /// let body = handle.render();
 /// assert!(body.contains("# TYPE tokenmeter_series_folded_total counter"));

@@ -9,14 +9,14 @@
 //! use tokenmeter_prometheus::{Builder, Profile};
 //!
 //! // 1. A sink and a handle, on a recorder of their own (no global state).
-//! let (sink, handle) = Builder::new(Profile::Semconv).build_local()?;
+//! let (sink, handle) = Builder::new(Profile::Semconv).build_recorder()?;
 //!
 //! // 2. Meter requests as usual.
 //! let meter = Meter::builder().sink(sink).build();
 //! let series = meter.series(&Labels::server("chat").provider("vllm").request_model("llama-3-8b"));
 //! let mut request = series.start();
-//! request.tokens(1);
-//! request.tokens(1);
+//! request.record_tokens(1);
+//! request.record_tokens(1);
 //! request.succeed();
 //!
 //! // 3. Serve this text on /metrics (with `tokenmeter_prometheus::CONTENT_TYPE`).
@@ -31,12 +31,21 @@
 //!
 //! # The ways to build it
 //!
-//! | Call | Recorder | `/metrics` | Upkeep |
-//! |---|---|---|---|
-//! | [`Builder::build_local`] | its own, no global state | you serve [`Handle::render`] (axum, …) | a background thread |
-//! | [`Builder::install_recorder`] | global: your `metrics::*!` macros land there too | you serve [`Handle::render`] | a background thread |
-//! | [`Builder::install`] | global | `metrics-exporter-prometheus`'s HTTP listener | the exporter's task |
-//! | [`PrometheusSink::with_recorder`] / [`PrometheusSink::global`] | any `metrics` recorder | the recorder's business | the recorder's business |
+//! One [`Builder`], finished in one of four ways: as many as `metrics-exporter-prometheus`'s
+//! `PrometheusBuilder`, which it wraps, and named after them.
+//!
+//! | Call | `PrometheusBuilder`'s | Recorder | `/metrics` | Upkeep |
+//! |---|---|---|---|---|
+//! | [`Builder::build_recorder`] | `build_recorder` | its own, no global state | you serve [`Handle::render`] (axum, …) | a background thread |
+//! | [`Builder::install_recorder`] | `install_recorder` | global: your `metrics::*!` macros land there too | you serve [`Handle::render`] | a background thread |
+//! | [`Builder::install`] | `install` | global | `metrics-exporter-prometheus`'s HTTP listener | the exporter's task |
+//! | [`Builder::build_for`] | `build` (you run what it returns) | any `metrics` recorder you give, for example one built from [`Builder::prometheus_builder`] | the recorder's business | the recorder's business |
+//!
+//! The names of earlier releases are deprecated and go in 0.3.0: `local(profile)` and
+//! `Builder::build_recorder` are [`Builder::build_recorder`];
+//! `PrometheusSink::with_recorder(profile, r)` is `Builder::new(profile).build_for(r)`;
+//! `PrometheusSink::global(profile)` is [`Builder::install_recorder`], or
+//! [`Builder::build_for`] with a clone of the `Arc` you installed.
 //!
 //! The upkeep folds recorded samples into buckets every interval
 //! ([`Builder::upkeep_interval`], default 5 s), so memory stays bounded when nobody scrapes.
@@ -161,7 +170,7 @@
 //! use tokenmeter::{Labels, Meter};
 //! use tokenmeter_prometheus::{Builder, Profile};
 //!
-//! let (sink, handle) = Builder::new(Profile::Semconv).build_local()?;
+//! let (sink, handle) = Builder::new(Profile::Semconv).build_recorder()?;
 //! let meter = Meter::builder().sink(sink).build();
 //! // Once per engine; then once per step: a decode of 8 sequences (8 tokens) in 8 ms.
 //! let steps = meter.engine(&Labels::server("").provider("vllm").request_model("llama-3-8b"));
@@ -210,8 +219,8 @@
 //! - **Engine-step metrics** carry the engine's labels, not a series': provider and models
 //!   (semconv, no operation, no `role`) or `model_name` (vLLM). Engines that share labels share
 //!   the metrics.
-//! - **Descriptions** (`# HELP`) are given to the recorder when the sink is created; install a
-//!   global recorder before calling [`PrometheusSink::global`].
+//! - **Descriptions** (`# HELP`) are given to the recorder when the sink is created, so a recorder
+//!   given to [`Builder::build_for`] gets them at once.
 //!
 //! # Cost
 //!
@@ -248,20 +257,13 @@ pub use handle::{CONTENT_TYPE, Handle};
 pub use profile::Profile;
 pub use sink::PrometheusSink;
 
-/// A sink and a handle for `profile` on a recorder of their own, with the default buckets:
-/// `Builder::new(profile).build_local()`.
-///
-/// # Examples
-///
-/// ```
-/// let (sink, handle) = tokenmeter_prometheus::local(tokenmeter_prometheus::Profile::Vllm)?;
-/// let meter = tokenmeter::Meter::builder().sink(sink).build();
-/// drop(meter.series(&tokenmeter::Labels::server("chat").request_model("m")).start());
-/// assert!(handle.render().contains(r#"vllm:request_success_total{model_name="m",finished_reason="abort"} 1"#));
-/// # Ok::<(), tokenmeter_prometheus::Error>(())
-/// ```
+/// A sink and a handle for `profile` on a recorder of their own, with the default buckets.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `Builder::new(profile).build_recorder()`; removed in 0.3.0"
+)]
 pub fn local(profile: Profile) -> Result<(PrometheusSink, Handle), Error> {
-    Builder::new(profile).build_local()
+    Builder::new(profile).build_recorder()
 }
 
 #[cfg(test)]

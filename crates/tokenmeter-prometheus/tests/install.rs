@@ -32,7 +32,7 @@ fn install_serves_histograms_with_buckets_over_http_on_loopback() {
     let err = again.expect_err("a second global recorder is refused");
     assert!(matches!(err, Error::AlreadyInstalled), "{err}");
     assert!(
-        err.to_string().contains("build_local"),
+        err.to_string().contains("build_recorder"),
         "the message says what to do: {err}"
     );
 
@@ -40,8 +40,8 @@ fn install_serves_histograms_with_buckets_over_http_on_loopback() {
     let mut request = meter
         .series(&Labels::server("chat").request_model("m"))
         .start();
-    request.tokens(1);
-    request.tokens(1);
+    request.record_tokens(1);
+    request.record_tokens(1);
     request.succeed();
     // The application's own histograms, through the macros, land in the same exposition and
     // are histograms too, never summaries.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use cap::Cap;
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokenmeter::{Clock, Labels, ManualClock, Meter, Request};
-use tokenmeter_prometheus::{Builder, Profile, PrometheusSink};
+use tokenmeter_prometheus::{Builder, Profile};
 
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
@@ -28,14 +28,14 @@ fn open_request(meter: &Meter, time: &ManualClock) -> Request {
         .series(&Labels::server("chat").request_model("m"))
         .start();
     time.advance(Duration::from_millis(50));
-    request.tokens(1);
+    request.record_tokens(1);
     request
 }
 
 fn burst(request: &mut Request, time: &ManualClock) {
     for _ in 0..BURST {
         time.advance(Duration::from_micros(20));
-        request.tokens(1);
+        request.record_tokens(1);
     }
 }
 
@@ -47,7 +47,7 @@ fn grown_since(baseline: usize) -> usize {
 fn growth_without_upkeep() -> usize {
     let time = ManualClock::new();
     let recorder = PrometheusBuilder::new().build_recorder();
-    let sink = PrometheusSink::with_recorder(Profile::Semconv, Arc::new(recorder));
+    let sink = Builder::new(Profile::Semconv).build_for(Arc::new(recorder));
     let meter = Meter::builder()
         .clock(Clock::manual(&time))
         .sink(sink)
@@ -60,13 +60,13 @@ fn growth_without_upkeep() -> usize {
     grown_since(baseline)
 }
 
-/// With the upkeep thread of `build_local` running every 10 ms and no render at all: the
+/// With the upkeep thread of `build_recorder` running every 10 ms and no render at all: the
 /// largest growth seen after each burst, once an upkeep pass has run.
 fn peak_growth_with_upkeep() -> usize {
     let time = ManualClock::new();
     let (sink, handle) = Builder::new(Profile::Semconv)
         .upkeep_interval(Duration::from_millis(10))
-        .build_local()
+        .build_recorder()
         .expect("a local exporter");
     let meter = Meter::builder()
         .clock(Clock::manual(&time))

@@ -28,7 +28,7 @@ fn engine_labels(profile: Profile) -> &'static str {
 
 /// Records `steps` on a local exporter built by `builder` and renders the exposition.
 fn render(builder: Builder, steps: &[Step]) -> String {
-    let (sink, handle) = builder.build_local().expect("a local exporter");
+    let (sink, handle) = builder.build_recorder().expect("a local exporter");
     let meter = Meter::builder().sink(sink).build();
     let recorder = meter.engine(&engine());
     for step in steps {

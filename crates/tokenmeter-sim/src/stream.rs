@@ -219,7 +219,7 @@ impl TokenStream {
     pub fn delivered(&mut self) {
         if self.end == End::Held {
             self.end = End::Closed;
-            if let Some(request) = self.request.take() {
+            if let Some(mut request) = self.request.take() {
                 request.succeed();
             }
         }
@@ -255,7 +255,7 @@ impl TokenStream {
         match &item {
             Some(Ok(token)) => {
                 if let Some(request) = self.request.as_mut() {
-                    request.tokens(1);
+                    request.record_tokens(1);
                     if let Some(reason) = token.finish_reason {
                         request.set_finish_reason(reason);
                     }
@@ -281,7 +281,7 @@ impl TokenStream {
     #[cold]
     fn close(&mut self, class: Option<ErrorClass>) {
         self.end = End::Closed;
-        if let Some(request) = self.request.take() {
+        if let Some(mut request) = self.request.take() {
             match class {
                 Some(class) => request.fail(class),
                 None => request.cancel(),

@@ -26,7 +26,7 @@
 //!
 //! let mut request = series.start();
 //! time.advance(Duration::from_millis(300));
-//! request.tokens(1);
+//! request.record_tokens(1);
 //! request.succeed();
 //!
 //! let status = monitor.status();

@@ -23,7 +23,7 @@ use crate::window::{Contribution, PhaseSums};
 /// let meter = Meter::builder().clock(Clock::manual(&time)).sink(memory.clone()).build();
 /// let mut request = meter.series(&Labels::server("chat")).start();
 /// time.advance(Duration::from_millis(500));
-/// request.tokens(1); // TTFT exactly at the threshold: inclusive, so good
+/// request.record_tokens(1); // TTFT exactly at the threshold: inclusive, so good
 /// request.succeed();
 ///
 /// let verdict = Verdict::of(&class, &memory.records()[0]);

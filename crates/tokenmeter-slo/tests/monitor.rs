@@ -52,9 +52,9 @@ fn run_ttfts(rig: &Rig, mut ttfts: Vec<Duration>) {
     let start = rig.time.now();
     for (request, ttft) in requests.iter_mut().zip(&ttfts) {
         rig.time.set(start + *ttft);
-        request.tokens(1);
+        request.record_tokens(1);
     }
-    for request in requests {
+    for mut request in requests {
         request.succeed();
     }
 }
@@ -134,7 +134,7 @@ fn traffic(rig: &Rig, minutes: u64, per_minute: u64, fail: bool) {
         if fail {
             request.fail(ErrorClass::ServerError);
         } else {
-            request.tokens(1);
+            request.record_tokens(1);
             request.succeed();
         }
     }
@@ -187,7 +187,7 @@ fn burn_rate_alerts_page_then_ticket_then_clear() {
 fn low_traffic_never_alerts() {
     let rig = rig(success_spec());
     for _ in 0..24 {
-        let request = rig.series.start();
+        let mut request = rig.series.start();
         rig.time.advance(Duration::from_secs(300)); // one request every 5 minutes, all failing
         request.fail(ErrorClass::Timeout);
     }
@@ -219,7 +219,7 @@ fn verdict_counters_are_published_with_cached_handles() {
         let mut request = series.start();
         time.advance(Duration::from_millis(ttft_ms));
         for _ in 0..tokens {
-            request.tokens(1);
+            request.record_tokens(1);
         }
         request.succeed();
     }
@@ -299,9 +299,9 @@ fn a_growing_queue_warns_before_the_ttft_objective_breaks_and_is_diagnosed() {
         }
         queue.push_back(rig.series.start());
         if let Some(mut request) = queue.pop_front() {
-            request.scheduled();
+            request.mark_scheduled();
             rig.time.advance(Duration::from_millis(200));
-            request.tokens(1);
+            request.record_tokens(1);
             request.succeed();
         }
         let status = rig.monitor.status();

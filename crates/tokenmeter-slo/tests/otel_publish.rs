@@ -32,7 +32,7 @@ fn verdict_counters_reach_an_opentelemetry_meter() {
     for ttft_ms in [50, 150] {
         let mut request = series.start();
         time.advance(Duration::from_millis(ttft_ms));
-        request.tokens(3);
+        request.record_tokens(3);
         request.succeed();
     }
     series.start().fail(ErrorClass::Timeout);

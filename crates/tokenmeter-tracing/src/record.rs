@@ -28,7 +28,7 @@ pub(crate) fn first_token(span: &Span, id: u64, ttft: std::time::Duration) {
 /// let meter = Meter::builder().sink(sink.clone()).build();
 /// let span = tokenmeter_tracing::request_span!(tracing::Level::INFO, "chat");
 /// let mut request = meter.series(&Labels::client("chat")).start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 /// for record in sink.records() {
 ///     tokenmeter_tracing::record(&span, &record);

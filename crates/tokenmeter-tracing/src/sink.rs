@@ -35,8 +35,8 @@ use crate::spans::Spans;
 /// let span = request_span!(tracing::Level::INFO, "chat", gen_ai.request.model = "llama-3-8b");
 /// let _entered = span.enter();
 /// let mut request = series.start(); // captures `span`
-/// request.tokens(1); // records gen_ai.response.time_to_first_chunk on it
-/// request.tokens(1);
+/// request.record_tokens(1); // records gen_ai.response.time_to_first_chunk on it
+/// request.record_tokens(1);
 /// request.succeed(); // records tokens, outcome, durations
 /// ```
 #[derive(Clone, Debug, Default)]

@@ -110,7 +110,7 @@ fn a_successful_request_puts_the_recorded_numbers_on_its_span() {
     assert_eq!(s.tracing.in_flight(), 1);
     request.set_input_tokens(12);
     s.clock.advance(ms(150));
-    request.tokens(1);
+    request.record_tokens(1);
     let after_first = s.capture.fields(&span);
     assert_eq!(
         after_first.get(fields::TIME_TO_FIRST_CHUNK),
@@ -119,9 +119,9 @@ fn a_successful_request_puts_the_recorded_numbers_on_its_span() {
     );
     assert_eq!(after_first.get(fields::OUTCOME), None);
     s.clock.advance(ms(20));
-    request.tokens(2);
+    request.record_tokens(2);
     s.clock.advance(ms(30));
-    request.tokens(1);
+    request.record_tokens(1);
     request.set_finish_reason(FinishReason::Length);
     s.clock.advance(ms(5));
     request.succeed();
@@ -155,7 +155,7 @@ fn errors_and_cancellations_are_on_the_span() {
     let failed = request_span!(Level::INFO, "chat");
     let mut request = failed.in_scope(|| series.start());
     s.clock.advance(ms(10));
-    request.tokens(1);
+    request.record_tokens(1);
     request.fail(ErrorClass::RateLimited);
     let got = s.capture.fields(&failed);
     assert_eq!(got.get(fields::OUTCOME), Some(&Value::Str("error".into())));
@@ -181,10 +181,10 @@ fn errors_and_cancellations_are_on_the_span() {
 fn requests_outside_a_request_span_are_not_tracked() {
     let s = setup();
     let series = s.meter.series(&Labels::client("chat"));
-    let request = series.start();
+    let mut request = series.start();
     assert_eq!(s.tracing.in_flight(), 0);
     let other = tracing::info_span!("unrelated", answer = 42);
-    let inside = other.in_scope(|| series.start());
+    let mut inside = other.in_scope(|| series.start());
     assert_eq!(
         s.tracing.in_flight(),
         0,

@@ -18,7 +18,7 @@
 //! // 3. Per request: start at arrival, wrap the token stream.
 //! let mut request = series.start();
 //! request.set_input_tokens(42);
-//! request.scheduled(); // optional: the request left the queue
+//! request.mark_scheduled(); // optional: the request left the queue
 //! let tokens = stream::iter(["Hello", ",", " world"]).meter(request);
 //! let text: String = tokens.collect().await; // ends with success at the stream's end
 //!
@@ -51,8 +51,8 @@
 //! | TPOT | decode / (output tokens − 1); no sample for one output token or fewer |
 //!
 //! The first token is the first item that carries at least one token: role-only frames,
-//! keep-alives and empty deltas do not count (give them 0 tokens with
-//! [`MeterExt::meter_tokens`] or [`MeterExt::meter_with`]). An interval whose start or end was
+//! keep-alives and empty deltas do not count (give them 0 tokens with an observer,
+//! [`Metered::with_observer`]). An interval whose start or end was
 //! never observed is `None`, never computed from a zero.
 //!
 //! # Outcomes
@@ -68,7 +68,9 @@
 //! - [`Meter`]: the clock, the sinks and the capped series registry.
 //! - [`Series`]: a resolved label set; keeps the `waiting` and `running` gauges.
 //! - [`Request`]: one request's lifecycle, also usable without a stream.
-//! - [`Metered`] and [`MeterExt`]: the stream wrapper.
+//! - [`Metered`] and [`MeterExt`]: the stream wrapper. `stream.meter(request)` is the one way
+//!   to meter a stream; closures, `Result` streams and your own types plug into it as
+//!   observers ([`stream`] says how).
 //! - [`Clock`]: monotonic by default; [`ManualClock`] for tests; `Clock::tokio` with the
 //!   `tokio` feature for paused time.
 //! - [`sink`]: the [`Sink`](sink::Sink) trait exporters implement, plus no-op, fan-out and

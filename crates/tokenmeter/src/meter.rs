@@ -108,7 +108,7 @@ impl Meter {
     /// let (meter, memory) = Meter::manual(&time);
     /// let mut request = meter.series(&Labels::client("chat")).start();
     /// time.advance(Duration::from_millis(40));
-    /// request.tokens(1);
+    /// request.record_tokens(1);
     /// request.succeed();
     /// assert_eq!(memory.records()[0].ttft, Some(Duration::from_millis(40)));
     /// ```
@@ -187,8 +187,8 @@ impl MeterBuilder {
     /// let memory = InMemorySink::new();
     /// let meter = Meter::builder().sink(memory.clone()).item_batch(1).build();
     /// let mut request = meter.series(&Labels::server("chat")).start();
-    /// request.tokens(1);
-    /// request.tokens(1);
+    /// request.record_tokens(1);
+    /// request.record_tokens(1);
     /// assert_eq!(memory.gaps().len(), 1, "handed on at once");
     /// request.succeed();
     /// ```

@@ -22,11 +22,11 @@ use crate::series::Series;
 /// let meter = Meter::builder().clock(Clock::manual(&time)).sink(memory.clone()).build();
 /// let mut request = meter.series(&Labels::server("chat")).start();
 /// time.advance(Duration::from_millis(100));
-/// request.tokens(1); // first token at 100 ms
+/// request.record_tokens(1); // first token at 100 ms
 /// time.advance(Duration::from_millis(10));
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// time.advance(Duration::from_millis(10));
-/// request.tokens(1); // last token at 120 ms
+/// request.record_tokens(1); // last token at 120 ms
 /// request.succeed();
 ///
 /// let record = &memory.records()[0];
@@ -119,7 +119,7 @@ impl RequestRecord {
     /// let (meter, memory) = Meter::manual(&clock);
     /// let mut request = meter.series(&Labels::client("chat")).start();
     /// clock.advance(Duration::from_millis(30));
-    /// request.tokens(1);
+    /// request.record_tokens(1);
     /// clock.advance(Duration::from_millis(2)); // the finish and usage frames
     /// request.succeed();
     /// let record = &memory.records()[0];
@@ -145,7 +145,7 @@ impl RequestRecord {
     /// let mut request = meter.series(&Labels::client("chat")).start();
     /// for gap_ms in [20, 5, 7] {
     ///     clock.advance(Duration::from_millis(gap_ms));
-    ///     request.tokens(1);
+    ///     request.record_tokens(1);
     /// }
     /// request.succeed();
     /// let gaps: Vec<Duration> = memory.records()[0].item_gaps().collect();

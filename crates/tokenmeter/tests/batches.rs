@@ -84,10 +84,10 @@ fn a_full_batch_goes_at_once_and_the_rest_before_the_end() {
     let time = ManualClock::new();
     let calls = Calls::default();
     let mut request = meter(&time, &calls).series(&Labels::server("chat")).start();
-    request.tokens(1); // the first token: not an item
+    request.record_tokens(1); // the first token: not an item
     for i in 1..=Items::CAPACITY as u64 {
         time.advance(ms(i));
-        request.tokens(2);
+        request.record_tokens(2);
         let sent = calls.batch_sizes();
         if i < Items::CAPACITY as u64 {
             assert!(sent.is_empty(), "item {i} went before the batch was full");
@@ -96,9 +96,9 @@ fn a_full_batch_goes_at_once_and_the_rest_before_the_end() {
         }
     }
     time.advance(ms(100));
-    request.tokens(1);
+    request.record_tokens(1);
     time.advance(ms(200));
-    request.tokens(3);
+    request.record_tokens(3);
     request.succeed();
 
     let taken = calls.taken();
@@ -114,17 +114,17 @@ fn a_slow_stream_sends_its_batch_once_its_first_item_has_waited_the_maximum() {
     let time = ManualClock::new();
     let calls = Calls::default();
     let mut request = meter(&time, &calls).series(&Labels::server("chat")).start();
-    request.tokens(1);
+    request.record_tokens(1);
     time.advance(ms(600));
-    request.tokens(1); // first of the batch, at 600 ms
+    request.record_tokens(1); // first of the batch, at 600 ms
     time.advance(ms(399));
-    request.tokens(1); // 999 ms: 399 ms after it
+    request.record_tokens(1); // 999 ms: 399 ms after it
     assert!(calls.taken().is_empty());
     time.advance(Items::MAX_DELAY - ms(399));
-    request.tokens(1); // exactly MAX_DELAY after the batch's first
+    request.record_tokens(1); // exactly MAX_DELAY after the batch's first
     assert_eq!(calls.batch_sizes(), [3]);
     time.advance(ms(5));
-    request.tokens(1);
+    request.record_tokens(1);
     assert_eq!(
         calls.batch_sizes(),
         [3],
@@ -138,9 +138,9 @@ fn a_slow_stream_sends_its_batch_once_its_first_item_has_waited_the_maximum() {
 fn every_way_a_request_ends_sends_its_items_first() {
     type End = fn(tokenmeter::Request);
     let ends: [(&str, End); 5] = [
-        ("succeed", |r| r.succeed()),
-        ("fail", |r| r.fail(ErrorClass::Timeout)),
-        ("cancel", |r| r.cancel()),
+        ("succeed", |mut r| r.succeed()),
+        ("fail", |mut r| r.fail(ErrorClass::Timeout)),
+        ("cancel", |mut r| r.cancel()),
         ("drop", drop),
         ("error item", |mut r| {
             r.observe(Observation::error(ErrorClass::ServerError));
@@ -153,7 +153,7 @@ fn every_way_a_request_ends_sends_its_items_first() {
         let mut request = meter(&time, &calls).series(&Labels::server("chat")).start();
         for _ in 0..3 {
             time.advance(ms(7));
-            request.tokens(1);
+            request.record_tokens(1);
         }
         end(request);
         assert_eq!(
@@ -172,9 +172,9 @@ fn a_panic_while_streaming_still_sends_the_items_before_the_error() {
     let series = meter.series(&Labels::server("chat"));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut request = series.start();
-        request.tokens(1);
+        request.record_tokens(1);
         time.advance(ms(3));
-        request.tokens(1);
+        request.record_tokens(1);
         panic!("the handler failed");
     }));
     assert!(result.is_err());
@@ -187,10 +187,10 @@ fn flush_sends_what_is_held_and_nothing_twice() {
     let calls = Calls::default();
     let mut request = meter(&time, &calls).series(&Labels::server("chat")).start();
     request.flush(); // nothing held: no call
-    request.tokens(1);
+    request.record_tokens(1);
     request.flush(); // the first token is no item: no call
     time.advance(ms(4));
-    request.tokens(1);
+    request.record_tokens(1);
     request.flush();
     request.flush();
     request.succeed();
@@ -207,10 +207,10 @@ fn a_batch_of_one_sends_every_item_as_it_arrives() {
         .item_batch(1)
         .build();
     let mut request = meter.series(&Labels::server("chat")).start();
-    request.tokens(1);
+    request.record_tokens(1);
     for n in 1..=3 {
         time.advance(ms(n));
-        request.tokens(1);
+        request.record_tokens(1);
         assert_eq!(calls.batch_sizes(), vec![1; n as usize]);
     }
     request.succeed();
@@ -228,7 +228,7 @@ fn item_batch_takes_out_of_range_values_as_the_nearest_end() {
             .build();
         let mut request = meter.series(&Labels::server("chat")).start();
         for _ in 0..=batch {
-            request.tokens(1);
+            request.record_tokens(1);
         }
         assert_eq!(calls.batch_sizes(), [batch], "item_batch({asked})");
         request.succeed();
@@ -247,10 +247,10 @@ fn a_sink_that_implements_only_item_gets_every_item_and_so_does_the_other() {
         .build();
     let mut request = meter.series(&Labels::client("chat")).start();
     let mut expected = Vec::new();
-    request.tokens(1);
+    request.record_tokens(1);
     for i in 1..=40u64 {
         time.advance(Duration::from_micros(i));
-        request.tokens((i % 3) as u32 + 1);
+        request.record_tokens((i % 3) as u32 + 1);
         expected.push((Duration::from_micros(i), (i % 3) as u32 + 1));
     }
     request.succeed();

@@ -13,14 +13,14 @@ fn every_interval_to_the_nanosecond() {
     let mut request = rig.series.start(); // arrival at 0
     request.set_input_tokens(512);
     rig.advance_ns(1_000_003);
-    request.scheduled(); // queue = 1_000_003
+    request.mark_scheduled(); // queue = 1_000_003
     // items carry their token count: a 0-token frame, then 1, 3, a 0-token frame, 1.
     let script = Scripted::new(
         &rig.time,
         vec![(5, 0), (2_000_011, 1), (333, 3), (444, 0), (555, 1)],
         7,
     );
-    let seen: Vec<u32> = block_on(script.meter_tokens(request, |k| *k).collect());
+    let seen: Vec<u32> = block_on(script.meter(request).with_observer(|k: &u32| *k).collect());
     assert_eq!(seen, vec![0, 1, 3, 0, 1], "items pass through unchanged");
 
     let r = rig.only_record();
@@ -47,7 +47,7 @@ fn zero_token_frames_before_the_first_token_do_not_set_ttft() {
     let rig = Rig::server();
     let request = rig.series.start();
     let script = Scripted::new(&rig.time, vec![(10, 0), (20, 0), (30, 2)], 0);
-    let _ = block_on(script.meter_tokens(request, |k| *k).count());
+    let _ = block_on(script.meter(request).with_observer(|k: &u32| *k).count());
     let r = rig.only_record();
     assert_eq!(r.ttft, Some(ns(60)));
     assert_eq!((r.frames, r.items, r.output_tokens), (3, 1, 2));
@@ -58,7 +58,7 @@ fn multi_token_chunks_weight_tpot_and_itl() {
     let rig = Rig::server();
     let request = rig.series.start();
     let script = Scripted::new(&rig.time, vec![(100, 4), (40, 4), (40, 4)], 0);
-    let _ = block_on(script.meter_tokens(request, |k| *k).count());
+    let _ = block_on(script.meter(request).with_observer(|k: &u32| *k).count());
     let r = rig.only_record();
     assert_eq!(r.decode, Some(ns(80)));
     assert_eq!(r.output_tokens, 12);
@@ -88,7 +88,7 @@ fn no_token_at_all_leaves_every_token_interval_empty() {
     let rig = Rig::server();
     let request = rig.series.start();
     let script = Scripted::new(&rig.time, vec![(100, 0)], 5);
-    let _ = block_on(script.meter_tokens(request, |k| *k).count());
+    let _ = block_on(script.meter(request).with_observer(|k: &u32| *k).count());
     let r = rig.only_record();
     assert_eq!((r.ttft, r.decode, r.tpot()), (None, None, None));
     assert_eq!(r.outcome, Outcome::Success);
@@ -109,8 +109,8 @@ fn error_before_the_first_token() {
         0,
     );
     let metered = script
-        .meter_results(request)
-        .observe_with(tokenmeter::stream::Results::new().count_tokens(|k: &u32| *k));
+        .meter(request)
+        .with_observer(tokenmeter::stream::Results::new().observe_ok(|k: &u32| *k));
     let items: Vec<Result<u32, ErrorClass>> = block_on(metered.collect());
     assert_eq!(items.len(), 3, "items after the error still flow");
     let r = rig.only_record();
@@ -140,9 +140,9 @@ fn scheduled_after_the_first_token_is_ignored() {
     let rig = Rig::server();
     let mut request = rig.series.start();
     rig.advance_ns(10);
-    request.tokens(1);
+    request.record_tokens(1);
     rig.advance_ns(10);
-    request.scheduled();
+    request.mark_scheduled();
     request.succeed();
     let r = rig.only_record();
     assert_eq!((r.queue, r.prefill), (None, None));

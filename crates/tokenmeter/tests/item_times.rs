@@ -27,8 +27,8 @@ fn no_sink_asks_so_no_record_carries_item_times() {
         .series(&Labels::client("chat"))
         .start();
     time.advance(ns(10));
-    request.tokens(1);
-    request.tokens(1);
+    request.record_tokens(1);
+    request.record_tokens(1);
     request.succeed();
     assert_eq!(memory.records()[0].item_times, None);
 }
@@ -42,12 +42,12 @@ fn one_asking_sink_in_a_fan_out_is_enough_and_offsets_are_exact() {
     time.advance(ns(1_000));
     let mut request = series.start(); // arrival at 1 µs
     time.advance(ns(7));
-    request.tokens(0); // a frame: no entry
+    request.record_tokens(0); // a frame: no entry
     time.advance(ns(100));
-    request.tokens(2); // offset 107
-    request.tokens_at(1, ns(1_150)); // parsed at 1_150: offset 150, whatever the clock says
+    request.record_tokens(2); // offset 107
+    request.record_tokens_at(1, ns(1_150)); // parsed at 1_150: offset 150, whatever the clock says
     time.advance(ns(500));
-    request.tokens(3); // offset 607
+    request.record_tokens(3); // offset 607
     time.advance(ns(40)); // frames after the last token
     request.succeed();
     let r = &memory.records()[0];
@@ -78,9 +78,9 @@ fn a_stream_observation_taken_at_an_instant_is_recorded_at_that_instant() {
         .start();
     time.advance(ns(1_000)); // the stream is read late; each item says when it was parsed
     let items = stream::iter([(0u32, 10u64), (1, 20), (1, 35)]);
-    let metered = items.meter_with(request, |&(tokens, at)| {
-        Observation::tokens(tokens).at(ns(at))
-    });
+    let metered = items
+        .meter(request)
+        .with_observer(|&(tokens, at): &(u32, u64)| Observation::tokens(tokens).at(ns(at)));
     let _ = block_on(metered.count());
     let r = &memory.records()[0];
     let offsets: Vec<Duration> = r
@@ -101,9 +101,9 @@ fn tpot_seconds_is_the_unrounded_tpot() {
     let mut request = meter(&time, memory.clone())
         .series(&Labels::client("chat"))
         .start();
-    request.tokens(1);
+    request.record_tokens(1);
     time.advance(ns(10));
-    request.tokens(1);
+    request.record_tokens(1);
     request.set_output_tokens(4); // 10 ns over 3 steps
     request.succeed();
     let r = &memory.records()[0];

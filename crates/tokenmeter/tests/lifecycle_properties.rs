@@ -101,7 +101,7 @@ fn run(rig: &Rig, scripts: &[Script]) {
     for (script, request) in scripts.iter().zip(requests.iter_mut()) {
         if let Some(after) = script.scheduled_after {
             rig.advance_ns(after);
-            request.scheduled();
+            request.mark_scheduled();
         }
     }
     for (script, request) in scripts.iter().zip(requests) {
@@ -122,7 +122,7 @@ fn run(rig: &Rig, scripts: &[Script]) {
                     Err(c) => Err(c),
                 }
             });
-        let observer = Results::new().count_tokens(|k: &u32| *k);
+        let observer = Results::new().observe_ok(|k: &u32| *k);
         let mut metered = Metered::new(stream, request, observer);
         let _ = catch_unwind(AssertUnwindSafe(|| {
             block_on(async {

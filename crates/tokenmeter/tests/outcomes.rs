@@ -48,8 +48,8 @@ fn a_panic_while_polling_is_an_error() {
 fn a_panic_in_the_classifier_is_an_error_and_propagates() {
     let rig = Rig::server();
     let results = stream::iter([Ok(1), Err("upstream said no"), Ok(2)]);
-    let metered = results.meter_results(rig.series.start());
-    let metered = metered.observe_with(tokenmeter::stream::Results::new().classify(|_: &&str| {
+    let metered = results.meter(rig.series.start());
+    let metered = metered.with_observer(tokenmeter::stream::Results::new().classify(|_: &&str| {
         panic!("a classifier bug");
     }));
     let result = catch_unwind(AssertUnwindSafe(|| block_on(metered.collect::<Vec<_>>())));
@@ -67,10 +67,12 @@ fn a_panic_in_the_classifier_is_an_error_and_propagates() {
 #[test]
 fn a_panic_in_an_observer_is_an_error_and_propagates() {
     let rig = Rig::server();
-    let metered = stream::iter(["a", "b", "c"]).meter_with(rig.series.start(), |item: &&str| {
-        assert_ne!(*item, "b", "an observer bug");
-        Observation::tokens(1)
-    });
+    let metered = stream::iter(["a", "b", "c"])
+        .meter(rig.series.start())
+        .with_observer(|item: &&str| {
+            assert_ne!(*item, "b", "an observer bug");
+            Observation::tokens(1)
+        });
     let result = catch_unwind(AssertUnwindSafe(|| block_on(metered.collect::<Vec<_>>())));
     assert!(
         result.is_err(),
@@ -110,13 +112,16 @@ fn degraded_mark_does_not_hide_an_error() {
 fn finish_reasons_come_from_the_observer() {
     let rig = Rig::server();
     let chunks = stream::iter([("", None), ("hi", None), ("", Some("length"))]);
-    let metered = chunks.meter_with(rig.series.start(), |(text, finish)| {
-        let observed = Observation::tokens(u32::from(!text.is_empty()));
-        match finish {
-            Some(reason) => observed.with_finish(FinishReason::parse(reason)),
-            None => observed,
-        }
-    });
+    let metered =
+        chunks
+            .meter(rig.series.start())
+            .with_observer(|(text, finish): &(&str, Option<&str>)| {
+                let observed = Observation::tokens(u32::from(!text.is_empty()));
+                match finish {
+                    Some(reason) => observed.with_finish(FinishReason::parse(reason)),
+                    None => observed,
+                }
+            });
     let _ = block_on(metered.count());
     let r = rig.only_record();
     assert_eq!(r.finish_reason, Some(FinishReason::Length));
@@ -128,9 +133,9 @@ fn usage_overrides_the_counted_tokens() {
     let rig = Rig::server();
     let mut request = rig.series.start();
     rig.advance_ns(10);
-    request.tokens(1);
+    request.record_tokens(1);
     rig.advance_ns(90);
-    request.tokens(1);
+    request.record_tokens(1);
     request.set_output_tokens(10);
     request.succeed();
     let r = rig.only_record();
@@ -152,9 +157,9 @@ fn gauges_follow_the_lifecycle() {
     let mut a = rig.series.start();
     let mut b = rig.series.start();
     assert_eq!(gauges(&rig.series), (2, 0));
-    a.scheduled();
+    a.mark_scheduled();
     assert_eq!(gauges(&rig.series), (1, 1));
-    b.tokens(1); // first token without scheduled: leaves the queue
+    b.record_tokens(1); // first token without scheduled: leaves the queue
     assert_eq!(gauges(&rig.series), (0, 2));
     a.succeed();
     drop(b);
@@ -165,9 +170,9 @@ fn gauges_follow_the_lifecycle() {
 fn ending_twice_records_once() {
     let rig = Rig::server();
     let mut request = rig.series.start();
-    request.end_with(Outcome::Success);
-    request.end_with(Outcome::Cancelled);
-    request.tokens(5);
+    request.end(Outcome::Success);
+    request.end(Outcome::Cancelled);
+    request.record_tokens(5);
     drop(request);
     let r = rig.only_record();
     assert_eq!(r.outcome, Outcome::Success);
@@ -175,11 +180,13 @@ fn ending_twice_records_once() {
 }
 
 #[test]
-fn into_inner_ends_the_measurement() {
+fn into_parts_leaves_the_ending_to_the_caller() {
     let rig = Rig::server();
     let metered = stream::iter([1, 2]).meter(rig.series.start());
-    let inner = metered.into_inner();
+    let (inner, request) = metered.into_parts();
     assert_eq!(block_on(inner.collect::<Vec<_>>()), vec![1, 2]);
+    assert!(rig.memory.records().is_empty(), "into_parts ends nothing");
+    drop(request); // the caller's choice: a dropped request ends as cancelled
     assert_eq!(rig.only_record().outcome, Outcome::Cancelled);
 }
 

@@ -70,7 +70,7 @@ mod tests {
         let mut request = meter.series(&Labels::client("chat")).start();
         let id = request.id();
         time.advance(std::time::Duration::from_millis(5));
-        request.tokens(2);
+        request.record_tokens(2);
         assert!(records.take(id).is_none(), "not ended yet");
         let record = records.end(request).expect("ended by the drop");
         assert_eq!(record.outcome, tokenmeter::Outcome::Cancelled);

@@ -256,7 +256,7 @@ mod tests {
         let mut request = meter.series(&Labels::client("chat")).start();
         let id = request.id();
         for &at in tokens_at_ms {
-            request.tokens_at(1, ms(at));
+            request.record_tokens_at(1, ms(at));
         }
         request.set_output_tokens(output_tokens);
         time.advance(ms(tokens_at_ms.last().copied().unwrap_or(0) + tail_ms));

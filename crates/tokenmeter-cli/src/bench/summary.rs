@@ -279,7 +279,7 @@ mod tests {
             let id = request.id();
             let first = send + ttft;
             for i in 0..tokens {
-                request.tokens_at(1, first + gap * i);
+                request.record_tokens_at(1, first + gap * i);
             }
             let end = first + gap * (tokens - 1) + 5 * MS;
             self.time.advance(end.saturating_sub(self.time.now()));
@@ -288,7 +288,7 @@ mod tests {
         }
 
         fn error(&mut self, send: Duration, end: Duration, class: ErrorClass) {
-            let request = self.meter.series(&Labels::client("chat")).start_at(send);
+            let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
             let id = request.id();
             self.time.advance(end.saturating_sub(self.time.now()));
             request.fail(class);

@@ -35,7 +35,7 @@ impl Metrics {
         if let Some(spec) = spec {
             builder = add_threshold_edges(builder, spec)?;
         }
-        let (sink, handle) = builder.build_local()?;
+        let (sink, handle) = builder.build_recorder()?;
         Ok((sink, Self { handle, http }))
     }
 

@@ -19,12 +19,8 @@ pub(crate) fn read_spec(path: &Path) -> anyhow::Result<SloSpec> {
 /// Adds every latency threshold of `spec` as a bucket edge, so that
 /// `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is the exact attainment.
 pub(crate) fn add_threshold_edges(mut builder: Builder, spec: &SloSpec) -> anyhow::Result<Builder> {
-    for (metric, histogram) in [
-        (LatencyMetric::Ttft, Metric::Ttft),
-        (LatencyMetric::Tpot, Metric::Tpot),
-        (LatencyMetric::E2e, Metric::E2e),
-        (LatencyMetric::Queue, Metric::Queue),
-    ] {
+    for metric in LatencyMetric::ALL {
+        let histogram = Metric::from(metric);
         let edges: Vec<f64> = spec
             .thresholds(metric)
             .iter()

@@ -51,7 +51,7 @@ pub const DEFAULT_SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 /// let series = meter.series(&Labels::client("chat").provider("openai").request_model("gpt-4o"));
 ///
 /// let mut request = series.start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 ///
 /// otlp.shutdown(Duration::from_secs(5))?; // sends what is left, waits at most 5 s

@@ -76,7 +76,7 @@ impl Script {
             request.set_input_tokens(self.input);
             if server {
                 clock.advance(self.queue);
-                request.scheduled();
+                request.mark_scheduled();
                 clock.advance(self.ttft - self.queue);
             } else {
                 clock.advance(self.ttft);
@@ -85,7 +85,7 @@ impl Script {
                 if i > 0 {
                     clock.advance(self.gap);
                 }
-                request.tokens(1);
+                request.record_tokens(1);
             }
         };
         let tokens = u64::from(self.tokens);

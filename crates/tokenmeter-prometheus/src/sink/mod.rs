@@ -34,9 +34,9 @@ use series::SeriesHandles;
 /// holds (no macro, no label, no lookup, no allocation in this crate), and the end of a request
 /// indexes arrays.
 ///
-/// Build one with [`Builder`](crate::Builder) (which also sets the buckets and renders or
-/// serves `/metrics`), or directly against any `metrics` recorder with
-/// [`PrometheusSink::global`] or [`PrometheusSink::with_recorder`]. Clones share everything.
+/// Build one with [`Builder`](crate::Builder): it also sets the buckets and renders or serves
+/// `/metrics`, or gives the sink for any `metrics` recorder
+/// ([`Builder::build_for`](crate::Builder::build_for)). Clones share everything.
 ///
 /// # Examples
 ///
@@ -44,19 +44,17 @@ use series::SeriesHandles;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use metrics_exporter_prometheus::PrometheusBuilder;
-/// use tokenmeter::conventions::Conventions;
 /// use tokenmeter::{Labels, Meter};
-/// use tokenmeter_prometheus::{Buckets, PrometheusSink, Profile};
+/// use tokenmeter_prometheus::{Builder, Profile};
 ///
-/// let builder = Profile::Semconv.apply(&Buckets::new(), &Conventions::default(), PrometheusBuilder::new());
-/// let recorder = builder.build_recorder();
+/// let builder = Builder::new(Profile::Semconv);
+/// let recorder = builder.prometheus_builder().build_recorder();
 /// let handle = recorder.handle();
-/// let sink = PrometheusSink::with_recorder(Profile::Semconv, Arc::new(recorder));
+/// let sink = builder.build_for(Arc::new(recorder));
 ///
 /// let meter = Meter::builder().sink(sink).build();
 /// let mut request = meter.series(&Labels::server("chat").request_model("m")).start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 ///
 /// let text = handle.render();
@@ -80,6 +78,10 @@ impl PrometheusSink {
     /// A sink that registers with the global `metrics` recorder (whatever is installed when a
     /// series is resolved), and describes the profile's metrics to it now: install the
     /// recorder first.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `Builder::install_recorder`, or install your recorder as an `Arc` and give a clone to `Builder::build_for`; removed in 0.3.0"
+    )]
     pub fn global(profile: Profile) -> Self {
         Self::from_target(
             profile,
@@ -90,6 +92,10 @@ impl PrometheusSink {
     }
 
     /// A sink that registers with `recorder` only, and describes the profile's metrics to it.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `Builder::new(profile).build_for(recorder)`; removed in 0.3.0"
+    )]
     pub fn with_recorder<R>(profile: Profile, recorder: Arc<R>) -> Self
     where
         R: Recorder + Send + Sync + 'static,
@@ -137,11 +143,12 @@ impl PrometheusSink {
         self.inner.profile
     }
 
-    /// The recorder this sink registers with, when it holds one ([`Builder::build_local`],
-    /// [`PrometheusSink::with_recorder`]): register other metrics there (the SLO verdict
-    /// counters, your own) so they share the exposition. `None` for a global sink.
+    /// The recorder this sink registers with, when it holds one ([`Builder::build_recorder`],
+    /// [`Builder::build_for`]): register other metrics there (the SLO verdict counters, your
+    /// own) so they share the exposition. `None` for a global sink.
     ///
-    /// [`Builder::build_local`]: crate::Builder::build_local
+    /// [`Builder::build_recorder`]: crate::Builder::build_recorder
+    /// [`Builder::build_for`]: crate::Builder::build_for
     pub fn recorder(&self) -> Option<Arc<dyn Recorder + Send + Sync>> {
         match &self.inner.target {
             RecorderTarget::Local(recorder) => Some(recorder.clone()),

@@ -34,7 +34,7 @@ impl App {
         let build = |profile| {
             Builder::new(profile)
                 .add_edges(Metric::Ttft, &[ttft_edge])
-                .and_then(Builder::build_local)
+                .and_then(Builder::build_recorder)
                 .expect("a local exporter")
         };
         let (semconv_sink, semconv) = build(Profile::Semconv);
@@ -77,7 +77,7 @@ impl App {
 
     fn generate(&self, uri: &Uri) -> Response {
         let mut request = self.series.start();
-        request.scheduled();
+        request.mark_scheduled();
         let param = |name: &str| {
             uri.query()
                 .unwrap_or_default()
@@ -99,10 +99,12 @@ impl App {
             tokio::time::sleep(if i == 0 { ttft } else { GAP }).await;
             Some((Ok(Bytes::from_static(b"tok ")), i + 1))
         });
-        let metered = items.meter_with(request, |item: &Result<Bytes, io::Error>| match item {
-            Ok(_) => Observation::tokens(1),
-            Err(_) => Observation::error(ErrorClass::ServerError),
-        });
+        let metered = items
+            .meter(request)
+            .with_observer(|item: &Result<Bytes, io::Error>| match item {
+                Ok(_) => Observation::tokens(1),
+                Err(_) => Observation::error(ErrorClass::ServerError),
+            });
         (StatusCode::OK, Body::from_stream(metered)).into_response()
     }
 }

@@ -19,7 +19,7 @@ pub(crate) fn render(profile: Profile) -> String {
     let (sink, handle) = Builder::new(profile)
         .add_edges(Metric::Ttft, &[0.35])
         .and_then(|b| b.add_edges(Metric::InputTokens, &[12.0]))
-        .and_then(Builder::build_local)
+        .and_then(Builder::build_recorder)
         .expect("a local exporter");
     let meter = Meter::builder()
         .clock(Clock::manual(&time))
@@ -51,13 +51,13 @@ pub(crate) fn render(profile: Profile) -> String {
     let mut r = server.start();
     r.set_input_tokens(12);
     time.advance(ms(10));
-    r.scheduled();
+    r.mark_scheduled();
     time.advance(ms(40));
-    r.tokens(1);
+    r.record_tokens(1);
     time.advance(ms(20));
-    r.tokens(1);
+    r.record_tokens(1);
     time.advance(ms(20));
-    r.tokens(1);
+    r.record_tokens(1);
     time.advance(ms(10));
     r.set_finish_reason(FinishReason::Stop);
     r.succeed();
@@ -65,12 +65,12 @@ pub(crate) fn render(profile: Profile) -> String {
     // Cancelled after its first token, which came exactly on the 0.35 s edge.
     let mut r = server.start();
     time.advance(ms(350));
-    r.tokens(1);
+    r.record_tokens(1);
     time.advance(ms(50));
     drop(r);
 
     // Rate limited before any token.
-    let r = server.start();
+    let mut r = server.start();
     time.advance(ms(5));
     r.fail(ErrorClass::RateLimited);
 
@@ -79,40 +79,40 @@ pub(crate) fn render(profile: Profile) -> String {
     r.set_input_tokens(30);
     r.mark_degraded(Degradation::OtherModel);
     time.advance(ms(600));
-    r.tokens(2);
+    r.record_tokens(2);
     time.advance(ms(30));
-    r.tokens(2);
+    r.record_tokens(2);
     r.set_finish_reason(FinishReason::Length);
     r.succeed();
 
     // Still open at render: one running (past its first token), one waiting.
     let mut running = server.start();
     time.advance(ms(20));
-    running.tokens(1);
+    running.record_tokens(1);
     let waiting = server.start();
 
     // A client request: usage known, three chunks of 2, 3 and 1 tokens.
     let mut r = client.start();
     r.set_input_tokens(100);
     time.advance(ms(200));
-    r.tokens(2);
+    r.record_tokens(2);
     time.advance(ms(40));
-    r.tokens(3);
+    r.record_tokens(3);
     time.advance(ms(60));
-    r.tokens(1);
+    r.record_tokens(1);
     r.succeed();
 
     // A client request that failed on the wire after one chunk.
     let mut r = client.start();
     time.advance(ms(300));
-    r.tokens(1);
+    r.record_tokens(1);
     time.advance(ms(100));
     r.fail(ErrorClass::Transport);
 
     // A request on the folded series.
     let mut r = folded.start();
     time.advance(ms(70));
-    r.tokens(1);
+    r.record_tokens(1);
     r.succeed();
 
     engine.set_kv_cache_usage(0.25);

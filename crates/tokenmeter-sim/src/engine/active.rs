@@ -125,14 +125,14 @@ impl Active {
     /// Marks the request as admitted to the batch now.
     pub(super) fn schedule(&mut self) {
         if let Some(request) = self.request.as_mut() {
-            request.scheduled();
+            request.mark_scheduled();
         }
     }
 
     /// Records a cancellation (the consumer went away) if the engine still holds the
     /// measurement; once handed over, the consumer's stream recorded it.
     pub(super) fn cancel(&mut self) {
-        if let Some(request) = self.request.take() {
+        if let Some(mut request) = self.request.take() {
             request.cancel();
         }
     }

@@ -127,7 +127,7 @@ impl Engine {
             tx,
             link: link.clone(),
         };
-        if let Err(mpsc::error::SendError(job)) = self.tx.send(job) {
+        if let Err(mpsc::error::SendError(mut job)) = self.tx.send(job) {
             shared.queued.fetch_sub(1, Ordering::Relaxed);
             job.request.fail(SubmitError::Stopped.error_class());
             return Err(SubmitError::Stopped);

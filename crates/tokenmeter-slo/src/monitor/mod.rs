@@ -45,7 +45,7 @@ use saturation::Saturation;
 /// for ttft_ms in [100, 150, 300] {
 ///     let mut request = series.start();
 ///     time.advance(Duration::from_millis(ttft_ms));
-///     request.tokens(1);
+///     request.record_tokens(1);
 ///     request.succeed();
 /// }
 /// let status = monitor.status();

@@ -44,6 +44,7 @@ pub use error::SpecError;
 
 use std::time::Duration;
 
+use tokenmeter::conventions::Metric;
 use tokenmeter::{ErrorClass, Labels, RequestRecord, Role};
 
 /// The default compliance period: 30 days.
@@ -322,7 +323,22 @@ pub enum ObjectiveKind {
     ErrorRate(ErrorClass),
 }
 
-/// The latencies an objective can bound.
+/// The latencies an objective can bound: the four of the conventions' [`Metric`]s that a
+/// request's record holds as one duration, with the spec file's spelling ([`as_str`](Self::as_str),
+/// the same as [`Metric`]'s `Display`). Not a vocabulary of its own: [`Metric::from`] gives the
+/// conventions' name of each, the one whose buckets take the objective's threshold as an edge.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::conventions::Metric;
+/// use tokenmeter_slo::LatencyMetric;
+///
+/// for latency in LatencyMetric::ALL {
+///     assert_eq!(Metric::from(latency).to_string(), latency.as_str());
+/// }
+/// assert_eq!(Metric::from(LatencyMetric::E2e), Metric::E2e);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum LatencyMetric {
@@ -362,6 +378,17 @@ impl LatencyMetric {
             Self::Tpot => record.tpot(),
             Self::E2e => Some(record.e2e),
             Self::Queue => record.queue,
+        }
+    }
+}
+
+impl From<LatencyMetric> for Metric {
+    fn from(latency: LatencyMetric) -> Self {
+        match latency {
+            LatencyMetric::Ttft => Metric::Ttft,
+            LatencyMetric::Tpot => Metric::Tpot,
+            LatencyMetric::E2e => Metric::E2e,
+            LatencyMetric::Queue => Metric::Queue,
         }
     }
 }

@@ -151,7 +151,7 @@ impl RecordField {
     /// let memory = InMemorySink::new();
     /// let meter = Meter::builder().sink(memory.clone()).build();
     /// let mut request = meter.series(&Labels::server("chat")).start();
-    /// request.tokens(2);
+    /// request.record_tokens(2);
     /// request.succeed();
     /// let record = &memory.records()[0];
     /// assert_eq!(RecordField::OutputTokens.read(record), Some(Value::Count(2)));

@@ -127,7 +127,7 @@ impl Summary {
 ///     let mut request = series.start();
 ///     request.set_input_tokens(50);
 ///     time.advance(Duration::from_millis(ttft_ms));
-///     request.tokens(1);
+///     request.record_tokens(1);
 ///     request.succeed();
 /// }
 /// let report = memory.report();

@@ -5,10 +5,14 @@
 //! ```
 //!
 //! A request starts on a [`Series`] ([`Series::start`]), may be marked
-//! [`scheduled`](Request::scheduled), records token-bearing items with
-//! [`tokens`](Request::tokens), and ends exactly once: [`succeed`](Request::succeed),
-//! [`fail`](Request::fail), [`finish`](Request::finish), or dropped (cancelled; an error if a
-//! panic is unwinding). The [`Metered`](crate::Metered) stream drives the same methods.
+//! [`mark_scheduled`](Request::mark_scheduled), records token-bearing items with
+//! [`record_tokens`](Request::record_tokens), and ends exactly once with one of the ending
+//! verbs — [`succeed`](Request::succeed), [`fail`](Request::fail), [`cancel`](Request::cancel),
+//! [`end`](Request::end) — or when dropped (cancelled; an error if a panic is unwinding). The
+//! [`Metered`](crate::Metered) stream drives the same methods.
+//!
+//! Mutators are verbs (`record_*`, `mark_*`, `set_*`); getters are nouns
+//! ([`output_tokens`](Request::output_tokens), [`ttft`](Request::ttft)).
 //!
 //! Gauges: a request counts as `waiting` from its start until it is scheduled (or, if it never is,
 //! until its first token), then as `running` until it ends.
@@ -48,9 +52,9 @@ enum State {
 ///
 /// let mut request = series.start(); // the request arrived
 /// request.set_input_tokens(12);
-/// request.scheduled(); // it left the queue
+/// request.mark_scheduled(); // it left the queue
 /// for _ in 0..4 {
-///     request.tokens(1); // one token generated
+///     request.record_tokens(1); // one token generated
 /// }
 /// request.set_finish_reason(FinishReason::Stop);
 /// request.succeed();
@@ -144,18 +148,30 @@ impl Request {
     }
 
     /// Marks that the request left the queue now. Only the first call counts.
-    pub fn scheduled(&mut self) {
+    pub fn mark_scheduled(&mut self) {
         let now = self.series.clock().now();
-        self.scheduled_at(now);
+        self.mark_scheduled_at(now);
     }
 
     /// Marks that the request left the queue at `at` (read from the series' clock).
-    pub fn scheduled_at(&mut self, at: Duration) {
+    pub fn mark_scheduled_at(&mut self, at: Duration) {
         if self.scheduled.is_some() || self.first.is_some() || self.state == State::Ended {
             return;
         }
         self.scheduled = Some(at.max(self.arrival));
         self.leave_queue();
+    }
+
+    /// Marks that the request left the queue now.
+    #[deprecated(since = "0.2.0", note = "use `mark_scheduled`; removed in 0.3.0")]
+    pub fn scheduled(&mut self) {
+        self.mark_scheduled();
+    }
+
+    /// Marks that the request left the queue at `at`.
+    #[deprecated(since = "0.2.0", note = "use `mark_scheduled_at`; removed in 0.3.0")]
+    pub fn scheduled_at(&mut self, at: Duration) {
+        self.mark_scheduled_at(at);
     }
 
     /// Sets the input (prompt) token count.
@@ -189,7 +205,7 @@ impl Request {
     /// The per-token path: no allocation, no lock, no lookup, and a sink call only once per
     /// batch.
     #[inline]
-    pub fn tokens(&mut self, tokens: u32) {
+    pub fn record_tokens(&mut self, tokens: u32) {
         if self.state == State::Ended {
             return;
         }
@@ -198,12 +214,12 @@ impl Request {
             return;
         }
         let now = self.series.clock().now_nanos();
-        self.record_tokens(tokens, now);
+        self.push_tokens(tokens, now);
     }
 
     /// Records an item that carried `tokens` tokens at `at`, an instant the caller already
     /// read from the series' clock: the time its reader parsed the item, which the I/O layer
-    /// knows best. Otherwise the same as [`tokens`](Self::tokens), and as cheap without the
+    /// knows best. Otherwise the same as [`record_tokens`](Self::record_tokens), and as cheap without the
     /// clock read. Instants should not go backwards; a gap that would is taken as zero.
     ///
     /// # Examples
@@ -216,12 +232,12 @@ impl Request {
     /// let (meter, memory) = Meter::manual(&clock);
     /// let mut request = meter.series(&Labels::client("chat")).start();
     /// clock.advance(Duration::from_millis(50));
-    /// request.tokens_at(1, Duration::from_millis(42)); // parsed at 42 ms, recorded at 50 ms
+    /// request.record_tokens_at(1, Duration::from_millis(42)); // parsed at 42 ms, recorded at 50 ms
     /// request.succeed();
     /// assert_eq!(memory.records()[0].ttft, Some(Duration::from_millis(42)));
     /// ```
     #[inline]
-    pub fn tokens_at(&mut self, tokens: u32, at: Duration) {
+    pub fn record_tokens_at(&mut self, tokens: u32, at: Duration) {
         if self.state == State::Ended {
             return;
         }
@@ -229,11 +245,25 @@ impl Request {
         if tokens == 0 {
             return;
         }
-        self.record_tokens(tokens, u64::try_from(at.as_nanos()).unwrap_or(u64::MAX));
+        self.push_tokens(tokens, u64::try_from(at.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// Records an item that carried `tokens` tokens, now.
+    #[deprecated(since = "0.2.0", note = "use `record_tokens`; removed in 0.3.0")]
+    #[inline]
+    pub fn tokens(&mut self, tokens: u32) {
+        self.record_tokens(tokens);
+    }
+
+    /// Records an item that carried `tokens` tokens at `at`.
+    #[deprecated(since = "0.2.0", note = "use `record_tokens_at`; removed in 0.3.0")]
+    #[inline]
+    pub fn tokens_at(&mut self, tokens: u32, at: Duration) {
+        self.record_tokens_at(tokens, at);
     }
 
     #[inline]
-    fn record_tokens(&mut self, tokens: u32, now: u64) {
+    fn push_tokens(&mut self, tokens: u32, now: u64) {
         self.items += 1;
         if let Some(times) = &mut self.times {
             times.push(ItemTime {
@@ -265,8 +295,8 @@ impl Request {
     /// let clock = ManualClock::new();
     /// let (meter, memory) = Meter::manual(&clock);
     /// let mut request = meter.series(&Labels::server("chat")).start();
-    /// request.tokens(1);
-    /// request.tokens(1);
+    /// request.record_tokens(1);
+    /// request.record_tokens(1);
     /// assert!(memory.gaps().is_empty(), "the second item waits in the request's batch");
     /// request.flush();
     /// assert_eq!(memory.gaps().len(), 1);
@@ -287,41 +317,81 @@ impl Request {
     #[inline]
     pub fn observe(&mut self, observation: Observation) {
         match observation.instant() {
-            Some(at) => self.tokens_at(observation.token_count(), at),
-            None => self.tokens(observation.token_count()),
+            Some(at) => self.record_tokens_at(observation.token_count(), at),
+            None => self.record_tokens(observation.token_count()),
         }
         if let Some(reason) = observation.finish_reason() {
             self.finish_reason = Some(reason);
         }
         if let Some(class) = observation.error_class() {
-            self.end(Outcome::Error(class), false);
+            self.close(Outcome::Error(class), false);
         }
     }
 
     /// Ends with success (or [`Outcome::Degraded`] if marked).
-    pub fn succeed(mut self) {
-        self.end(Outcome::Success, false);
+    ///
+    /// The ending verbs ([`succeed`](Self::succeed), [`fail`](Self::fail),
+    /// [`cancel`](Self::cancel) and [`end`](Self::end)) take `&mut self`, so a wrapper that
+    /// holds the request (a [`Metered`](crate::Metered) stream, through
+    /// [`request_mut`](crate::Metered::request_mut)) ends it the same way as its owner. The
+    /// first ending counts; later ones, and the drop, do nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{ErrorClass, Labels, ManualClock, Meter, Outcome};
+    ///
+    /// let (meter, memory) = Meter::manual(&ManualClock::new());
+    /// let mut request = meter.series(&Labels::client("chat")).start();
+    /// request.succeed();
+    /// request.fail(ErrorClass::Timeout); // already ended: does nothing
+    /// drop(request); // nor does the drop
+    /// assert_eq!(memory.records()[0].outcome, Outcome::Success);
+    /// ```
+    pub fn succeed(&mut self) {
+        self.close(Outcome::Success, false);
     }
 
     /// Ends with an error of `class`.
-    pub fn fail(mut self, class: ErrorClass) {
-        self.end(Outcome::Error(class), false);
+    pub fn fail(&mut self, class: ErrorClass) {
+        self.close(Outcome::Error(class), false);
     }
 
-    /// Ends as cancelled: the consumer gave up.
-    pub fn cancel(mut self) {
-        self.end(Outcome::Cancelled, false);
+    /// Ends as cancelled: the consumer gave up. Dropping a request that has not ended does the
+    /// same.
+    pub fn cancel(&mut self) {
+        self.close(Outcome::Cancelled, false);
+    }
+
+    /// Ends with `outcome` ([`Outcome::Success`] becomes [`Outcome::Degraded`] if marked).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{ErrorClass, Labels, ManualClock, Meter, Outcome};
+    ///
+    /// let (meter, memory) = Meter::manual(&ManualClock::new());
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// request.end(Outcome::Error(ErrorClass::Overloaded));
+    /// assert_eq!(memory.records()[0].outcome, Outcome::Error(ErrorClass::Overloaded));
+    /// ```
+    pub fn end(&mut self, outcome: Outcome) {
+        self.close(outcome, false);
     }
 
     /// Ends with `outcome`.
+    #[deprecated(since = "0.2.0", note = "use `end`; removed in 0.3.0")]
     pub fn finish(mut self, outcome: Outcome) {
-        self.end(outcome, false);
+        self.end(outcome);
     }
 
-    /// Ends in place with `outcome`; later calls do nothing. Used by wrappers that hold the
-    /// request until they are dropped.
+    /// Ends in place with `outcome`.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `end`, which also takes `&mut self`; removed in 0.3.0"
+    )]
     pub fn end_with(&mut self, outcome: Outcome) {
-        self.end(outcome, false);
+        self.end(outcome);
     }
 
     #[cold]
@@ -346,7 +416,7 @@ impl Request {
         self.series.gauge(Gauge::Running, 1);
     }
 
-    fn end(&mut self, outcome: Outcome, panicked: bool) {
+    fn close(&mut self, outcome: Outcome, panicked: bool) {
         let held = match self.state {
             State::Ended => return,
             State::Waiting => Gauge::Waiting,
@@ -391,9 +461,9 @@ impl Drop for Request {
             return;
         }
         if std::thread::panicking() {
-            self.end(Outcome::Error(ErrorClass::Other), true);
+            self.close(Outcome::Error(ErrorClass::Other), true);
         } else {
-            self.end(Outcome::Cancelled, false);
+            self.close(Outcome::Cancelled, false);
         }
     }
 }

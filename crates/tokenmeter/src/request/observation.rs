@@ -59,7 +59,7 @@ impl Observation {
 
     /// The same observation, taken at `at` (read from the series' clock) instead of when the
     /// request records it: for a reader that stamps each item as it parses it, so the record
-    /// holds the parse instant exactly (see [`Request::tokens_at`](crate::Request::tokens_at)).
+    /// holds the parse instant exactly (see [`Request::record_tokens_at`](crate::Request::record_tokens_at)).
     ///
     /// # Examples
     ///
@@ -94,5 +94,13 @@ impl Observation {
     /// The error class, if the item was an error.
     pub const fn error_class(&self) -> Option<ErrorClass> {
         self.error
+    }
+}
+
+/// A token count is an observation of an item that carried that many tokens: what a closure
+/// observer returns when it only counts ([`Observe`](crate::stream::Observe)).
+impl From<u32> for Observation {
+    fn from(tokens: u32) -> Self {
+        Self::tokens(tokens)
     }
 }

@@ -25,7 +25,7 @@ use crate::series::{Labels, Role};
 /// let memory = InMemorySink::new();
 /// let meter = Meter::builder().sink(memory.clone()).build();
 /// let mut request = meter.series(&Labels::server("chat")).start();
-/// request.tokens(1);
+/// request.record_tokens(1);
 /// request.succeed();
 /// let report = memory.report();
 /// assert_eq!(report.requests, 1);
@@ -76,7 +76,7 @@ impl InMemorySink {
     /// let meter = Meter::builder().clock(Clock::manual(&clock)).sink(memory.clone()).build();
     /// let mut request = meter.series(&Labels::client("chat")).start();
     /// clock.advance(Duration::from_millis(10));
-    /// request.tokens(2);
+    /// request.record_tokens(2);
     /// request.succeed();
     /// let times = memory.records()[0].item_times.clone().unwrap_or_default();
     /// assert_eq!((times[0].offset, times[0].tokens), (Duration::from_millis(10), 2));
@@ -195,8 +195,8 @@ mod tests {
         let meter = Meter::builder().sink(memory.clone()).build();
         let series = meter.series(&Labels::server("chat"));
         let mut request = series.start();
-        request.tokens(1);
-        request.tokens(1);
+        request.record_tokens(1);
+        request.record_tokens(1);
         request.succeed();
         series.start().cancel();
         assert_eq!(memory.len(), 2);

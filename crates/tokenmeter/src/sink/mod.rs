@@ -74,8 +74,8 @@ use crate::series::{Labels, Role};
 /// let total = Arc::new(AtomicU64::new(0));
 /// let meter = Meter::builder().sink(Tokens(total.clone())).build();
 /// let mut request = meter.series(&Labels::client("chat")).start();
-/// request.tokens(3);
-/// request.tokens(2);
+/// request.record_tokens(3);
+/// request.record_tokens(2);
 /// request.succeed();
 /// assert_eq!(total.load(Ordering::Relaxed), 5);
 /// ```

@@ -1,7 +1,5 @@
 //! [`Observe`]: how a [`Metered`](super::Metered) stream reads each item.
 
-use std::fmt;
-
 use super::classify::{Classify, DefaultClassifier};
 use crate::request::Observation;
 
@@ -22,37 +20,29 @@ impl<T> Observe<T> for PerItem {
     }
 }
 
-/// Tokens per item from a closure.
-#[derive(Clone, Copy)]
-pub struct CountWith<F>(pub F);
-
-impl<T, F: FnMut(&T) -> u32> Observe<T> for CountWith<F> {
+/// A closure is an observer: one returning a `u32` counts that many tokens for the item (0
+/// for a frame that carries none), one returning an [`Observation`] says everything.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::stream::Observe;
+/// use tokenmeter::{FinishReason, Observation};
+///
+/// let mut words = |text: &&str| text.split_whitespace().count() as u32;
+/// assert_eq!(words.observe(&"two words").token_count(), 2);
+///
+/// let mut last = |text: &&str| Observation::tokens(1).with_finish(FinishReason::Stop);
+/// assert_eq!(last.observe(&"bye").finish_reason(), Some(FinishReason::Stop));
+/// ```
+impl<T, F, R> Observe<T> for F
+where
+    F: FnMut(&T) -> R,
+    R: Into<Observation>,
+{
     #[inline]
     fn observe(&mut self, item: &T) -> Observation {
-        Observation::tokens((self.0)(item))
-    }
-}
-
-impl<F> fmt::Debug for CountWith<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CountWith(..)")
-    }
-}
-
-/// A full [`Observation`] per item from a closure.
-#[derive(Clone, Copy)]
-pub struct ObserveWith<F>(pub F);
-
-impl<T, F: FnMut(&T) -> Observation> Observe<T> for ObserveWith<F> {
-    #[inline]
-    fn observe(&mut self, item: &T) -> Observation {
-        (self.0)(item)
-    }
-}
-
-impl<F> fmt::Debug for ObserveWith<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ObserveWith(..)")
+        self(item).into()
     }
 }
 
@@ -73,7 +63,7 @@ impl<F> fmt::Debug for ObserveWith<F> {
 /// let meter = Meter::builder().sink(memory.clone()).build();
 /// let items = stream::iter(vec![Ok("a b"), Err(Status(429))]);
 /// let observer = Results::new()
-///     .count_tokens(|s: &&str| s.split(' ').count() as u32)
+///     .observe_ok(|s: &&str| s.split(' ').count() as u32)
 ///     .classify(|e: &Status| ErrorClass::from_http_status(e.0).unwrap_or(ErrorClass::Other));
 /// let metered = Metered::new(items, meter.series(&Labels::client("chat")).start(), observer);
 /// let _ = metered.count().await;
@@ -97,14 +87,13 @@ impl Results {
 
 impl<K, C> Results<K, C> {
     /// Counts tokens of `Ok` items with `count`.
-    pub fn count_tokens<F>(self, count: F) -> Results<CountWith<F>, C> {
-        Results {
-            ok: CountWith(count),
-            err: self.err,
-        }
+    #[deprecated(since = "0.2.0", note = "use `observe_ok(count)`; removed in 0.3.0")]
+    pub fn count_tokens<F>(self, count: F) -> Results<F, C> {
+        self.observe_ok(count)
     }
 
-    /// Observes `Ok` items with `observer`.
+    /// Observes `Ok` items with `observer`: any [`Observe`], a closure returning the item's
+    /// tokens (`u32`) or its [`Observation`] included.
     pub fn observe_ok<P>(self, observer: P) -> Results<P, C> {
         Results {
             ok: observer,

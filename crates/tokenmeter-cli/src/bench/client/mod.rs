@@ -308,7 +308,7 @@ impl Client {
                     if let Err(message) = kept.record(&mut measured, &chunk, &self.sanitizer) {
                         metered
                             .request_mut()
-                            .end_with(Outcome::Error(ErrorClass::Transport));
+                            .end(Outcome::Error(ErrorClass::Transport));
                         measured.error = Some(self.sanitizer.clean(&message));
                         break;
                     }
@@ -326,7 +326,7 @@ impl Client {
                 Err(()) => {
                     metered
                         .request_mut()
-                        .end_with(Outcome::Error(ErrorClass::Timeout));
+                        .end(Outcome::Error(ErrorClass::Timeout));
                     measured.error = Some(
                         self.sanitizer
                             .clean(&self.timeout_message("while streaming")),
@@ -338,7 +338,9 @@ impl Client {
         if kept.done {
             // Ended at [DONE]: read what is left (the end of the body, usually already there)
             // for a short while, so that the connection can serve the next request.
-            let body = metered.into_inner().into_body();
+            let (chunks, request) = metered.into_parts();
+            drop(request); // ended by now, or as cancelled here
+            let body = chunks.into_body();
             let until = deadline.min(tokio::time::Instant::now() + DRAIN_AFTER_DONE);
             let _ = tokio::time::timeout_at(until, drain(body)).await;
         } else {
@@ -378,7 +380,7 @@ impl Client {
         class: ErrorClass,
         message: &str,
     ) -> Measured {
-        request.end_with(Outcome::Error(class));
+        request.end(Outcome::Error(class));
         measured.record = self.records.end(request);
         measured.error = Some(self.sanitizer.clean(message));
         measured

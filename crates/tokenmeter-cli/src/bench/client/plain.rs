@@ -117,7 +117,7 @@ impl Client {
             .unwrap_or(u64::from(has_text(&answer)));
         if tokens > 0 {
             let at = self.clock.now();
-            request.tokens_at(u32::try_from(tokens).unwrap_or(u32::MAX), at);
+            request.record_tokens_at(u32::try_from(tokens).unwrap_or(u32::MAX), at);
             request.set_output_tokens(tokens);
         }
         let id = request.id();
