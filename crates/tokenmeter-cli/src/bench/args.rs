@@ -167,6 +167,15 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) tokenizer: Option<PathBuf>,
 
+    /// Input-token class edges for TTFT and E2E by class, e.g. 512,2048 (default: the run's
+    /// quartiles).
+    #[arg(long, value_parser = crate::bench::output::classes::parse_edges, value_name = "EDGES")]
+    pub(crate) input_classes: Option<tokenmeter::report::LengthClasses>,
+
+    /// Output-token class edges for E2E by class, e.g. 128,512 (default: the run's terciles).
+    #[arg(long, value_parser = crate::bench::output::classes::parse_edges, value_name = "EDGES")]
+    pub(crate) output_classes: Option<tokenmeter::report::LengthClasses>,
+
     /// Per-request objectives for goodput, e.g. ttft=1s,tpot=50ms,e2e=20s (`none`: good =
     /// succeeded).
     #[arg(long, default_value = "ttft=1s,tpot=50ms")]

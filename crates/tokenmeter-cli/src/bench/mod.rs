@@ -255,6 +255,14 @@ pub(crate) async fn bench(
             if let Some(stages) = &stages {
                 output::show(quiet, &output::stages::render(stages));
             }
+            let classes = output::classes::breakdown(
+                &traces,
+                args.input_classes.as_ref(),
+                args.output_classes.as_ref(),
+            );
+            if summary.successful > 0 {
+                output::show(quiet, &output::classes::render(&classes));
+            }
             let turns = output::turns::results(&traces, &args.slo);
             if let Some(turns) = &turns {
                 output::show(quiet, &output::turns::render(turns));
@@ -309,6 +317,7 @@ pub(crate) async fn bench(
                         "summary": summary,
                         "stages": stages,
                         "turns": turns,
+                        "by_class": classes,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -321,7 +330,11 @@ pub(crate) async fn bench(
             }
             if let Some(path) = &args.html {
                 let report = html::render(&info, &summary, &traces)
-                    .map(|h| counts::insert_html(h, &counts.html(html::esc)));
+                    .map(|h| counts::insert_html(h, &counts.html(html::esc)))
+                    .and_then(|h| {
+                        let section = output::classes::html(&classes, &traces, html::esc)?;
+                        Ok(output::classes::insert_html(h, &section))
+                    });
                 let report = match interrupted {
                     Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
                     None => report,

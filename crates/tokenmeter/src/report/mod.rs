@@ -5,10 +5,12 @@
 //! `time_per_output_chunk`), and token-weighted (SGLang: an item with k tokens after a gap g
 //! counts as k samples of g/k).
 
+mod classes;
 mod outcomes;
 mod percentile;
 mod render;
 
+pub use classes::{ClassError, ClassSummary, LengthClasses, by_class, by_two_classes};
 pub use outcomes::OutcomeCounts;
 pub use percentile::{percentile, percentile_weighted};
 

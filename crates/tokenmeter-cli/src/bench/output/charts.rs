@@ -402,3 +402,39 @@ mod tests {
         assert!(empty.contains("no data"));
     }
 }
+
+/// A scatter of (tokens, seconds) points, drawn in milliseconds (at most `MAX_POINTS * 4`).
+pub(crate) fn scatter(
+    title: &str,
+    points: &[(f64, f64)],
+    x_desc: &str,
+    colour: RGBColor,
+) -> Result<String> {
+    let step = points.len().div_ceil(MAX_POINTS * 4).max(1);
+    let points: Vec<(f64, f64)> = points
+        .iter()
+        .step_by(step)
+        .map(|&(x, s)| (x, s * 1e3))
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let frame = Frame {
+        caption: title,
+        x_max: upper(points.iter().map(|p| p.0).fold(0.0, f64::max)),
+        y_max: upper(points.iter().map(|p| p.1).fold(0.0, f64::max)),
+        x_desc,
+        y_desc: "ms",
+        y_area: 60,
+        empty: points.is_empty(),
+        legend: false,
+    };
+    plot(&frame, |chart| {
+        chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 2, colour.filled())),
+            )
+            .map(|_| ())
+            .map_err(err)
+    })
+}

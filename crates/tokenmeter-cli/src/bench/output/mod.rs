@@ -1,6 +1,7 @@
 //! What a run leaves behind: the table on stdout, `--json`, `--trace` and `--html` files.
 
 pub(crate) mod charts;
+pub(crate) mod classes;
 pub(crate) mod html;
 pub(crate) mod stages;
 pub(crate) mod table;
