@@ -195,12 +195,15 @@ pub fn by_class(
         .collect()
 }
 
+/// Which length of a record a class reads (e.g. `|r| r.input_tokens`).
+pub type LengthKey<'a> = &'a dyn Fn(&RequestRecord) -> Option<u64>;
+
 /// The same over two lengths: one summary per (row class, column class), rows first (e.g. E2E
 /// by input × output class).
 pub fn by_two_classes(
     records: &[RequestRecord],
-    rows: (&LengthClasses, &dyn Fn(&RequestRecord) -> Option<u64>),
-    columns: (&LengthClasses, &dyn Fn(&RequestRecord) -> Option<u64>),
+    rows: (&LengthClasses, LengthKey<'_>),
+    columns: (&LengthClasses, LengthKey<'_>),
     value: impl Fn(&RequestRecord) -> Option<Duration>,
 ) -> Vec<Vec<ClassSummary>> {
     let (row_classes, row_key) = rows;

@@ -10,7 +10,7 @@ mod outcomes;
 mod percentile;
 mod render;
 
-pub use classes::{ClassError, ClassSummary, LengthClasses, by_class, by_two_classes};
+pub use classes::{ClassError, ClassSummary, LengthClasses, LengthKey, by_class, by_two_classes};
 pub use outcomes::OutcomeCounts;
 pub use percentile::{percentile, percentile_weighted};
 
