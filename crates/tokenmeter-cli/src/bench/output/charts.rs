@@ -376,33 +376,6 @@ pub(crate) fn sweep(steps: &[SweepStep], target: f64) -> Result<(String, String)
     Ok((first, second))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cdf_points_end_at_one_and_are_bounded() {
-        let values: Vec<f64> = (0..10_000).map(|i| i as f64 * 1e-3).collect();
-        let points = cdf_points(&values, 1e3);
-        assert!(points.len() <= MAX_POINTS + 1);
-        assert_eq!(points.last().copied(), Some((9_999.0, 1.0)));
-        assert!(
-            points
-                .windows(2)
-                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
-        );
-    }
-
-    #[test]
-    fn charts_are_svg_with_the_series_colour() {
-        let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT).unwrap();
-        assert!(svg.starts_with("<svg"));
-        assert!(svg.contains("#1F77B4"), "line colour missing");
-        let empty = histogram("ITL", &[], colour::ITL).unwrap();
-        assert!(empty.contains("no data"));
-    }
-}
-
 /// A scatter of (tokens, seconds) points, drawn in milliseconds (at most `MAX_POINTS * 4`).
 pub(crate) fn scatter(
     title: &str,
@@ -437,4 +410,31 @@ pub(crate) fn scatter(
             .map(|_| ())
             .map_err(err)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdf_points_end_at_one_and_are_bounded() {
+        let values: Vec<f64> = (0..10_000).map(|i| i as f64 * 1e-3).collect();
+        let points = cdf_points(&values, 1e3);
+        assert!(points.len() <= MAX_POINTS + 1);
+        assert_eq!(points.last().copied(), Some((9_999.0, 1.0)));
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+        );
+    }
+
+    #[test]
+    fn charts_are_svg_with_the_series_colour() {
+        let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("#1F77B4"), "line colour missing");
+        let empty = histogram("ITL", &[], colour::ITL).unwrap();
+        assert!(empty.contains("no data"));
+    }
 }

@@ -164,8 +164,11 @@ pub(crate) fn render(by: &ByClass) -> String {
     out
 }
 
+/// (tokens, seconds) points of a scatter chart.
+type Points = Vec<(f64, f64)>;
+
 /// Points for the HTML's scatter charts: (input tokens, TTFT s) and (output tokens, E2E s).
-pub(crate) fn points(measured: &[Measured]) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+pub(crate) fn points(measured: &[Measured]) -> (Points, Points) {
     let records = records(measured);
     let ttft = records
         .iter()
