@@ -15,8 +15,8 @@ use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
 use crate::bench::url::parse_url;
 use crate::bench::workload::{
-    ArrivalKind, Curve, DatasetFormat, DatasetOptions, LengthDist, PromptTokenizer, Ramp,
-    SharedPrefix, Source, load_dataset,
+    ArrivalKind, CancelAt, Curve, DatasetFormat, DatasetOptions, Injection, LengthDist,
+    PromptTokenizer, Ramp, SharedPrefix, Source, load_dataset,
 };
 use tokenmeter_slo::spec::parse_duration;
 
@@ -156,6 +156,16 @@ pub(crate) struct BenchArgs {
     /// with prefix i mod GROUPS, then --input-tokens of its own (prefix-cache behaviour).
     #[arg(long, value_name = "GROUPS:TOKENS")]
     pub(crate) shared_prefix: Option<SharedPrefix>,
+
+    /// The fraction of requests that hang up on purpose (at --cancel-after), counted as
+    /// `cancelled` with the tokens they read, e.g. 0.1.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_fraction, value_name = "FRACTION", requires = "cancel_after")]
+    pub(crate) cancel_fraction: f64,
+
+    /// When injected cancellations hang up: after N tokens (`20tok`) or a time after the send
+    /// (`500ms`).
+    #[arg(long, value_name = "POINT", requires = "cancel_fraction")]
+    pub(crate) cancel_after: Option<CancelAt>,
 
     /// A replayed trace's speed: 2 sends it twice as fast (its timestamps halved).
     #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, value_name = "FACTOR")]
@@ -368,6 +378,15 @@ pub(crate) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 pub(crate) const DEFAULT_REQUESTS: usize = 200;
 
 impl BenchArgs {
+    /// The cancellation injection, when asked.
+    pub(crate) fn injection(&self) -> Option<Injection> {
+        let at = self.cancel_after?;
+        (self.cancel_fraction > 0.0).then_some(Injection {
+            fraction: self.cancel_fraction,
+            at,
+        })
+    }
+
     /// Requests of a single run.
     pub(crate) fn requests(&self) -> usize {
         self.requests.unwrap_or(DEFAULT_REQUESTS)

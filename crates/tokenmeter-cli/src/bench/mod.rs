@@ -217,11 +217,22 @@ pub(crate) async fn bench(
             if args.warmup > 0 {
                 warm_up(args, plan, client.clone(), &stop).await;
             }
+            let mut cancel_rng = StdRng::seed_from_u64(args.seed ^ CANCEL_SEED);
+            let injection = args.injection();
             let specs = workload::Specs::new(
                 &plan.source,
                 StdRng::seed_from_u64(args.seed),
                 args.think_time,
-            );
+            )
+            .map(move |mut spec| {
+                if let Some(injection) = &injection {
+                    spec.cancel = injection.pick(&mut cancel_rng);
+                    for turn in &mut spec.next {
+                        turn.cancel = injection.pick(&mut cancel_rng);
+                    }
+                }
+                spec
+            });
             let planned: Option<usize> = plan.stages.iter().map(Stage::planned).sum();
             let label = if plan.stages.len() > 1 {
                 "stages"
@@ -418,6 +429,9 @@ async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Inte
         done.len()
     );
 }
+
+/// Mixed into `--seed` for the choice of injected cancellations.
+const CANCEL_SEED: u64 = 0xca_9ce1;
 
 /// Mixed into `--seed` for the arrivals.
 const ARRIVAL_SEED: u64 = 0xa771;

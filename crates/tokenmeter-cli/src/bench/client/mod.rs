@@ -38,7 +38,7 @@ use crate::bench::tls::Tls;
 
 mod kept;
 mod plain;
-use crate::bench::workload::{Prompt, RequestSpec};
+use crate::bench::workload::{CancelAt, Prompt, RequestSpec};
 pub(crate) use kept::format_size;
 use kept::{DRAIN_AFTER_DONE, Kept, drain};
 
@@ -231,7 +231,8 @@ impl Client {
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
     pub(crate) async fn send(&self, spec: &RequestSpec) -> Measured {
         let body = self.body(spec);
-        let deadline = tokio::time::Instant::now() + self.target.timeout;
+        let sent_at = tokio::time::Instant::now();
+        let deadline = sent_at + self.target.timeout;
         let mut request = self.series.start();
         request.set_input_tokens(spec.input_tokens);
         let mut measured = Measured {
@@ -291,10 +292,21 @@ impl Client {
         // otherwise starve the timer, and the stream itself yields every 256 KiB it decodes.
         let expired = tokio::time::sleep_until(deadline);
         tokio::pin!(expired);
+        // An injected cancellation after a time: its own timer, only when asked.
+        let hang_up_at = match spec.cancel {
+            Some(CancelAt::After(after)) => Some(sent_at + after),
+            _ => None,
+        };
+        let mut hang_up = hang_up_at.map(|at| Box::pin(tokio::time::sleep_until(at)));
         loop {
             let next = std::future::poll_fn(|cx| {
                 if expired.as_mut().poll(cx).is_ready() || tokio::time::Instant::now() >= deadline {
-                    return Poll::Ready(Err(()));
+                    return Poll::Ready(Err(Stop::Timeout));
+                }
+                if let Some(hang_up) = hang_up.as_mut()
+                    && hang_up.as_mut().poll(cx).is_ready()
+                {
+                    return Poll::Ready(Err(Stop::HangUp));
                 }
                 metered.poll_next_unpin(cx).map(Ok)
             })
@@ -312,6 +324,14 @@ impl Client {
                         measured.error = Some(self.sanitizer.clean(&message));
                         break;
                     }
+                    if let Some(CancelAt::Tokens(k)) = spec.cancel
+                        && kept.tokens >= k
+                        && !kept.done
+                    {
+                        // An injected cancellation: hang up as a user would.
+                        metered.request_mut().cancel();
+                        break;
+                    }
                 }
                 Ok(Some(Err(error))) => {
                     measured.error = Some(match error {
@@ -323,7 +343,11 @@ impl Client {
                     });
                     break;
                 }
-                Err(()) => {
+                Err(Stop::HangUp) => {
+                    metered.request_mut().cancel();
+                    break;
+                }
+                Err(Stop::Timeout) => {
                     metered
                         .request_mut()
                         .end(Outcome::Error(ErrorClass::Timeout));
@@ -385,4 +409,12 @@ impl Client {
         measured.error = Some(self.sanitizer.clean(message));
         measured
     }
+}
+
+/// Why the stream loop stopped before the stream ended.
+enum Stop {
+    /// `--timeout` passed.
+    Timeout,
+    /// An injected cancellation's time came.
+    HangUp,
 }

@@ -1,6 +1,7 @@
 //! What to send and when: request specs (synthetic prompts or a dataset) and arrival times.
 
 mod arrival;
+mod cancel;
 mod dataset;
 mod length;
 mod mooncake;
@@ -8,6 +9,7 @@ mod sharegpt;
 
 pub(crate) use crate::tokenizer::PromptTokenizer;
 pub(crate) use arrival::{ArrivalKind, Arrivals, Curve, Ramp, Span};
+pub(crate) use cancel::{CancelAt, Injection};
 pub(crate) use dataset::{
     Entry, Format as DatasetFormat, Options as DatasetOptions, load as load_dataset,
 };
@@ -80,6 +82,8 @@ pub(crate) struct RequestSpec {
     pub(crate) think: Duration,
     /// The later turns of its conversation, sent one after another once it is answered.
     pub(crate) next: Vec<RequestSpec>,
+    /// Hang up at this point (an injected cancellation).
+    pub(crate) cancel: Option<CancelAt>,
 }
 
 impl RequestSpec {
@@ -95,6 +99,7 @@ impl RequestSpec {
             turn: 0,
             think: Duration::ZERO,
             next: Vec::new(),
+            cancel: None,
         }
     }
 }

@@ -1,0 +1,107 @@
+//! Injected cancellations against a real `tokenmeter serve` process over loopback: a fraction
+//! of requests hang up after k tokens or t seconds; the bench counts them `cancelled`, and the
+//! server, which counts what its clients received, agrees outcome by outcome.
+#[path = "serve_support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::Serve;
+use tokenmeter_tests::TempDir;
+
+fn run(server: &Serve, cancel_after: &str) -> Value {
+    let dir = TempDir::new("bench-cancel");
+    let json = dir.0.join("run.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "bench",
+            "--url",
+            &server.url(),
+            "--model",
+            "m",
+            "--no-progress",
+        ])
+        .args(["-n", "30", "--rate", "50", "--no-preflight"])
+        .args(["--input-tokens", "16", "--output-tokens", "40"])
+        .args(["--cancel-fraction", "0.4", "--cancel-after", cancel_after])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON")
+}
+
+/// The server's count of `outcome`, once it has ended `total` requests (it notices a hang-up
+/// at its next write), within 10 s.
+fn server_outcomes(server: &Serve, total: f64) -> (f64, f64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let success = server.metric("tokenmeter_requests_total", &[("outcome", "success")]);
+        let cancelled = server.metric("tokenmeter_requests_total", &[("outcome", "cancelled")]);
+        if success + cancelled >= total || Instant::now() > deadline {
+            return (success, cancelled);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn both_sides_count_the_same_cancellations() {
+    let mut expected_total = 0.0;
+    // One server for both runs: its counts accumulate.
+    let server = Serve::start(&["--decode-table", "1=5ms,64=5ms"]);
+    let (mut client_success, mut client_cancelled) = (0.0, 0.0);
+    for point in ["3tok", "60ms"] {
+        let run = run(&server, point);
+        let outcomes = &run["summary"]["outcomes"];
+        let (success, cancelled) = (
+            outcomes["success"].as_f64().unwrap(),
+            outcomes["cancelled"].as_f64().unwrap(),
+        );
+        assert_eq!(success + cancelled, 30.0, "{point}: {outcomes}");
+        // 40% of 30 on average; a seeded draw, far from both ends.
+        assert!((4.0..=22.0).contains(&cancelled), "{point}: {outcomes}");
+        client_success += success;
+        client_cancelled += cancelled;
+        expected_total += 30.0;
+        let (server_success, server_cancelled) = server_outcomes(&server, expected_total);
+        assert_eq!(
+            (server_success, server_cancelled),
+            (client_success, client_cancelled),
+            "after the {point} run: the server's (success, cancelled) against the client's"
+        );
+    }
+}
+
+#[test]
+fn cancellation_points_are_checked() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .args([
+            "bench",
+            "--cancel-fraction",
+            "0.2",
+            "--cancel-after",
+            "soon",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("20tok"), "{stderr}");
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .args(["bench", "--cancel-fraction", "0.2"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--cancel-after"), "{stderr}");
+}
