@@ -47,7 +47,9 @@ impl SeriesHandles {
                 Feed::Item(field) => {
                     let slot = Slot::new(target, row, field, labels);
                     match (field, slot.into_first()) {
-                        (ItemField::Gap, Some(Handle::Histogram(histogram))) => gaps.push(histogram),
+                        (ItemField::Gap, Some(Handle::Histogram(histogram))) => {
+                            gaps.push(histogram)
+                        }
                         (field, Some(handle)) => items.push((field, handle)),
                         (_, None) => {}
                     }
