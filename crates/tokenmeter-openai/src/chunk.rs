@@ -153,16 +153,62 @@ impl std::fmt::Display for ChunkError {
 
 impl std::error::Error for ChunkError {}
 
+/// A chunk as [`parse`] reads it: the choices are folded into what the meter needs as they are
+/// read ([`Choices`]), so that a chunk costs no allocation beyond its `id`.
 #[derive(Deserialize)]
 struct Wire<'a> {
     #[serde(borrow, default)]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    choices: Option<Vec<Choice<'a>>>,
+    #[serde(default)]
+    choices: Option<Choices>,
     #[serde(default)]
     usage: Option<serde_json::Value>,
     #[serde(default)]
     error: Option<serde_json::Value>,
+}
+
+/// A chunk as [`text`] reads it: every choice, to join their text.
+#[derive(Deserialize)]
+struct TextWire<'a> {
+    #[serde(borrow, default)]
+    choices: Option<Vec<Choice<'a>>>,
+}
+
+/// The `choices` array folded as it is read (no `Vec`): token-bearing choices and the finish
+/// reason of the last choice that gave one.
+#[derive(Default)]
+struct Choices {
+    tokens: u32,
+    finish: Option<FinishReason>,
+}
+
+impl<'de> Deserialize<'de> for Choices {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_seq(ChoicesVisitor)
+    }
+}
+
+struct ChoicesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ChoicesVisitor {
+    type Value = Choices;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Choices, A::Error> {
+        let mut choices = Choices::default();
+        while let Some(choice) = seq.next_element::<Choice<'de>>()? {
+            if choice.bears_tokens() {
+                choices.tokens += 1;
+            }
+            if let Some(reason) = choice.finish_reason.as_deref() {
+                choices.finish = Some(FinishReason::parse(reason));
+            }
+        }
+        Ok(choices)
+    }
 }
 
 #[derive(Deserialize)]
@@ -191,6 +237,19 @@ fn filled(s: &Option<Cow<'_, str>>) -> bool {
     s.as_deref().is_some_and(|s| !s.is_empty())
 }
 
+impl Choice<'_> {
+    /// A content, reasoning or tool-call delta, or completion text.
+    fn bears_tokens(&self) -> bool {
+        let delta_tokens = self.delta.as_ref().is_some_and(|d| {
+            filled(&d.content)
+                || filled(&d.reasoning_content)
+                || filled(&d.reasoning)
+                || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+        });
+        delta_tokens || filled(&self.text)
+    }
+}
+
 /// Parses one data event (not `[DONE]`).
 pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
     let wire: Wire<'_> = serde_json::from_str(data).map_err(|e| {
@@ -204,26 +263,13 @@ pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
     if let Some(error) = wire.error {
         return Err(ChunkError::Server(server_error(&error)));
     }
-    let mut parsed = Parsed {
+    let choices = wire.choices.unwrap_or_default();
+    Ok(Parsed {
+        tokens: choices.tokens,
+        finish: choices.finish,
         usage: wire.usage.and_then(Usage::from_wire),
         id: wire.id.map(Cow::into_owned),
-        ..Parsed::default()
-    };
-    for choice in wire.choices.iter().flatten() {
-        let delta_tokens = choice.delta.as_ref().is_some_and(|d| {
-            filled(&d.content)
-                || filled(&d.reasoning_content)
-                || filled(&d.reasoning)
-                || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
-        });
-        if delta_tokens || filled(&choice.text) {
-            parsed.tokens += 1;
-        }
-        if let Some(reason) = choice.finish_reason.as_deref() {
-            parsed.finish = Some(FinishReason::parse(reason));
-        }
-    }
-    Ok(parsed)
+    })
 }
 
 /// The class and message of an error object (OpenAI or vLLM shape): the value of an `error`
@@ -287,7 +333,7 @@ pub(crate) fn error_class(error: &serde_json::Value) -> Option<ErrorClass> {
 /// assert_eq!(tokenmeter_openai::chunk::text("not json"), "");
 /// ```
 pub fn text(data: &str) -> String {
-    let Ok(wire) = serde_json::from_str::<Wire<'_>>(data) else {
+    let Ok(wire) = serde_json::from_str::<TextWire<'_>>(data) else {
         return String::new();
     };
     let mut out = String::new();

@@ -151,6 +151,9 @@ impl Decoder {
         };
         match name {
             "data" => {
+                // One allocation for the usual one-line event (not one for the value and
+                // another to grow it for its LF).
+                self.data.reserve(value.len() + 1);
                 self.data.push_str(value);
                 self.data.push('\n');
             }

@@ -79,10 +79,9 @@ impl<F: Copy> Slot<F> {
         }
     }
 
-    /// The handle of the first variant: the only one of a row whose attributes do not vary
-    /// with the event (every per-item row).
-    #[inline]
-    pub(crate) fn first(&self) -> Option<&Handle> {
-        self.handles.first()
+    /// The handle of the first variant, the slot given up: the only one of a row whose
+    /// attributes do not vary with the event (every per-item row).
+    pub(crate) fn into_first(self) -> Option<Handle> {
+        self.handles.into_vec().into_iter().next()
     }
 }

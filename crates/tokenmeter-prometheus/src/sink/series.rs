@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use metrics::Histogram;
 use tokenmeter::conventions::{Feed, FirstTokenField, ItemField, RecordField};
 use tokenmeter::sink::{FirstToken, Gauge as LifecycleGauge, Items, SeriesSink};
 use tokenmeter::{Labels, RequestRecord};
@@ -14,9 +15,15 @@ use crate::profile::Profile;
 use crate::rows::PromRow;
 
 /// Every handle one series needs, grouped by the event that feeds it.
+///
+/// The per-item rows are resolved when the series is: a gap row on a histogram (the ITL of
+/// every profile) becomes its bare histogram in `gaps`, any other per-item row its field and
+/// its one handle in `items` (per-item rows have one variant). The per-token path then only
+/// walks those slices: no match over rows, no variant index, no `Option`.
 pub(crate) struct SeriesHandles {
     first_token: Box<[Slot<FirstTokenField>]>,
-    items: Box<[Slot<ItemField>]>,
+    gaps: Box<[Histogram]>,
+    items: Box<[(ItemField, Handle)]>,
     end: Box<[Slot<RecordField>]>,
     gauges: Box<[Slot<LifecycleGauge>]>,
 }
@@ -30,14 +37,23 @@ impl SeriesHandles {
         series: &Labels<'_>,
     ) -> Self {
         let role = series.role();
-        let (mut first_token, mut items, mut end, mut gauges) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut first_token, mut gaps, mut items, mut end, mut gauges) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for row in rows.iter().filter(|r| r.row.roles.includes(role)) {
             let attrs = row.row.attrs;
             let labels = |variant| labels::of(profile, attrs, series, role, variant);
             match row.row.feed {
                 Feed::FirstToken(field) => first_token.push(Slot::new(target, row, field, labels)),
-                Feed::Item(field) => items.push(Slot::new(target, row, field, labels)),
+                Feed::Item(field) => {
+                    let slot = Slot::new(target, row, field, labels);
+                    match (field, slot.into_first()) {
+                        (ItemField::Gap, Some(Handle::Histogram(histogram))) => {
+                            gaps.push(histogram)
+                        }
+                        (field, Some(handle)) => items.push((field, handle)),
+                        (_, None) => {}
+                    }
+                }
                 Feed::End(field) => end.push(Slot::new(target, row, field, labels)),
                 Feed::Gauge(gauge) => gauges.push(Slot::new(target, row, gauge, labels)),
                 _ => {}
@@ -45,6 +61,7 @@ impl SeriesHandles {
         }
         Self {
             first_token: first_token.into(),
+            gaps: gaps.into(),
             items: items.into(),
             end: end.into(),
             gauges: gauges.into(),
@@ -62,8 +79,11 @@ impl SeriesSink for SeriesHandles {
     }
 
     fn item(&self, gap: Duration, tokens: u32) {
-        for slot in self.items.iter() {
-            slot.record(0, slot.field.read(gap, tokens));
+        for histogram in self.gaps.iter() {
+            histogram.record(seconds(gap));
+        }
+        for (field, handle) in self.items.iter() {
+            handle.record(field.read(gap, tokens));
         }
     }
 
@@ -74,24 +94,20 @@ impl SeriesSink for SeriesHandles {
     /// `record_batch` against `record_batch_pinned`). With another recorder the pin is a few
     /// nanoseconds per batch spent for nothing.
     ///
-    /// A gap row on a histogram (the ITL of every profile) records the gaps straight into its
-    /// handle; any other per-item row reads its field from each item.
+    /// A gap row on a histogram (the ITL of every profile) records the gaps straight into the
+    /// histogram it resolved with the series; any other per-item row reads its field from each
+    /// item.
     #[inline]
     fn items(&self, items: Items<'_>) {
         let _pinned = crossbeam_epoch::pin();
-        for slot in self.items.iter() {
-            match (slot.field, slot.first()) {
-                (ItemField::Gap, Some(Handle::Histogram(histogram))) => {
-                    for gap in items.gaps() {
-                        histogram.record(gap.as_secs_f64());
-                    }
-                }
-                (field, Some(handle)) => {
-                    for item in items.iter() {
-                        handle.record(field.read(item.gap, item.tokens));
-                    }
-                }
-                (_, None) => {}
+        for histogram in self.gaps.iter() {
+            for gap in items.gaps() {
+                histogram.record(seconds(gap));
+            }
+        }
+        for (field, handle) in self.items.iter() {
+            for item in items.iter() {
+                handle.record(field.read(item.gap, item.tokens));
             }
         }
     }
@@ -107,6 +123,35 @@ impl SeriesSink for SeriesHandles {
     fn gauge(&self, gauge: LifecycleGauge, delta: i64) {
         for slot in self.gauges.iter().filter(|s| s.field == gauge) {
             slot.record(0, tokenmeter::conventions::Value::Delta(delta));
+        }
+    }
+}
+
+/// `gap` in seconds, bit for bit [`Duration::as_secs_f64`] (what [`ItemField::Gap`] reads):
+/// below a second that is `0.0 + nanos / 1e9`, so the division alone gives the same `f64`
+/// without splitting the gap into seconds and nanoseconds first.
+#[inline(always)]
+fn seconds(gap: Duration) -> f64 {
+    if gap.as_secs() == 0 {
+        f64::from(gap.subsec_nanos()) / 1e9
+    } else {
+        gap.as_secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_as_secs_f64_bit_for_bit() {
+        let mut ns = 1u64;
+        while ns < 10_000_000_000_000 {
+            for n in [ns - 1, ns, ns + 1, ns * 3 + 7, 999_999_999, 1_000_000_000] {
+                let gap = Duration::from_nanos(n);
+                assert_eq!(seconds(gap).to_bits(), gap.as_secs_f64().to_bits(), "{n}");
+            }
+            ns = ns * 7 / 3 + 1;
         }
     }
 }

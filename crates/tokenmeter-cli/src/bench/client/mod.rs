@@ -42,6 +42,10 @@ use crate::bench::workload::{CancelAt, Prompt, RequestSpec};
 pub(crate) use kept::format_size;
 use kept::{DRAIN_AFTER_DONE, Kept, drain};
 
+/// While a stream's items are ready at once, the deadline is read on the clock before every
+/// this many of them (the timer is polled before each).
+const CLOCK_EVERY: u32 = 16;
+
 /// The header carrying the request's index in the run, so servers can match their records.
 pub(crate) const REQUEST_ID_HEADER: &str = "x-tokenmeter-request";
 
@@ -287,9 +291,11 @@ impl Client {
             .input_tokens_from_usage(false);
         let mut kept = Kept::new(spec.max_tokens);
         // One timer for the whole stream: a timeout per item would insert and remove a timer
-        // entry for every token. The deadline is checked before each item, on the clock as
-        // well as on the timer: a stream that is always ready (a flood of events) would
-        // otherwise starve the timer, and the stream itself yields every 256 KiB it decodes.
+        // entry for every token. The timer is polled before each item; the clock is read as
+        // well before every CLOCK_EVERY-th item in a row that was ready at once: a stream that
+        // is always ready (a flood of events) would otherwise starve the timer (the stream
+        // itself yields every 256 KiB it decodes). A stream that waits between items, as
+        // every paced one does, lets the runtime fire the timer while it waits.
         let expired = tokio::time::sleep_until(deadline);
         tokio::pin!(expired);
         // An injected cancellation after a time: its own timer, only when asked.
@@ -298,9 +304,16 @@ impl Client {
             _ => None,
         };
         let mut hang_up = hang_up_at.map(|at| Box::pin(tokio::time::sleep_until(at)));
+        let mut ready_in_a_row = 0u32;
         loop {
             let next = std::future::poll_fn(|cx| {
-                if expired.as_mut().poll(cx).is_ready() || tokio::time::Instant::now() >= deadline {
+                ready_in_a_row += 1;
+                if expired.as_mut().poll(cx).is_ready()
+                    || (ready_in_a_row >= CLOCK_EVERY && {
+                        ready_in_a_row = 0;
+                        tokio::time::Instant::now() >= deadline
+                    })
+                {
                     return Poll::Ready(Err(Stop::Timeout));
                 }
                 if let Some(hang_up) = hang_up.as_mut()
@@ -308,7 +321,11 @@ impl Client {
                 {
                     return Poll::Ready(Err(Stop::HangUp));
                 }
-                metered.poll_next_unpin(cx).map(Ok)
+                let next = metered.poll_next_unpin(cx);
+                if next.is_pending() {
+                    ready_in_a_row = 0;
+                }
+                next.map(Ok)
             })
             .await;
             match next {
