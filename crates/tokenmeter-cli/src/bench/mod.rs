@@ -80,9 +80,7 @@ use crate::bench::interrupt::Interrupt;
 use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
-use crate::bench::runner::Load;
 use crate::bench::summary::summarize;
-use crate::bench::sweep::{Rates, SweepResult, SweepStep};
 use crate::bench::url::{display_url, endpoint_url};
 use crate::bench::workload::Source;
 use crate::serve::read_spec;
@@ -300,7 +298,7 @@ pub(crate) async fn bench(
             traces
         }
         Some(rates) => {
-            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng, &stop).await;
+            let (sweep, traces) = sweep::run(args, plan, rates, client, &mut rng, &stop).await;
             info.load = "sweep".to_owned();
             output::show(quiet, &table::render_sweep(&info, &sweep));
             let counts = Counts::of(&traces, &args.slo);
@@ -356,78 +354,6 @@ const PREFLIGHT_SEED: u64 = 0x7e57;
 
 /// The test request asks for at most this many tokens.
 const PREFLIGHT_MAX_TOKENS: u64 = 4;
-
-async fn run_sweep(
-    args: &BenchArgs,
-    plan: &Plan,
-    rates: &[f64],
-    client: Arc<Client>,
-    rng: &mut StdRng,
-    stop: &Interrupt,
-) -> (SweepResult, Vec<Measured>) {
-    let rates = if rates.is_empty() {
-        Rates::Search {
-            start: match plan.load {
-                Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
-                _ => 2.0,
-            },
-            resolution: args.sweep_resolution,
-        }
-    } else {
-        Rates::Given(rates.to_vec())
-    };
-    let max_concurrency = match plan.load {
-        Load::Rate {
-            max_concurrency, ..
-        } => max_concurrency,
-        Load::Concurrency(_) => None,
-    };
-    let mut steps: Vec<SweepStep> = Vec::new();
-    let mut all = Vec::new();
-    let mut warnings = Vec::new();
-    while let Some(rate) = rates.next(&steps, args.sweep_target) {
-        if stop.interrupted() {
-            break;
-        }
-        let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
-        let label = format!("{rate} req/s");
-        let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
-        let load = Load::Rate {
-            rate,
-            kind: args.arrival,
-            max_concurrency,
-        };
-        let mut traces =
-            runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;
-        progress.done();
-        for trace in &mut traces {
-            trace.rate = Some(rate);
-        }
-        let summary = summarize(&traces, &args.slo);
-        eprintln!(
-            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s",
-            summary.attainment * 100.0,
-            summary.goodput
-        );
-        let step = SweepStep { rate, summary };
-        warnings.extend(sweep::short_step(&step));
-        steps.push(step);
-        all.extend(traces);
-    }
-    for warning in &warnings {
-        eprintln!("warning: {warning}");
-    }
-    let result = SweepResult {
-        slo: args.slo,
-        target: args.sweep_target,
-        resolution: args.sweep_resolution,
-        capacity: sweep::capacity(&steps, args.sweep_target),
-        capacities: sweep::capacities(&steps, args.sweep_target, args.gpus),
-        steps,
-        warnings,
-    };
-    (result, all)
-}
 
 fn describe_workload(source: &Source) -> String {
     match source {
