@@ -47,8 +47,11 @@ impl PercentileMetric {
 /// The flags that follow `vllm bench serve`'s.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct PeerArgs {
-    /// vLLM's goodput objectives in milliseconds, `KEY:VALUE` with KEY ttft, tpot, e2el (or
-    /// itl), e.g. --goodput ttft:500 tpot:50. Replaces --slo.
+    /// Goodput objectives in milliseconds, `KEY:VALUE`: vLLM's keys ttft, tpot, e2el (and itl,
+    /// every gap), e.g. --goodput ttft:500 tpot:50, or AIPerf's metric tags time_to_first_token,
+    /// inter_token_latency (AIPerf's ITL is the per-request mean gap, vLLM's TPOT) and
+    /// request_latency, e.g. --goodput "time_to_first_token:100 inter_token_latency:3.40".
+    /// Replaces --slo.
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "KEY:MS")]
     pub(crate) goodput: Vec<String>,
 
@@ -86,27 +89,29 @@ fn parse_percentile(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Compiles vLLM's `--goodput` objectives (milliseconds) into an [`Slo`].
+/// Compiles `--goodput` objectives (milliseconds), in vLLM's form (`ttft:500 tpot:50`, each its
+/// own argument) or AIPerf's (`"time_to_first_token:100 inter_token_latency:3.40"`, one quoted
+/// argument), into an [`Slo`]: the same objectives as `--slo`.
 pub(crate) fn parse_goodput(parts: &[String]) -> anyhow::Result<Slo> {
     let mut slo = Slo::default();
-    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+    for part in parts.iter().flat_map(|p| p.split_whitespace()) {
         let Some((key, value)) = part.split_once(':') else {
             anyhow::bail!(
-                "--goodput `{part}` is not KEY:MILLISECONDS; write e.g. --goodput ttft:500 tpot:50"
+                "--goodput `{part}` is not KEY:MILLISECONDS; write e.g. --goodput ttft:500 tpot:50 \
+                 (vLLM) or --goodput \"time_to_first_token:100 inter_token_latency:3.40\" (AIPerf)"
             );
         };
         let key = key.trim().to_ascii_lowercase();
-        let slot = match key.as_str() {
-            "ttft" => &mut slo.ttft,
-            "tpot" => &mut slo.tpot,
-            "e2el" | "e2e" => &mut slo.e2e,
-            "itl" => &mut slo.itl,
-            _ => anyhow::bail!(
-                "--goodput: unknown objective `{key}`; use ttft, tpot, e2el or itl (e.g. ttft:500)"
-            ),
+        let slot = match goodput_metric(&key)? {
+            PercentileMetric::Ttft => &mut slo.ttft,
+            PercentileMetric::Tpot => &mut slo.tpot,
+            PercentileMetric::E2el => &mut slo.e2e,
+            PercentileMetric::Itl => &mut slo.itl,
         };
         if slot.is_some() {
-            anyhow::bail!("--goodput: objective `{key}` is given twice; keep one");
+            anyhow::bail!(
+                "--goodput: objective `{key}` is given twice (or under both names); keep one"
+            );
         }
         let ms = value
             .trim()
@@ -121,6 +126,25 @@ pub(crate) fn parse_goodput(parts: &[String]) -> anyhow::Result<Slo> {
         *slot = Some(Duration::from_secs_f64(ms / 1e3));
     }
     Ok(slo)
+}
+
+/// The objective a `--goodput` key names: vLLM's keys, or AIPerf's metric tags (its
+/// `inter_token_latency` is `(request_latency − ttft) / (output tokens − 1)`: vLLM's TPOT).
+fn goodput_metric(key: &str) -> anyhow::Result<PercentileMetric> {
+    Ok(match key {
+        "ttft" | "time_to_first_token" => PercentileMetric::Ttft,
+        "tpot" | "inter_token_latency" => PercentileMetric::Tpot,
+        "e2el" | "e2e" | "request_latency" => PercentileMetric::E2el,
+        "itl" => PercentileMetric::Itl,
+        "output_token_throughput_per_user" => anyhow::bail!(
+            "--goodput: output_token_throughput_per_user (tokens/s) is not supported; give its \
+             inverse as inter_token_latency in milliseconds (1000 / tokens per second)"
+        ),
+        _ => anyhow::bail!(
+            "--goodput: unknown objective `{key}`; use ttft, tpot, e2el or itl (vLLM, e.g. \
+             ttft:500), or time_to_first_token, inter_token_latency or request_latency (AIPerf)"
+        ),
+    })
 }
 
 impl BenchArgs {
@@ -169,6 +193,32 @@ mod tests {
         assert!(err(&["ttft:5", "ttft:6"]).contains("twice"));
         assert!(err(&["ttft:5ms"]).contains("milliseconds"));
         assert!(err(&["ttft:-1"]).contains("milliseconds"));
+    }
+
+    #[test]
+    fn aiperf_goodput_compiles_into_the_same_objectives() {
+        let aiperf =
+            goodput(&["time_to_first_token:100 inter_token_latency:3.40 request_latency:900"])
+                .unwrap();
+        let vllm = goodput(&["ttft:100", "tpot:3.4", "e2el:900"]).unwrap();
+        let ours: Slo = "ttft=100ms,tpot=3.4ms,e2e=900ms".parse().unwrap();
+        assert_eq!(aiperf, ours);
+        assert_eq!(vllm, ours);
+        assert_eq!(aiperf.class(), ours.class(), "one spec");
+        assert_eq!(
+            goodput(&["  time_to_first_token:100\tttft:x "])
+                .unwrap_err()
+                .to_string(),
+            "--goodput: objective `ttft` is given twice (or under both names); keep one",
+            "AIPerf's tag and vLLM's key name one objective"
+        );
+        let err = |p: &[&str]| goodput(p).unwrap_err().to_string();
+        assert!(err(&["time_to_first_token=100"]).contains("(AIPerf)"));
+        assert!(err(&["output_token_throughput_per_user:50"]).contains("inverse"));
+        assert!(err(&["inter_chunk_latency:5"]).contains("unknown objective"));
+        // Mixed forms in one command line.
+        let mixed = goodput(&["ttft:250", "inter_token_latency:20"]).unwrap();
+        assert_eq!(mixed, "ttft=250ms,tpot=20ms".parse().unwrap());
     }
 
     #[test]
