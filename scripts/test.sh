@@ -5,7 +5,8 @@
 #                                 when it is missing (scripts/tools.sh: Debian's prometheus for
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
-#                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
+#                                 cargo-fuzz, curl and the openai Python SDK, llama-cpp-python's
+#                                 server (compiled once, 15-30 min), and the Rust
 #                                 toolchain that Cargo.toml's rust-version names), then the quick tier, then everything else.
 #                                 `.ci/run` calls exactly this.
 #   bash scripts/test.sh --quick  the quick tier alone, for day-to-day work: needs no root and no
@@ -78,3 +79,6 @@ cargo nextest run --workspace --all-features --all-targets --no-fail-fast \
 
 echo "==> third-party clients hang up on serve (the openai Python SDK, curl): /metrics counts what they got"
 python3 scripts/third_party_hangups.py
+
+echo "==> a third-party server: the bench against llama.cpp's (llama-cpp-python) with a generated tiny model; counts vs its usage"
+python3 scripts/third_party_server.py

@@ -6,8 +6,9 @@ of the `llama-cpp-python` package, with a tiny model this script generates.
 
 What it does:
   1. Installs `llama-cpp-python[server]` and `gguf` into a venv under ~/.cache (or
-     $TOKENMETER_THIRD_PARTY_VENV) when they are missing. llama-cpp-python compiles llama.cpp
-     from source: about 15 to 30 minutes on two cores, once. Nothing else is downloaded.
+     $TOKENMETER_THIRD_PARTY_VENV) when they are missing, through scripts/tools.sh.
+     llama-cpp-python compiles llama.cpp from source: about 15 to 30 minutes on two cores,
+     once. Nothing else is downloaded.
   2. Generates a tiny llama-architecture GGUF model in code (random weights, 2 layers, 64-wide,
      a 326-token SentencePiece vocabulary with byte fallback), so every text tokenizes.
   3. Starts `python -m llama_cpp.server` on a free loopback port and runs the release
@@ -23,6 +24,7 @@ What it does:
      means `max_tokens` tokens. The streaming estimates are compared with the same `usage` and
      reported.
 Exits non-zero on any mismatch. Builds the release binary first (`cargo build --release`).
+Once installed and built it takes about 20 s, so scripts/test.sh runs it in the full tier.
 """
 
 import json
@@ -57,18 +59,13 @@ def check(ok, what):
 
 
 def install():
+    """scripts/tools.sh installs it when missing (the one place tools are installed)."""
     if PY.exists() and subprocess.run(
             [str(PY), "-c", "import llama_cpp.server, gguf, numpy"],
             capture_output=True).returncode == 0:
         return
-    print(f"==> installing llama-cpp-python[server] and gguf into {VENV} (compiles llama.cpp)")
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    if not PY.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    env = dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 2),
-               CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF")
-    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "llama-cpp-python[server]", "gguf", "numpy"], check=True, env=env)
+    subprocess.run(["bash", "-c", "source scripts/tools.sh && install_llama_cpp_server"],
+                   cwd=ROOT, check=True, env=dict(os.environ, TOKENMETER_THIRD_PARTY_VENV=str(VENV)))
 
 
 MAKE_MODEL = r'''
