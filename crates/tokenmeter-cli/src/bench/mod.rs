@@ -19,7 +19,8 @@
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
-//! | [`peer`] | vLLM's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
+//! | [`peer`] | vLLM's and AIPerf's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
+//! | [`percentiles`] | the chosen percentiles in the table, `--json` and `--html` |
 //! | [`output`] | table, `--json`, `--html` with charts |
 //! | [`preflight`] | the test request before a run, that fails fast with the server's message |
 //! | [`exit`] | the exit codes: objective missed, usage, could not run, interrupted |
@@ -39,6 +40,7 @@ mod interrupt;
 mod measured;
 mod output;
 mod peer;
+mod percentiles;
 mod preflight;
 mod progress;
 mod records;
@@ -215,8 +217,12 @@ pub(crate) async fn bench(
             let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
             let samples = samples::error_samples(&traces);
+            let chosen = percentiles::Chosen::of(&args.peer, &traces);
             if summary.successful > 0 {
                 output::show(quiet, &table::render(&info, &summary));
+                if let Some(chosen) = &chosen {
+                    output::show(quiet, &chosen.render());
+                }
             } else {
                 output::show(
                     quiet,
@@ -276,6 +282,7 @@ pub(crate) async fn bench(
                     peer::ResultFormat::Tokenmeter => json!({
                         "run": info,
                         "summary": summary,
+                        "summary_percentiles": chosen,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -288,6 +295,11 @@ pub(crate) async fn bench(
             }
             if let Some(path) = &args.html {
                 let report = html::render(&info, &summary, &traces)
+                    .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
+                    .map(|h| match &chosen {
+                        Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),
+                        None => h,
+                    })
                     .map(|h| counts::insert_html(h, &counts.html(html::esc)));
                 let report = match interrupted {
                     Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
@@ -303,7 +315,8 @@ pub(crate) async fn bench(
             output::show(quiet, &table::render_sweep(&info, &sweep));
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
-            output::show(quiet, &samples::render(&samples::error_samples(&traces)));
+            let samples = samples::error_samples(&traces);
+            output::show(quiet, &samples::render(&samples));
             let interrupted = stop.interrupted();
             if interrupted {
                 output::show(quiet, "\ninterrupted: the sweep stopped early\n");
@@ -314,6 +327,7 @@ pub(crate) async fn bench(
             }
             if let Some(path) = &args.html {
                 let report = html::render_sweep(&info, &sweep, &traces)
+                    .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
                     .map(|h| counts::insert_html(h, &counts.html(html::esc)));
                 let n = traces.len();
                 let report = report.map(|h| match interrupted {

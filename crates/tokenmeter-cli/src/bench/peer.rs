@@ -55,19 +55,15 @@ pub(crate) struct PeerArgs {
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "KEY:MS")]
     pub(crate) goodput: Vec<String>,
 
-    /// The metrics whose statistics the vLLM result format holds.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "ttft,tpot,itl,e2el",
-        value_name = "LIST"
-    )]
-    pub(crate) percentile_metrics: Vec<PercentileMetric>,
+    /// The metrics whose chosen percentiles are reported (ttft,tpot,itl,e2el when not given):
+    /// in the table, --json, --html and the vLLM result format.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub(crate) percentile_metrics: Option<Vec<PercentileMetric>>,
 
-    /// The percentiles of the vLLM result format, e.g. 50,90,99.
-    #[arg(long, value_delimiter = ',', default_value = "99", value_parser = parse_percentile, value_name = "LIST")]
-    pub(crate) metric_percentiles: Vec<f64>,
+    /// The percentiles reported for --percentile-metrics, e.g. 50,90,99.9 (the vLLM result
+    /// format's default: 99): in the table, --json, --html and the vLLM result format.
+    #[arg(long, value_delimiter = ',', value_parser = parse_percentile, value_name = "LIST")]
+    pub(crate) metric_percentiles: Option<Vec<f64>>,
 
     /// The format of --json: tokenmeter's own, or `vllm` (the keys of `vllm bench serve
     /// --save-result`).
@@ -78,6 +74,31 @@ pub(crate) struct PeerArgs {
     /// itls, start_times, generated_texts, errors).
     #[arg(long)]
     pub(crate) save_detailed: bool,
+}
+
+/// The metrics of `--percentile-metrics` when it is not given: all four.
+const ALL_METRICS: [PercentileMetric; 4] = [
+    PercentileMetric::Ttft,
+    PercentileMetric::Tpot,
+    PercentileMetric::Itl,
+    PercentileMetric::E2el,
+];
+
+impl PeerArgs {
+    /// The metrics of `--percentile-metrics` (all four when not given).
+    pub(crate) fn metrics(&self) -> &[PercentileMetric] {
+        self.percentile_metrics.as_deref().unwrap_or(&ALL_METRICS)
+    }
+
+    /// The percentiles of `--metric-percentiles` (vLLM's default, 99, when not given).
+    pub(crate) fn percentiles(&self) -> &[f64] {
+        self.metric_percentiles.as_deref().unwrap_or(&[99.0])
+    }
+
+    /// True when either percentile flag was given: our own outputs report the choice too.
+    pub(crate) fn percentiles_chosen(&self) -> bool {
+        self.percentile_metrics.is_some() || self.metric_percentiles.is_some()
+    }
 }
 
 fn parse_percentile(text: &str) -> Result<f64, String> {
