@@ -112,10 +112,13 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
              read and change the traffic, API key included (test servers only)"
         );
     }
+    // From here on, Ctrl-C and SIGTERM are the bench's: before the run they stop it cleanly.
+    let stop = Interrupt::on_signals();
     match plan.url.clone() {
         Some(url) => {
-            discover::reachable(&url, &plan.tls).await?;
-            bench(&args, &plan, url, key, None, None).await
+            let reachable = discover::reachable(&url, &plan.tls);
+            interrupt::before_the_run(&stop, "the connection check", reachable).await?;
+            bench(&args, &plan, url, key, None, None, &stop).await
         }
         None => {
             let server = embedded::start().await?;
@@ -128,6 +131,7 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 key,
                 Some(embedded::MODEL),
                 Some(&batching),
+                &stop,
             )
             .await;
             if result.is_ok() {
@@ -150,13 +154,15 @@ pub(crate) async fn bench(
     key: Option<ApiKey>,
     default_model: Option<&str>,
     server_batching: Option<&BatchAnalysis>,
+    stop: &Interrupt,
 ) -> anyhow::Result<()> {
     let (url, api) = endpoint_url(&base, &plan.endpoint);
     let model = match (&args.model, default_model) {
         (Some(model), _) => model.clone(),
         (None, Some(model)) => model.to_owned(),
         (None, None) => {
-            discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls).await?
+            let found = discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls);
+            interrupt::before_the_run(stop, "model discovery", found).await?
         }
     };
     let clock = BenchClock::start();
@@ -199,20 +205,20 @@ pub(crate) async fn bench(
         let mut test_rng = StdRng::seed_from_u64(args.seed ^ PREFLIGHT_SEED);
         if let Some(mut spec) = workload::specs(&plan.source, 1, &mut test_rng).pop() {
             spec.max_tokens = spec.max_tokens.min(PREFLIGHT_MAX_TOKENS);
-            preflight::check(&client, &spec, !args.shape.no_stream).await?;
+            let check = preflight::check(&client, &spec, !args.shape.no_stream);
+            interrupt::before_the_run(stop, "the test request", check).await?;
         }
     }
     let mut rng = StdRng::seed_from_u64(args.seed);
     let mut verdict: anyhow::Result<()> = Ok(());
     let quiet = args.stdout_taken();
-    let stop = Interrupt::on_signals();
     let traces = match &plan.sweep {
         None => {
             let specs = workload::specs(&plan.source, args.requests(), &mut rng);
             let planned = specs.len();
             let mut progress = Progress::new(specs.len() as u64, "bench", !args.no_progress);
             let traces =
-                runner::run_until(client, specs, plan.load, &mut rng, &mut progress, &stop).await;
+                runner::run_until(client, specs, plan.load, &mut rng, &mut progress, stop).await;
             progress.done();
             let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
@@ -310,7 +316,7 @@ pub(crate) async fn bench(
             traces
         }
         Some(rates) => {
-            let (sweep, traces) = sweep::run(args, plan, rates, client, &mut rng, &stop).await;
+            let (sweep, traces) = sweep::run(args, plan, rates, client, &mut rng, stop).await;
             info.load = "sweep".to_owned();
             output::show(quiet, &table::render_sweep(&info, &sweep));
             let counts = Counts::of(&traces, &args.slo);
