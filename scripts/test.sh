@@ -5,7 +5,8 @@
 #                                 when it is missing (scripts/tools.sh: Debian's prometheus for
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
-#                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
+#                                 cargo-fuzz, curl and the openai Python SDK, llama-cpp-python's
+#                                 server (compiled once, 15-30 min), and the Rust
 #                                 toolchain that Cargo.toml's rust-version names), then the quick tier, then everything else.
 #                                 `.ci/run` calls exactly this.
 #   bash scripts/test.sh --quick  the quick tier alone, for day-to-day work: needs no root and no

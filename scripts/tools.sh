@@ -3,7 +3,8 @@
 #
 #   install_test_tools   Debian's prometheus (promtool and the server) and chromium (the HTML
 #                        report's screenshot test); cargo-nextest, cargo-deny, cargo-hack;
-#                        curl and the openai Python SDK (third-party clients)
+#                        curl and the openai Python SDK (third-party clients); llama.cpp's server
+#                        (llama-cpp-python, a third-party server) in a venv under ~/.cache
 #   install_fuzz_tools   a C++ compiler (libFuzzer is C++) and cargo-fuzz
 #   check_toolchain MODE the compiler against `rust-version` in Cargo.toml (see below)
 
@@ -32,6 +33,23 @@ install_test_tools() {
   # The official OpenAI Python SDK, for the third-party client check (scripts/third_party_hangups.py).
   command -v curl >/dev/null 2>&1 || apt_install curl
   python3 -c 'import openai' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check openai
+}
+
+# The venv of scripts/third_party_server.py (run on its own, not by scripts/test.sh: a fresh
+# machine would spend 15 to 30 minutes compiling llama.cpp): llama-cpp-python's server and gguf,
+# to write the tiny model.
+TOKENMETER_THIRD_PARTY_VENV="${TOKENMETER_THIRD_PARTY_VENV:-$HOME/.cache/tokenmeter-third-party/venv}"
+
+install_llama_cpp_server() {
+  local venv="$TOKENMETER_THIRD_PARTY_VENV"
+  "$venv/bin/python" -c 'import llama_cpp.server, gguf, numpy' >/dev/null 2>&1 && return 0
+  echo "==> installing llama-cpp-python[server] and gguf into $venv (compiles llama.cpp: 15-30 min, once)"
+  mkdir -p "$(dirname "$venv")"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    'llama-cpp-python[server]' gguf numpy
 }
 
 install_fuzz_tools() {

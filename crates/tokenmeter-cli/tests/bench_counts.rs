@@ -38,6 +38,11 @@ fn stream(tokens: usize, finish: &str, usage: bool) -> Reply {
 /// Runs 4 requests asking for 8 output tokens; returns the JSON, the table (stderr) and the
 /// HTML report.
 fn run(reply: fn() -> Reply) -> (serde_json::Value, String, String) {
+    run_with(reply, &[])
+}
+
+/// [`run`] with more flags.
+fn run_with(reply: fn() -> Reply, extra: &[&str]) -> (serde_json::Value, String, String) {
     let addr = serve(move |_| reply());
     let dir = temp_dir("counts");
     let html = dir.join("report.html");
@@ -58,6 +63,7 @@ fn run(reply: fn() -> Reply) -> (serde_json::Value, String, String) {
             "--output-tokens",
             "8",
         ])
+        .args(extra)
         .args(["--json", "-", "--html"])
         .arg(&html)
         .output()
@@ -117,6 +123,39 @@ fn a_success_with_no_output_token_is_said_to_be_one() {
     assert!(
         stderr.contains("4 successful requests had no output token: they count as successes")
             && stderr.contains("4 of them met the objectives"),
+        "{stderr}"
+    );
+}
+
+/// A non-streaming answer as llama.cpp's server (llama-cpp-python) writes it: `usage` and the
+/// choice's `finish_reason`.
+fn answer(tokens: usize, finish: &str) -> Reply {
+    Reply::json(
+        200,
+        format!(
+            "{{\"id\":\"c\",\"object\":\"chat.completion\",\"choices\":[{{\"index\":0,\"message\":{{\"content\":\"8 e f\",\"role\":\"assistant\"}},\"logprobs\":null,\"finish_reason\":\"{finish}\"}}],\"usage\":{{\"prompt_tokens\":26,\"completion_tokens\":{tokens},\"total_tokens\":{}}}}}",
+            26 + tokens
+        ),
+    )
+}
+
+#[test]
+fn without_streaming_the_finish_reasons_are_the_answers() {
+    // Found against llama-cpp-python's server: with --no-stream every finish reason read `none`.
+    let (json, stderr, _) = run_with(|| answer(8, "length"), &["--no-stream"]);
+    let counts = &json["counts"];
+    assert_eq!(counts["output_from_usage"], 4, "{json}");
+    assert_eq!(counts["finish_reasons"], serde_json::json!({"length": 4}));
+    assert!(stderr.contains("finish        length 4"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let (json, stderr, _) = run_with(|| answer(3, "stop"), &["--no-stream"]);
+    assert_eq!(
+        json["counts"]["finish_reasons"],
+        serde_json::json!({"stop": 4})
+    );
+    assert_eq!(json["counts"]["stopped_early"], 4);
+    assert!(
+        stderr.contains("stopped (finish_reason stop) before"),
         "{stderr}"
     );
 }

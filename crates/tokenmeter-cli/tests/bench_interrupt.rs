@@ -2,7 +2,8 @@
 //! the first Ctrl-C (SIGINT) stops new requests and lets those in flight finish, a second
 //! signal (here SIGTERM) cancels them; either way the summary, `--json`, `--trace` and
 //! `--html` of what completed are written, marked as interrupted, and the exit code is 130.
-//! Output paths are checked before the first request, and `-` is stdout.
+//! Output paths are checked before the first request, and `-` is stdout. An interrupt during
+//! model discovery or the test request stops there, with 130 and no hang.
 #![cfg(unix)]
 
 #[path = "bench_support/mod.rs"]
@@ -184,4 +185,63 @@ fn output_paths_are_checked_before_the_first_request_and_dash_is_stdout() {
         "the table is on stderr:\n{stderr}"
     );
     assert!(!std::path::Path::new("-").exists(), "no file named -");
+}
+
+/// A server that does not answer the requests `stall` picks within the test, and a channel
+/// that hears of each such request.
+fn stalling_server(stall: fn(&support::Seen) -> bool) -> (SocketAddr, Receiver<()>) {
+    let (arrived, arrivals) = channel();
+    let arrived = Mutex::new(arrived);
+    let addr = serve(move |seen| {
+        if stall(seen) {
+            let (_keep, never) = channel::<()>();
+            let _ = arrived.lock().unwrap().send(());
+            // Held well past the test's deadline: the bench must not wait for it.
+            let _ = never.recv_timeout(DEADLINE * 4);
+        }
+        Reply::stream(3)
+    });
+    (addr, arrivals)
+}
+
+/// Starts the bench against a stalling server, interrupts it once the stalled request has
+/// arrived, and checks it stops cleanly with 130 saying where it was.
+fn interrupted_before_the_run(stall: fn(&support::Seen) -> bool, model: &[&str], step: &str) {
+    let (addr, arrivals) = stalling_server(stall);
+    let url = format!("http://{addr}/v1");
+    let child = tokenmeter()
+        .args(["bench", "--url", &url, "-n", "3", "--no-progress"])
+        .args(model)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tokenmeter binary starts");
+    await_arrivals(&arrivals, 1);
+    signal(&child, "INT");
+    let output = finish(child);
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(&format!("interrupted during {step}")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn an_interrupt_during_model_discovery_stops_cleanly() {
+    interrupted_before_the_run(
+        |seen| seen.path.ends_with("/models"),
+        &[],
+        "model discovery",
+    );
+}
+
+#[test]
+fn an_interrupt_during_the_test_request_stops_cleanly() {
+    interrupted_before_the_run(
+        |seen| seen.header("x-tokenmeter-request") == Some("preflight"),
+        &["--model", "m"],
+        "the test request",
+    );
 }

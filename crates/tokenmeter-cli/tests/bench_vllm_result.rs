@@ -1,7 +1,7 @@
 //! `--result-format vllm` over real HTTP on loopback, read back with the keys `vllm bench serve
 //! --save-result` writes (a typed reader: a missing or renamed key fails), run with the peers'
 //! flag names (`--base-url`, `--num-prompts`, `--request-rate`, `--max-concurrency`,
-//! `--goodput`).
+//! `--goodput`, in vLLM's syntax and in AIPerf's).
 #[path = "bench_support/mod.rs"]
 mod support;
 
@@ -140,4 +140,19 @@ fn the_vllm_result_has_vllms_keys_and_units() {
 fn goodput_objectives_are_applied() {
     let r = run("vllm-goodput", "ttft:0");
     assert_eq!(r.request_goodput, Some(0.0), "no TTFT is 0 ms");
+}
+
+#[test]
+fn aiperfs_goodput_syntax_is_applied_too() {
+    // One quoted argument of space-separated metric tags, as `aiperf profile --goodput` takes.
+    let strict = run(
+        "aiperf-goodput",
+        "time_to_first_token:0 inter_token_latency:60000",
+    );
+    assert_eq!(strict.request_goodput, Some(0.0), "no TTFT is 0 ms");
+    let loose = run(
+        "aiperf-goodput-loose",
+        "time_to_first_token:60000 request_latency:60000",
+    );
+    assert_eq!(loose.request_goodput, Some(loose.request_throughput));
 }

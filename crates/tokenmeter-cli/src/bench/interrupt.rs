@@ -1,8 +1,11 @@
 //! Ctrl-C and SIGTERM during a run: the first stops new requests and lets the ones in flight
 //! finish (drain); a second cancels those too. The run then writes what completed, marked as
-//! interrupted, and exits with code 130.
+//! interrupted, and exits with code 130. An interrupt during model discovery or the test
+//! request stops there ([`before_the_run`]), with the same code.
 
 use tokio::sync::watch;
+
+use crate::bench::exit::Exit;
 
 /// How far an interrupt has gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,6 +92,21 @@ impl Interrupt {
     }
 }
 
+/// `step` (model discovery, the test request), unless an interrupt comes first: then an
+/// [`Exit::Interrupted`] error naming `what`, and nothing of the run is sent.
+pub(crate) async fn before_the_run<T>(
+    stop: &Interrupt,
+    what: &str,
+    step: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    tokio::select! {
+        result = step => result,
+        () = stop.reached(Stage::Draining) => Err(Exit::Interrupted.error(format!(
+            "interrupted during {what}; no request of the run was sent"
+        ))),
+    }
+}
+
 /// The next Ctrl-C or SIGTERM; false when signals cannot be listened for.
 async fn signal() -> bool {
     #[cfg(unix)]
@@ -144,6 +162,26 @@ mod tests {
         )
         .await;
         assert!(waited.is_err(), "never is never interrupted");
+    }
+
+    #[tokio::test]
+    async fn an_interrupt_before_the_run_stops_the_step() {
+        let (sender, stop) = Interrupt::manual();
+        let done = before_the_run(&stop, "x", async { Ok(1) }).await.unwrap();
+        assert_eq!(done, 1);
+        sender.send(Stage::Draining).unwrap();
+        let stalled = before_the_run(
+            &stop,
+            "model discovery",
+            std::future::pending::<anyhow::Result<()>>(),
+        );
+        let error = stalled.await.unwrap_err();
+        assert_eq!(crate::bench::exit::code(&error), 130);
+        assert!(
+            error
+                .to_string()
+                .contains("interrupted during model discovery")
+        );
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
-//! | [`peer`] | vLLM's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
+//! | [`peer`] | vLLM's and AIPerf's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
+//! | [`percentiles`] | the chosen percentiles in the table, `--json` and `--html` |
 //! | [`output`] | table, `--json`, `--html` with charts |
 //! | [`preflight`] | the test request before a run, that fails fast with the server's message |
 //! | [`exit`] | the exit codes: objective missed, usage, could not run, interrupted |
@@ -39,6 +40,7 @@ mod interrupt;
 mod measured;
 mod output;
 mod peer;
+mod percentiles;
 mod preflight;
 mod progress;
 mod records;
@@ -81,10 +83,8 @@ use crate::bench::interrupt::Interrupt;
 use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
-use crate::bench::runner::Load;
 use crate::bench::schedule::Stage;
 use crate::bench::summary::summarize;
-use crate::bench::sweep::{Rates, SweepResult, SweepStep};
 use crate::bench::url::{display_url, endpoint_url};
 use crate::bench::workload::Source;
 use crate::serve::read_spec;
@@ -114,10 +114,13 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
              read and change the traffic, API key included (test servers only)"
         );
     }
+    // From here on, Ctrl-C and SIGTERM are the bench's: before the run they stop it cleanly.
+    let stop = Interrupt::on_signals();
     match plan.url.clone() {
         Some(url) => {
-            discover::reachable(&url, &plan.tls).await?;
-            bench(&args, &plan, url, key, None, None).await
+            let reachable = discover::reachable(&url, &plan.tls);
+            interrupt::before_the_run(&stop, "the connection check", reachable).await?;
+            bench(&args, &plan, url, key, None, None, &stop).await
         }
         None => {
             let server = embedded::start().await?;
@@ -130,6 +133,7 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 key,
                 Some(embedded::MODEL),
                 Some(&batching),
+                &stop,
             )
             .await;
             if result.is_ok() {
@@ -152,13 +156,15 @@ pub(crate) async fn bench(
     key: Option<ApiKey>,
     default_model: Option<&str>,
     server_batching: Option<&BatchAnalysis>,
+    stop: &Interrupt,
 ) -> anyhow::Result<()> {
     let (url, api) = endpoint_url(&base, &plan.endpoint);
     let model = match (&args.model, default_model) {
         (Some(model), _) => model.clone(),
         (None, Some(model)) => model.to_owned(),
         (None, None) => {
-            discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls).await?
+            let found = discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls);
+            interrupt::before_the_run(stop, "model discovery", found).await?
         }
     };
     let clock = BenchClock::start();
@@ -204,18 +210,18 @@ pub(crate) async fn bench(
         let mut test_rng = StdRng::seed_from_u64(args.seed ^ PREFLIGHT_SEED);
         if let Some(mut spec) = workload::specs(&plan.source, 1, &mut test_rng).pop() {
             spec.max_tokens = spec.max_tokens.min(PREFLIGHT_MAX_TOKENS);
-            preflight::check(&client, &spec, !args.shape.no_stream).await?;
+            let check = preflight::check(&client, &spec, !args.shape.no_stream);
+            interrupt::before_the_run(stop, "the test request", check).await?;
         }
     }
     // Arrivals draw from their own generator: the prompts of a seed do not depend on the load.
     let mut rng = StdRng::seed_from_u64(args.seed ^ ARRIVAL_SEED);
     let mut verdict: anyhow::Result<()> = Ok(());
     let quiet = args.stdout_taken();
-    let stop = Interrupt::on_signals();
     let traces = match &plan.sweep {
         None => {
             if args.warmup > 0 {
-                warm_up(args, plan, client.clone(), &stop).await;
+                warm_up(args, plan, client.clone(), stop).await;
             }
             let mut cancel_rng = StdRng::seed_from_u64(args.seed ^ CANCEL_SEED);
             let injection = args.injection();
@@ -241,15 +247,19 @@ pub(crate) async fn bench(
             };
             let mut progress = Progress::new(planned.unwrap_or(0) as u64, label, !args.no_progress);
             let traces =
-                runner::run_stages(client, specs, &plan.stages, &mut rng, &mut progress, &stop)
+                runner::run_stages(client, specs, &plan.stages, &mut rng, &mut progress, stop)
                     .await;
             progress.done();
             let planned = planned.unwrap_or(traces.len());
             let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
             let samples = samples::error_samples(&traces);
+            let chosen = percentiles::Chosen::of(&args.peer, &traces);
             if summary.successful > 0 {
                 output::show(quiet, &table::render(&info, &summary));
+                if let Some(chosen) = &chosen {
+                    output::show(quiet, &chosen.render());
+                }
             } else {
                 output::show(
                     quiet,
@@ -329,6 +339,7 @@ pub(crate) async fn bench(
                         "stages": stages,
                         "turns": turns,
                         "by_class": classes,
+                        "summary_percentiles": chosen,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -341,6 +352,11 @@ pub(crate) async fn bench(
             }
             if let Some(path) = &args.html {
                 let report = html::render(&info, &summary, &traces)
+                    .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
+                    .map(|h| match &chosen {
+                        Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),
+                        None => h,
+                    })
                     .map(|h| counts::insert_html(h, &counts.html(html::esc)))
                     .and_then(|h| {
                         let section = output::classes::html(&classes, &traces, html::esc)?;
@@ -355,12 +371,13 @@ pub(crate) async fn bench(
             traces
         }
         Some(rates) => {
-            let (sweep, traces) = run_sweep(args, plan, rates, client, &mut rng, &stop).await;
+            let (sweep, traces) = sweep::run(args, plan, rates, client, &mut rng, stop).await;
             info.load = "sweep".to_owned();
             output::show(quiet, &table::render_sweep(&info, &sweep));
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
-            output::show(quiet, &samples::render(&samples::error_samples(&traces)));
+            let samples = samples::error_samples(&traces);
+            output::show(quiet, &samples::render(&samples));
             let interrupted = stop.interrupted();
             if interrupted {
                 output::show(quiet, "\ninterrupted: the sweep stopped early\n");
@@ -371,6 +388,7 @@ pub(crate) async fn bench(
             }
             if let Some(path) = &args.html {
                 let report = html::render_sweep(&info, &sweep, &traces)
+                    .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
                     .map(|h| counts::insert_html(h, &counts.html(html::esc)));
                 let n = traces.len();
                 let report = report.map(|h| match interrupted {
@@ -444,80 +462,6 @@ const PREFLIGHT_SEED: u64 = 0x7e57;
 
 /// The test request asks for at most this many tokens.
 const PREFLIGHT_MAX_TOKENS: u64 = 4;
-
-async fn run_sweep(
-    args: &BenchArgs,
-    plan: &Plan,
-    rates: &[f64],
-    client: Arc<Client>,
-    rng: &mut StdRng,
-    stop: &Interrupt,
-) -> (SweepResult, Vec<Measured>) {
-    let rates = if rates.is_empty() {
-        Rates::Search {
-            start: match plan.load {
-                Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
-                _ => 2.0,
-            },
-            resolution: args.sweep_resolution,
-        }
-    } else {
-        Rates::Given(rates.to_vec())
-    };
-    let max_concurrency = match plan.load {
-        Load::Rate {
-            max_concurrency, ..
-        } => max_concurrency,
-        Load::Concurrency(_) | Load::Replay { .. } => None,
-    };
-    let mut steps: Vec<SweepStep> = Vec::new();
-    let mut all = Vec::new();
-    let mut warnings = Vec::new();
-    while let Some(rate) = rates.next(&steps, args.sweep_target) {
-        if stop.interrupted() {
-            break;
-        }
-        let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
-        let label = format!("{rate} req/s");
-        let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
-        let load = Load::Rate {
-            rate,
-            kind: args.arrival,
-            max_concurrency,
-            burstiness: args.burstiness,
-            ramp: None,
-        };
-        let mut traces =
-            runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;
-        progress.done();
-        for trace in &mut traces {
-            trace.rate = Some(rate);
-        }
-        let summary = summarize(&traces, &args.slo);
-        eprintln!(
-            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s",
-            summary.attainment * 100.0,
-            summary.goodput
-        );
-        let step = SweepStep { rate, summary };
-        warnings.extend(sweep::short_step(&step));
-        steps.push(step);
-        all.extend(traces);
-    }
-    for warning in &warnings {
-        eprintln!("warning: {warning}");
-    }
-    let result = SweepResult {
-        slo: args.slo,
-        target: args.sweep_target,
-        resolution: args.sweep_resolution,
-        capacity: sweep::capacity(&steps, args.sweep_target),
-        capacities: sweep::capacities(&steps, args.sweep_target, args.gpus),
-        steps,
-        warnings,
-    };
-    (result, all)
-}
 
 fn describe_workload(source: &Source) -> String {
     match source {

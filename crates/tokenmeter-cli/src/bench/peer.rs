@@ -47,24 +47,23 @@ impl PercentileMetric {
 /// The flags that follow `vllm bench serve`'s.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct PeerArgs {
-    /// vLLM's goodput objectives in milliseconds, `KEY:VALUE` with KEY ttft, tpot, e2el (or
-    /// itl), e.g. --goodput ttft:500 tpot:50. Replaces --slo.
+    /// Goodput objectives in milliseconds, `KEY:VALUE`: vLLM's keys ttft, tpot, e2el (and itl,
+    /// every gap), e.g. --goodput ttft:500 tpot:50, or AIPerf's metric tags time_to_first_token,
+    /// inter_token_latency (AIPerf's ITL is the per-request mean gap, vLLM's TPOT) and
+    /// request_latency, e.g. --goodput "time_to_first_token:100 inter_token_latency:3.40".
+    /// Replaces --slo.
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "KEY:MS")]
     pub(crate) goodput: Vec<String>,
 
-    /// The metrics whose statistics the vLLM result format holds.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "ttft,tpot,itl,e2el",
-        value_name = "LIST"
-    )]
-    pub(crate) percentile_metrics: Vec<PercentileMetric>,
+    /// The metrics whose chosen percentiles are reported (ttft,tpot,itl,e2el when not given):
+    /// in the table, --json, --html and the vLLM result format.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub(crate) percentile_metrics: Option<Vec<PercentileMetric>>,
 
-    /// The percentiles of the vLLM result format, e.g. 50,90,99.
-    #[arg(long, value_delimiter = ',', default_value = "99", value_parser = parse_percentile, value_name = "LIST")]
-    pub(crate) metric_percentiles: Vec<f64>,
+    /// The percentiles reported for --percentile-metrics, e.g. 50,90,99.9 (the vLLM result
+    /// format's default: 99): in the table, --json, --html and the vLLM result format.
+    #[arg(long, value_delimiter = ',', value_parser = parse_percentile, value_name = "LIST")]
+    pub(crate) metric_percentiles: Option<Vec<f64>>,
 
     /// The format of --json: tokenmeter's own, or `vllm` (the keys of `vllm bench serve
     /// --save-result`).
@@ -77,6 +76,31 @@ pub(crate) struct PeerArgs {
     pub(crate) save_detailed: bool,
 }
 
+/// The metrics of `--percentile-metrics` when it is not given: all four.
+const ALL_METRICS: [PercentileMetric; 4] = [
+    PercentileMetric::Ttft,
+    PercentileMetric::Tpot,
+    PercentileMetric::Itl,
+    PercentileMetric::E2el,
+];
+
+impl PeerArgs {
+    /// The metrics of `--percentile-metrics` (all four when not given).
+    pub(crate) fn metrics(&self) -> &[PercentileMetric] {
+        self.percentile_metrics.as_deref().unwrap_or(&ALL_METRICS)
+    }
+
+    /// The percentiles of `--metric-percentiles` (vLLM's default, 99, when not given).
+    pub(crate) fn percentiles(&self) -> &[f64] {
+        self.metric_percentiles.as_deref().unwrap_or(&[99.0])
+    }
+
+    /// True when either percentile flag was given: our own outputs report the choice too.
+    pub(crate) fn percentiles_chosen(&self) -> bool {
+        self.percentile_metrics.is_some() || self.metric_percentiles.is_some()
+    }
+}
+
 fn parse_percentile(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) && p > 0.0 => Ok(p),
@@ -86,27 +110,29 @@ fn parse_percentile(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Compiles vLLM's `--goodput` objectives (milliseconds) into an [`Slo`].
+/// Compiles `--goodput` objectives (milliseconds), in vLLM's form (`ttft:500 tpot:50`, each its
+/// own argument) or AIPerf's (`"time_to_first_token:100 inter_token_latency:3.40"`, one quoted
+/// argument), into an [`Slo`]: the same objectives as `--slo`.
 pub(crate) fn parse_goodput(parts: &[String]) -> anyhow::Result<Slo> {
     let mut slo = Slo::default();
-    for part in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+    for part in parts.iter().flat_map(|p| p.split_whitespace()) {
         let Some((key, value)) = part.split_once(':') else {
             anyhow::bail!(
-                "--goodput `{part}` is not KEY:MILLISECONDS; write e.g. --goodput ttft:500 tpot:50"
+                "--goodput `{part}` is not KEY:MILLISECONDS; write e.g. --goodput ttft:500 tpot:50 \
+                 (vLLM) or --goodput \"time_to_first_token:100 inter_token_latency:3.40\" (AIPerf)"
             );
         };
         let key = key.trim().to_ascii_lowercase();
-        let slot = match key.as_str() {
-            "ttft" => &mut slo.ttft,
-            "tpot" => &mut slo.tpot,
-            "e2el" | "e2e" => &mut slo.e2e,
-            "itl" => &mut slo.itl,
-            _ => anyhow::bail!(
-                "--goodput: unknown objective `{key}`; use ttft, tpot, e2el or itl (e.g. ttft:500)"
-            ),
+        let slot = match goodput_metric(&key)? {
+            PercentileMetric::Ttft => &mut slo.ttft,
+            PercentileMetric::Tpot => &mut slo.tpot,
+            PercentileMetric::E2el => &mut slo.e2e,
+            PercentileMetric::Itl => &mut slo.itl,
         };
         if slot.is_some() {
-            anyhow::bail!("--goodput: objective `{key}` is given twice; keep one");
+            anyhow::bail!(
+                "--goodput: objective `{key}` is given twice (or under both names); keep one"
+            );
         }
         let ms = value
             .trim()
@@ -121,6 +147,25 @@ pub(crate) fn parse_goodput(parts: &[String]) -> anyhow::Result<Slo> {
         *slot = Some(Duration::from_secs_f64(ms / 1e3));
     }
     Ok(slo)
+}
+
+/// The objective a `--goodput` key names: vLLM's keys, or AIPerf's metric tags (its
+/// `inter_token_latency` is `(request_latency − ttft) / (output tokens − 1)`: vLLM's TPOT).
+fn goodput_metric(key: &str) -> anyhow::Result<PercentileMetric> {
+    Ok(match key {
+        "ttft" | "time_to_first_token" => PercentileMetric::Ttft,
+        "tpot" | "inter_token_latency" => PercentileMetric::Tpot,
+        "e2el" | "e2e" | "request_latency" => PercentileMetric::E2el,
+        "itl" => PercentileMetric::Itl,
+        "output_token_throughput_per_user" => anyhow::bail!(
+            "--goodput: output_token_throughput_per_user (tokens/s) is not supported; give its \
+             inverse as inter_token_latency in milliseconds (1000 / tokens per second)"
+        ),
+        _ => anyhow::bail!(
+            "--goodput: unknown objective `{key}`; use ttft, tpot, e2el or itl (vLLM, e.g. \
+             ttft:500), or time_to_first_token, inter_token_latency or request_latency (AIPerf)"
+        ),
+    })
 }
 
 impl BenchArgs {
@@ -169,6 +214,32 @@ mod tests {
         assert!(err(&["ttft:5", "ttft:6"]).contains("twice"));
         assert!(err(&["ttft:5ms"]).contains("milliseconds"));
         assert!(err(&["ttft:-1"]).contains("milliseconds"));
+    }
+
+    #[test]
+    fn aiperf_goodput_compiles_into_the_same_objectives() {
+        let aiperf =
+            goodput(&["time_to_first_token:100 inter_token_latency:3.40 request_latency:900"])
+                .unwrap();
+        let vllm = goodput(&["ttft:100", "tpot:3.4", "e2el:900"]).unwrap();
+        let ours: Slo = "ttft=100ms,tpot=3.4ms,e2e=900ms".parse().unwrap();
+        assert_eq!(aiperf, ours);
+        assert_eq!(vllm, ours);
+        assert_eq!(aiperf.class(), ours.class(), "one spec");
+        assert_eq!(
+            goodput(&["  time_to_first_token:100\tttft:x "])
+                .unwrap_err()
+                .to_string(),
+            "--goodput: objective `ttft` is given twice (or under both names); keep one",
+            "AIPerf's tag and vLLM's key name one objective"
+        );
+        let err = |p: &[&str]| goodput(p).unwrap_err().to_string();
+        assert!(err(&["time_to_first_token=100"]).contains("(AIPerf)"));
+        assert!(err(&["output_token_throughput_per_user:50"]).contains("inverse"));
+        assert!(err(&["inter_chunk_latency:5"]).contains("unknown objective"));
+        // Mixed forms in one command line.
+        let mixed = goodput(&["ttft:250", "inter_token_latency:20"]).unwrap();
+        assert_eq!(mixed, "ttft=250ms,tpot=20ms".parse().unwrap());
     }
 
     #[test]

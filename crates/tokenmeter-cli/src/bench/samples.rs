@@ -47,6 +47,30 @@ pub(crate) fn render(samples: &BTreeMap<String, Vec<String>>) -> String {
     out
 }
 
+/// The samples as an HTML section, each message escaped by `esc` (the messages are already
+/// sanitized: the key redacted, controls stripped); empty when there are none.
+pub(crate) fn html(samples: &BTreeMap<String, Vec<String>>, esc: fn(&str) -> String) -> String {
+    let mut out = String::new();
+    if samples.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "<h2>Errors (first messages per class)</h2>\n<table><tr><th>class</th><th>message</th></tr>\n",
+    );
+    for (class, messages) in samples {
+        for message in messages {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td><code>{}</code></td></tr>",
+                esc(class),
+                esc(message)
+            );
+        }
+    }
+    out.push_str("</table>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +93,32 @@ mod tests {
         let text = render(&samples);
         assert!(text.contains("_OTHER        a\n"), "{text}");
         assert_eq!(render(&BTreeMap::new()), "");
+        let page = html(&samples, crate::bench::output::html::esc);
+        assert!(
+            page.contains("<td>_OTHER</td><td><code>a</code></td>"),
+            "{page}"
+        );
+        assert_eq!(html(&BTreeMap::new(), crate::bench::output::html::esc), "");
+    }
+
+    #[test]
+    fn the_html_samples_are_escaped_and_sanitized() {
+        let key = "sk-planted-0123456789abcdef";
+        let sanitizer = Sanitizer::default().with_secrets([key]);
+        let message = format!("bad key {key} <script>alert(1)</script>\u{1b}[31m");
+        let run = vec![Measured {
+            error: Some(sanitizer.clean(&message)),
+            ..Measured::default()
+        }];
+        let page = html(&error_samples(&run), crate::bench::output::html::esc);
+        assert!(
+            !page.contains(key) && !page.contains("0123456789abcdef"),
+            "{page}"
+        );
+        assert!(
+            !page.contains("<script>") && page.contains("&lt;script&gt;"),
+            "{page}"
+        );
+        assert!(!page.contains('\u{1b}'), "{page}");
     }
 }

@@ -5,10 +5,20 @@
 //! other. A capacity is stated with its bracket: "≥ R (not reached)" when the highest rate run
 //! still passed.
 
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
 use serde::Serialize;
 
+use crate::bench::args::{BenchArgs, Plan};
+use crate::bench::client::Client;
+use crate::bench::interrupt::Interrupt;
+use crate::bench::measured::Measured;
+use crate::bench::progress::Progress;
+use crate::bench::runner::{self, Load};
 use crate::bench::slo::Slo;
-use crate::bench::summary::BenchSummary;
+use crate::bench::summary::{BenchSummary, summarize};
+use crate::bench::workload;
 
 /// Steps of an automatic sweep, at most.
 pub(crate) const MAX_AUTO_STEPS: usize = 12;
@@ -177,6 +187,81 @@ fn round(rate: f64) -> f64 {
     }
     let scale = 10f64.powi(2 - rate.log10().floor() as i32);
     (rate * scale).round() / scale
+}
+
+/// Runs the sweep: each rate in turn (given, or searched), until the search ends or `stop`.
+pub(crate) async fn run(
+    args: &BenchArgs,
+    plan: &Plan,
+    rates: &[f64],
+    client: Arc<Client>,
+    rng: &mut StdRng,
+    stop: &Interrupt,
+) -> (SweepResult, Vec<Measured>) {
+    let rates = if rates.is_empty() {
+        Rates::Search {
+            start: match plan.load {
+                Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
+                _ => 2.0,
+            },
+            resolution: args.sweep_resolution,
+        }
+    } else {
+        Rates::Given(rates.to_vec())
+    };
+    let max_concurrency = match plan.load {
+        Load::Rate {
+            max_concurrency, ..
+        } => max_concurrency,
+        Load::Concurrency(_) | Load::Replay { .. } => None,
+    };
+    let mut steps: Vec<SweepStep> = Vec::new();
+    let mut all = Vec::new();
+    let mut warnings = Vec::new();
+    while let Some(rate) = rates.next(&steps, args.sweep_target) {
+        if stop.interrupted() {
+            break;
+        }
+        let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
+        let label = format!("{rate} req/s");
+        let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
+        let load = Load::Rate {
+            rate,
+            kind: args.arrival,
+            max_concurrency,
+            burstiness: args.burstiness,
+            ramp: None,
+        };
+        let mut traces =
+            runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;
+        progress.done();
+        for trace in &mut traces {
+            trace.rate = Some(rate);
+        }
+        let summary = summarize(&traces, &args.slo);
+        eprintln!(
+            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s",
+            summary.attainment * 100.0,
+            summary.goodput
+        );
+        let step = SweepStep { rate, summary };
+        warnings.extend(short_step(&step));
+        steps.push(step);
+        all.extend(traces);
+    }
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    let result = SweepResult {
+        slo: args.slo,
+        target: args.sweep_target,
+        resolution: args.sweep_resolution,
+        capacity: capacity(&steps, args.sweep_target),
+        capacities: capacities(&steps, args.sweep_target, args.gpus),
+        steps,
+        warnings,
+    };
+    (result, all)
 }
 
 #[cfg(test)]

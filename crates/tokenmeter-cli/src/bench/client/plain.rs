@@ -1,10 +1,11 @@
 //! `--no-stream`: one JSON answer instead of a stream. The whole answer arrives at once, so its
 //! tokens are recorded at the instant the body has been read: TTFT = E2E (as `vllm bench
 //! serve` reports a non-streaming request), TPOT 0 and no ITL; the output tokens are the
-//! answer's `usage.completion_tokens` (one when it sent text without a usable count).
+//! answer's `usage.completion_tokens` (one when it sent text without a usable count), its finish
+//! reason the first choice's `finish_reason`.
 
 use serde_json::Value;
-use tokenmeter::{ErrorClass, Request};
+use tokenmeter::{ErrorClass, FinishReason, Request};
 use tokenmeter_openai::{StatusError, TransportError as _};
 
 use super::{Client, format_size};
@@ -65,6 +66,15 @@ fn has_text(answer: &Value) -> bool {
     text.and_then(Value::as_str).is_some_and(|t| !t.is_empty())
 }
 
+/// The first choice's `finish_reason`, when it gave one.
+fn finish_reason_of(answer: &Value) -> Option<FinishReason> {
+    let choice = answer.get("choices").and_then(|c| c.get(0))?;
+    choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map(FinishReason::parse)
+}
+
 impl Client {
     /// Reads a non-streaming answer and ends `request` with it.
     pub(super) async fn receive_plain(
@@ -120,6 +130,9 @@ impl Client {
             request.record_tokens_at(u32::try_from(tokens).unwrap_or(u32::MAX), at);
             request.set_output_tokens(tokens);
         }
+        if let Some(reason) = finish_reason_of(&answer) {
+            request.set_finish_reason(reason);
+        }
         let id = request.id();
         request.succeed();
         measured.record = self.records.take(id);
@@ -146,5 +159,8 @@ mod tests {
         assert!(has_text(&answer));
         assert!(!has_text(&serde_json::json!({"choices":[{"text":""}]})));
         assert!(usage_of(&serde_json::json!({"usage": null})).is_none());
+        assert_eq!(finish_reason_of(&answer), None);
+        let done = serde_json::json!({"choices":[{"message":{},"finish_reason":"length"}]});
+        assert_eq!(finish_reason_of(&done), Some(FinishReason::Length));
     }
 }

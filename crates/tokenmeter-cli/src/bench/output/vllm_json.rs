@@ -30,7 +30,7 @@ pub(crate) struct VllmRun<'a> {
 }
 
 /// The values of `metric` over the successful requests, in seconds.
-fn values(metric: PercentileMetric, measured: &[Measured]) -> Vec<f64> {
+pub(crate) fn values(metric: PercentileMetric, measured: &[Measured]) -> Vec<f64> {
     let ok = measured.iter().filter(|m| m.succeeded());
     let records = ok.clone().filter_map(|m| m.record.as_ref());
     match metric {
@@ -51,7 +51,7 @@ fn values(metric: PercentileMetric, measured: &[Measured]) -> Vec<f64> {
 }
 
 /// vLLM's name of percentile `p`: `99`, `99.9`.
-fn p_word(p: f64) -> String {
+pub(crate) fn p_word(p: f64) -> String {
     if p.fract() == 0.0 {
         format!("{}", p as u64)
     } else {
@@ -100,8 +100,8 @@ pub(crate) fn result(run: &VllmRun<'_>, summary: &BenchSummary, measured: &[Meas
         "total_token_throughput",
         summary.total_token_throughput.into(),
     );
-    for metric in &run.peer.percentile_metrics {
-        let mut seconds = values(*metric, measured);
+    for &metric in run.peer.metrics() {
+        let mut seconds = values(metric, measured);
         seconds.sort_by(f64::total_cmp);
         let stats = Summary::of(seconds.clone());
         let name = metric.name();
@@ -109,7 +109,7 @@ pub(crate) fn result(run: &VllmRun<'_>, summary: &BenchSummary, measured: &[Meas
         put(&format!("mean_{name}_ms"), ms(stats.mean).into());
         put(&format!("median_{name}_ms"), ms(stats.p50).into());
         put(&format!("std_{name}_ms"), ms(stats.std).into());
-        for &p in &run.peer.metric_percentiles {
+        for &p in run.peer.percentiles() {
             let value = percentile(&seconds, p).unwrap_or(0.0);
             put(&format!("p{}_{name}_ms", p_word(p)), ms(value).into());
         }
