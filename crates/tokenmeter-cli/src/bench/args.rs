@@ -424,6 +424,8 @@ pub(crate) struct Plan {
     pub(crate) source: Source,
     /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
     pub(crate) tls: Tls,
+    /// `--tokenizer`, loaded.
+    pub(crate) tokenizer: Option<Arc<PromptTokenizer>>,
 }
 
 impl BenchArgs {
@@ -497,7 +499,7 @@ impl BenchArgs {
                 Source::Synthetic {
                     input: self.input_tokens,
                     output: self.output_tokens,
-                    tokenizer,
+                    tokenizer: tokenizer.clone(),
                     shared_prefix: self.shared_prefix,
                     turns: self.turns,
                 }
@@ -535,6 +537,7 @@ impl BenchArgs {
             sweep,
             source,
             tls: Tls::new(self.ca_cert.as_deref(), self.insecure)?,
+            tokenizer,
         })
     }
 

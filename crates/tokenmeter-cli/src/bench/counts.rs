@@ -20,8 +20,11 @@ use crate::bench::slo::{Judge, Slo};
 pub(crate) struct Counts {
     /// Successful requests whose output tokens are the server's `usage.completion_tokens`.
     pub(crate) output_from_usage: u64,
+    /// Successful requests whose output tokens are the streamed text counted with
+    /// `--tokenizer` (the server sent no usable `usage`).
+    pub(crate) output_from_tokenizer: u64,
     /// Successful requests whose output tokens are the token-bearing chunks counted (an
-    /// estimate: the server sent no usable `usage`).
+    /// estimate: the server sent no usable `usage`, and no `--tokenizer` was given).
     pub(crate) output_from_chunks: u64,
     /// Successful requests whose input tokens are the server's `usage.prompt_tokens`.
     pub(crate) input_from_usage: u64,
@@ -55,9 +58,10 @@ impl Counts {
         };
         for one in measured.iter().filter(|m| m.succeeded()) {
             let usage = one.usage.filter(|u| !u.unusable);
-            match usage.and_then(|u| u.completion_tokens) {
-                Some(_) => counts.output_from_usage += 1,
-                None => counts.output_from_chunks += 1,
+            match (usage.and_then(|u| u.completion_tokens), one.output_counted) {
+                (Some(_), _) => counts.output_from_usage += 1,
+                (None, true) => counts.output_from_tokenizer += 1,
+                (None, false) => counts.output_from_chunks += 1,
             }
             match (usage.and_then(|u| u.prompt_tokens), one.input_exact) {
                 (Some(_), _) => counts.input_from_usage += 1,
@@ -84,8 +88,9 @@ impl Counts {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "  token counts  output: {} from the server's usage, {} from chunk counts (estimate) · input: {} from usage, {} counted by the bench, {} estimated by the bench (words)",
+            "  token counts  output: {} from the server's usage, {} counted with the tokenizer, {} from chunk counts (estimate) · input: {} from usage, {} counted by the bench, {} estimated by the bench (words)",
             self.output_from_usage,
+            self.output_from_tokenizer,
             self.output_from_chunks,
             self.input_from_usage,
             self.input_exact,
@@ -113,13 +118,13 @@ impl Counts {
     /// What makes the counts or the lengths differ from what was asked.
     pub(crate) fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
-        let ok = self.output_from_usage + self.output_from_chunks;
+        let ok = self.output_from_usage + self.output_from_tokenizer + self.output_from_chunks;
         if self.output_from_chunks > 0 {
             warnings.push(format!(
                 "output tokens of {} of {ok} successful requests are counted from token-bearing \
                  chunks, an estimate: the server sent no usable usage (it may ignore \
                  stream_options.include_usage); a chunk can carry several tokens, so output \
-                 tokens may be low and TPOT high",
+                 tokens may be low and TPOT high (--tokenizer counts the streamed text instead)",
                 self.output_from_chunks
             ));
         }

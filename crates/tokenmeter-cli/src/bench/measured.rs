@@ -56,6 +56,8 @@ pub(crate) struct Measured {
     pub(crate) stage: usize,
     /// Its turn in a conversation (0: the first, or a request alone).
     pub(crate) turn: u32,
+    /// The output tokens are the streamed text counted with `--tokenizer` (no `usage` came).
+    pub(crate) output_counted: bool,
     /// The core's record; `None` only when the request's task was lost (it panicked).
     pub(crate) record: Option<RequestRecord>,
     /// Prompt tokens we sent (generated or estimated).

@@ -186,6 +186,7 @@ pub(crate) async fn bench(
         max_event_size: args.max_event_size,
         tls: plan.tls.clone(),
         shape: args.shape.shape()?,
+        tokenizer: plan.tokenizer.clone(),
     };
     let client = Arc::new(Client::new(target, key, clock, meter)?);
     let mut info = RunInfo {

@@ -19,6 +19,7 @@
 
 use std::fmt;
 use std::future::Future as _;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ use crate::bench::tls::Tls;
 
 mod kept;
 mod plain;
-use crate::bench::workload::{CancelAt, Prompt, RequestSpec};
+use crate::bench::workload::{CancelAt, Prompt, PromptTokenizer, RequestSpec};
 pub(crate) use kept::format_size;
 use kept::{DRAIN_AFTER_DONE, Kept, drain};
 
@@ -112,6 +113,9 @@ pub(crate) struct Target {
     pub(crate) tls: Tls,
     /// Headers, extra body, length field, streaming (`--header`, `--extra-body`, ...).
     pub(crate) shape: RequestShape,
+    /// Counts output tokens from the streamed text when the server sends no `usage`
+    /// (`--tokenizer`).
+    pub(crate) tokenizer: Option<Arc<PromptTokenizer>>,
 }
 
 /// Sends requests and measures them.
@@ -290,6 +294,8 @@ impl Client {
             .meter(request)
             .input_tokens_from_usage(false);
         let mut kept = Kept::new(spec.max_tokens);
+        // The text, kept only to count it with --tokenizer when no usage comes.
+        let mut text = self.target.tokenizer.as_ref().map(|_| String::new());
         // One timer for the whole stream: a timeout per item would insert and remove a timer
         // entry for every token. The timer is polled before each item; the clock is read as
         // well before every CLOCK_EVERY-th item in a row that was ready at once: a stream that
@@ -333,6 +339,11 @@ impl Client {
                 Ok(Some(Ok(chunk))) => {
                     if let Some(usage) = chunk.parsed.usage {
                         measured.note_usage(usage);
+                    }
+                    if let Some(text) = text.as_mut()
+                        && text.len() < MAX_COUNTED_TEXT
+                    {
+                        text.push_str(&chunk.text());
                     }
                     if let Err(message) = kept.record(&mut measured, &chunk, &self.sanitizer) {
                         metered
@@ -389,6 +400,18 @@ impl Client {
         }
         // Ended by now (at the stream's end, on an error, or as cancelled by the drop).
         measured.record = self.records.take(id);
+        let no_usage = measured.usage.and_then(|u| u.completion_tokens).is_none();
+        if let (Some(tokenizer), Some(text), Some(record), true) = (
+            &self.target.tokenizer,
+            text,
+            measured.record.as_mut(),
+            no_usage,
+        ) && text.len() < MAX_COUNTED_TEXT
+        {
+            // The text re-tokenized: the count the server's own tokenizer gives for most text.
+            record.output_tokens = tokenizer.count(&text);
+            measured.output_counted = true;
+        }
         // Each token-bearing chunk carries at least one token, and no server may go past
         // `max_tokens`: a count outside those bounds is kept (vLLM's rule) but reported.
         let chunk_tokens = kept.tokens;
@@ -435,3 +458,7 @@ enum Stop {
     /// An injected cancellation's time came.
     HangUp,
 }
+
+/// The most streamed text kept per request to count with `--tokenizer` (beyond it, chunks are
+/// counted instead).
+const MAX_COUNTED_TEXT: usize = 4 << 20;

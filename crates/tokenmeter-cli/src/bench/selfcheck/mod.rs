@@ -228,6 +228,7 @@ fn client_side(
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
         tls: crate::bench::tls::Tls::default(),
         shape: crate::bench::request_shape::RequestShape::default(),
+        tokenizer: None,
     };
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),

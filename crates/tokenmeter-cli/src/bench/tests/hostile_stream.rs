@@ -43,6 +43,7 @@ async fn run(steps: Vec<Step>, timeout: Duration, max_event_size: usize) -> (Tra
         max_event_size,
         tls: crate::bench::tls::Tls::default(),
         shape: crate::bench::request_shape::RequestShape::default(),
+        tokenizer: None,
         follow_redirects: false,
     };
     let client = Client::new(target, None, clock, Meter::builder()).unwrap();

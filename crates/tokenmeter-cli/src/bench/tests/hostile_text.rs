@@ -355,6 +355,7 @@ fn following_client(addr: std::net::SocketAddr, follow: bool) -> Client {
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
         tls: crate::bench::tls::Tls::default(),
         shape: crate::bench::request_shape::RequestShape::default(),
+        tokenizer: None,
     };
     let key = Some(ApiKey::new(KEY.to_owned()));
     Client::new(target, key, clock, Meter::builder()).unwrap()

@@ -53,6 +53,7 @@ fn client_seen(
         max_event_size: tokenmeter_openai::DEFAULT_MAX_EVENT_SIZE,
         tls: crate::bench::tls::Tls::default(),
         shape: crate::bench::request_shape::RequestShape::default(),
+        tokenizer: None,
     };
     let key = key.map(|k| ApiKey::new(k.to_owned()));
     (
