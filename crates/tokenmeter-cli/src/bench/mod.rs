@@ -27,6 +27,8 @@
 //! | [`samples`] | a few error messages per class |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
+//! | [`slices`] | the run cut into time slices (`--slice`), the server's view beside each |
+//! | [`server_view`] | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
 
 mod args;
 mod client;
@@ -49,6 +51,8 @@ mod samples;
 mod sanitize;
 mod schedule;
 mod selfcheck;
+mod server_view;
+mod slices;
 mod slo;
 mod summary;
 mod sweep;
@@ -229,10 +233,13 @@ pub(crate) async fn bench(
                 "bench"
             };
             let mut progress = Progress::new(planned.unwrap_or(0) as u64, label, !args.no_progress);
+            let embedded = server_batching.is_some();
+            let view = slices::View::start(&args.slices, &client, &base, embedded).await?;
             let traces =
                 runner::run_stages(client, specs, &plan.stages, &mut rng, &mut progress, &stop)
                     .await;
             progress.done();
+            let slices = view.finish(&traces, &args.slo).await;
             let planned = planned.unwrap_or(traces.len());
             let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
@@ -259,6 +266,13 @@ pub(crate) async fn bench(
             if let Some(turns) = &turns {
                 output::show(quiet, &output::turns::render(turns));
             }
+            if args.slices.slice.is_some() {
+                output::show(quiet, &output::slices::render(&slices));
+            }
+            slices
+                .warnings()
+                .iter()
+                .for_each(|w| eprintln!("warning: {w}"));
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
             output::show(quiet, &samples::render(&samples));
@@ -309,6 +323,7 @@ pub(crate) async fn bench(
                         "summary": summary,
                         "stages": stages,
                         "turns": turns,
+                        "slices": slices,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -321,7 +336,13 @@ pub(crate) async fn bench(
             }
             if let Some(path) = &args.html {
                 let report = html::render(&info, &summary, &traces)
-                    .map(|h| counts::insert_html(h, &counts.html(html::esc)));
+                    .map(|h| counts::insert_html(h, &counts.html(html::esc)))
+                    .and_then(|h| {
+                        Ok(output::slices::insert_html(
+                            h,
+                            &output::slices::html(&slices)?,
+                        ))
+                    });
                 let report = match interrupted {
                     Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
                     None => report,
