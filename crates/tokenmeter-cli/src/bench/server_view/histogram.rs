@@ -54,7 +54,7 @@ impl Buckets {
     pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
         let buckets = &self.0;
         let total = self.total();
-        if buckets.len() < 2 || !(total > 0.0) || !(0.0..=1.0).contains(&q) {
+        if buckets.len() < 2 || total.is_nan() || total <= 0.0 || !(0.0..=1.0).contains(&q) {
             return None;
         }
         let rank = q * total;
