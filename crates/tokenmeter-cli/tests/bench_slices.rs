@@ -6,7 +6,8 @@
 //! - the embedded simulator is scraped by default (tokenmeter's names), and its TTFT histogram
 //!   saw exactly the run's requests;
 //! - a metrics URL that hangs, answers garbage or sends 10 MB fails its scrapes, bounded in
-//!   time, counted and reported, and the run completes.
+//!   time, counted and reported, and the run completes;
+//! - neither the API key nor a `--header` reaches the metrics URL.
 #[path = "serve_support/mod.rs"]
 mod support;
 
@@ -21,12 +22,21 @@ use tokenmeter_tests::TempDir;
 
 /// Runs `tokenmeter bench ARGS --json FILE`; returns the JSON, the output and the wall time.
 fn bench(args: &[&str]) -> (Value, Output, Duration) {
+    bench_with_key(args, None)
+}
+
+/// [`bench`] with `OPENAI_API_KEY` set to `key`.
+fn bench_with_key(args: &[&str], key: Option<&str>) -> (Value, Output, Duration) {
     let dir = TempDir::new("slices");
     let json = dir.0.join("run.json");
     let html = dir.0.join("run.html");
     let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
-        .env_remove("OPENAI_API_KEY")
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tokenmeter"));
+    match key {
+        Some(key) => command.env("OPENAI_API_KEY", key),
+        None => command.env_remove("OPENAI_API_KEY"),
+    };
+    let output = command
         .args(["bench", "--no-progress", "--input-tokens", "8"])
         .args(args)
         .arg("--json")
@@ -188,12 +198,19 @@ fn hostile(answer: fn(TcpStream)) -> SocketAddr {
     addr
 }
 
+/// Every request head the hostile endpoints read.
+static HEADS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 fn read_head(stream: &mut TcpStream) {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
         head.push(byte[0]);
     }
+    HEADS
+        .lock()
+        .unwrap()
+        .push(String::from_utf8_lossy(&head).into_owned());
 }
 
 fn hang(mut stream: TcpStream) {
@@ -260,5 +277,38 @@ fn a_metrics_url_that_hangs_sends_garbage_or_10_mb_fails_its_scrapes_and_the_run
             "{stderr}"
         );
         assert!(json["slices"]["server_run"].is_null());
+    }
+}
+
+#[test]
+fn no_credential_reaches_the_metrics_url() {
+    let addr = hostile(garbage);
+    let url = format!("http://{addr}/metrics");
+    let (json, _, _) = bench_with_key(
+        &[
+            "-n",
+            "3",
+            "--output-tokens",
+            "2",
+            "--header",
+            "x-api-key: hdr-secret-0123456789",
+            "--server-metrics",
+            &url,
+        ],
+        Some("sk-secret-0123456789"),
+    );
+    assert!(json["slices"]["server_metrics"]["failed"].as_u64() >= Some(2));
+    let heads = HEADS.lock().unwrap().clone();
+    let mine: Vec<&String> = heads
+        .iter()
+        .filter(|h| h.contains(&format!("host: {addr}")))
+        .collect();
+    assert!(mine.len() >= 2, "{heads:?}");
+    for head in mine {
+        let lower = head.to_ascii_lowercase();
+        assert!(
+            !lower.contains("secret") && !lower.contains("authorization"),
+            "{head}"
+        );
     }
 }
