@@ -266,13 +266,7 @@ pub(crate) async fn bench(
             if let Some(turns) = &turns {
                 output::show(quiet, &output::turns::render(turns));
             }
-            if args.slices.slice.is_some() {
-                output::show(quiet, &output::slices::render(&slices));
-            }
-            slices
-                .warnings()
-                .iter()
-                .for_each(|w| eprintln!("warning: {w}"));
+            output::slices::show(quiet, args.slices.slice.is_some(), &slices);
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
             output::show(quiet, &samples::render(&samples));
@@ -337,12 +331,7 @@ pub(crate) async fn bench(
             if let Some(path) = &args.html {
                 let report = html::render(&info, &summary, &traces)
                     .map(|h| counts::insert_html(h, &counts.html(html::esc)))
-                    .and_then(|h| {
-                        Ok(output::slices::insert_html(
-                            h,
-                            &output::slices::html(&slices)?,
-                        ))
-                    });
+                    .and_then(|h| output::slices::append_html(h, &slices));
                 let report = match interrupted {
                     Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
                     None => report,

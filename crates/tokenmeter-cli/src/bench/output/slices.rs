@@ -328,10 +328,21 @@ fn table(out: &mut String, slices: &Slices) {
     out.push_str("</table>\n<p class=\"meta\">latencies in ms</p>\n");
 }
 
-/// `html` with `section` before its end.
-pub(crate) fn insert_html(html: String, section: &str) -> String {
-    match html.rfind("</body>") {
-        Some(at) => format!("{}{section}{}", &html[..at], &html[at..]),
-        None => html + section,
+/// Prints the table (with `--slice`: `table`) and warns about failed scrapes.
+pub(crate) fn show(to_stderr: bool, table: bool, slices: &Slices) {
+    if table {
+        super::show(to_stderr, &render(slices));
     }
+    for warning in slices.warnings() {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// The report `html` with the slices' section before its end.
+pub(crate) fn append_html(html: String, slices: &Slices) -> Result<String, String> {
+    let section = self::html(slices)?;
+    Ok(match html.rfind("</body>") {
+        Some(at) => format!("{}{section}{}", &html[..at], &html[at..]),
+        None => html + &section,
+    })
 }
