@@ -39,7 +39,7 @@ fn server_cells(s: Option<&ServerSlice>) -> [String; 5] {
     [
         opt(s.waiting.map(|g| g.max), 0),
         opt(s.running.map(|g| g.mean), 1),
-        opt(s.kv_usage.map(|g| g.max * 100.0), 1),
+        opt(s.kv_usage.map(|g| g.max * 100.0), 2),
         opt(s.ttft.map(|q| q.p95 * 1e3), 1),
         opt(s.client_minus_server_ttft.map(|g| g.p50 * 1e3), 1),
     ]
@@ -305,7 +305,7 @@ fn table(out: &mut String, slices: &Slices) {
         let s = &slice.summary;
         let _ = write!(
             out,
-            "<tr><td>{:.1}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td><td>{:.2}</td>\
+            "<tr><td>{:.2}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td><td>{:.2}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             slice.start_s,
             s.requests,
