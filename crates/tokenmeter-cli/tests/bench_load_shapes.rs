@@ -147,7 +147,10 @@ fn stages_run_in_order_and_are_reported_one_by_one() {
         // Released in order; each request's task stamps its own send, so two released a few
         // microseconds apart across a stage boundary may stamp in either order.
         if stage_of(a) < stage_of(b) {
-            assert!(ns(a, "send_ns") <= ns(b, "send_ns") + 10_000_000, "{a}\n{b}");
+            assert!(
+                ns(a, "send_ns") <= ns(b, "send_ns") + 10_000_000,
+                "{a}\n{b}"
+            );
         }
         assert!(stage_of(a) <= stage_of(b), "ids follow the stages");
     }

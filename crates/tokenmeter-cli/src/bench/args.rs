@@ -217,6 +217,10 @@ pub(crate) struct BenchArgs {
     #[command(flatten)]
     pub(crate) run: RunArgs,
 
+    /// `--slice` and `--server-metrics`: the run over time, the server's view beside it.
+    #[command(flatten)]
+    pub(crate) slices: crate::bench::slices::SliceArgs,
+
     /// Send vLLM's `ignore_eos: true` so outputs have exactly the requested length.
     #[arg(long)]
     pub(crate) ignore_eos: bool,

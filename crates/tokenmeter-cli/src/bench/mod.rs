@@ -28,6 +28,8 @@
 //! | [`samples`] | a few error messages per class |
 //! | [`sweep`] | increasing rates and the capacity at the attainment target |
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
+//! | [`slices`] | the run cut into time slices (`--slice`), the server's view beside each |
+//! | [`server_view`] | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
 
 mod args;
 mod client;
@@ -51,6 +53,8 @@ mod samples;
 mod sanitize;
 mod schedule;
 mod selfcheck;
+mod server_view;
+mod slices;
 mod slo;
 mod summary;
 mod sweep;
@@ -247,10 +251,13 @@ pub(crate) async fn bench(
                 "bench"
             };
             let mut progress = Progress::new(planned.unwrap_or(0) as u64, label, !args.no_progress);
+            let embedded = server_batching.is_some();
+            let view = slices::View::start(&args.slices, &client, &base, embedded).await?;
             let traces =
                 runner::run_stages(client, specs, &plan.stages, &mut rng, &mut progress, stop)
                     .await;
             progress.done();
+            let slices = view.finish(&traces, &args.slo).await;
             let planned = planned.unwrap_or(traces.len());
             let interrupted = stop.interrupted().then_some((traces.len(), planned));
             let summary = summarize(&traces, &args.slo);
@@ -289,6 +296,7 @@ pub(crate) async fn bench(
             if let Some(turns) = &turns {
                 output::show(quiet, &output::turns::render(turns));
             }
+            output::slices::show(quiet, args.slices.slice.is_some(), &slices);
             let counts = Counts::of(&traces, &args.slo);
             output::show(quiet, &counts.render());
             output::show(quiet, &samples::render(&samples));
@@ -341,6 +349,7 @@ pub(crate) async fn bench(
                         "turns": turns,
                         "by_class": classes,
                         "summary_percentiles": chosen,
+                        "slices": slices,
                         "slo": status,
                         "error_samples": samples,
                         "counts": counts,
@@ -362,7 +371,8 @@ pub(crate) async fn bench(
                     .and_then(|h| {
                         let section = output::classes::html(&classes, &traces, html::esc)?;
                         Ok(output::classes::insert_html(h, &section))
-                    });
+                    })
+                    .and_then(|h| output::slices::append_html(h, &slices));
                 let report = match interrupted {
                     Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
                     None => report,

@@ -196,9 +196,14 @@ pub(crate) fn duration(measured: &[Measured]) -> Duration {
 
 /// Summarises a run.
 pub(crate) fn summarize(measured: &[Measured], slo: &Slo) -> BenchSummary {
+    summarize_over(measured, slo, duration(measured).as_secs_f64())
+}
+
+/// Summarises requests with the rates taken over `duration` seconds (a time slice's length)
+/// instead of their own last end − first send.
+pub(crate) fn summarize_over(measured: &[Measured], slo: &Slo, duration: f64) -> BenchSummary {
     let ok: Vec<&Measured> = measured.iter().filter(|m| m.succeeded()).collect();
     let records = || ok.iter().filter_map(|m| m.record.as_ref());
-    let duration = duration(measured).as_secs_f64();
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
     let total_input = total(ok.iter().map(|m| m.prompt_tokens()));
     let total_output = total(ok.iter().map(|m| m.output_tokens()));

@@ -198,6 +198,11 @@ impl Client {
         &self.target
     }
 
+    /// The clock every record of this client is stamped on.
+    pub(crate) fn clock(&self) -> &BenchClock {
+        &self.clock
+    }
+
     fn body(&self, spec: &RequestSpec) -> Vec<u8> {
         let mut body = match self.target.api {
             Api::Chat => {

@@ -209,10 +209,10 @@ pub(crate) fn histogram(title: &str, seconds: &[f64], colour: RGBColor) -> Resul
 }
 
 /// One line: its label, colour and points.
-type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+pub(crate) type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
 /// Lines over time.
-fn lines(
+pub(crate) fn lines(
     title: &str,
     y_desc: &str,
     x_desc: &str,

@@ -1,0 +1,137 @@
+//! `--slice`, `--server-metrics`, `--no-server-metrics`, `--scrape-interval`.
+
+use std::time::Duration;
+
+use tokenmeter_slo::spec::parse_duration;
+
+/// Options of the time slices and of the server's view.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct SliceArgs {
+    /// Report percentiles, throughput and goodput per interval of this length (e.g. 10s): a
+    /// table in the terminal, `slices` in --json, charts over time in --html. Without it,
+    /// --json and --html get slices of an automatic width (a round number of seconds, about
+    /// 20 slices over the run) and the terminal none.
+    #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
+    pub(crate) slice: Option<Duration>,
+
+    /// Scrape this Prometheus endpoint during the run (vLLM's names or tokenmeter's) and
+    /// report the server's queue, KV-cache usage and TTFT/ITL percentiles per slice beside
+    /// the client's; `auto` for /metrics on --url's host. Default: the embedded simulator's
+    /// /metrics; nothing with --url. No API key or --header is ever sent to it.
+    #[arg(long, value_parser = parse_target, value_name = "URL|auto")]
+    pub(crate) server_metrics: Option<MetricsTarget>,
+
+    /// Do not scrape the embedded simulator's /metrics.
+    #[arg(long, conflicts_with = "server_metrics")]
+    pub(crate) no_server_metrics: bool,
+
+    /// Time between scrapes of --server-metrics [default: a quarter of --slice, from 50 ms to
+    /// 1 s; 1 s without --slice]. Each scrape gives up after this long (at least 500 ms, at
+    /// most 2 s).
+    #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
+    pub(crate) scrape_interval: Option<Duration>,
+}
+
+/// Where `--server-metrics` points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MetricsTarget {
+    /// `/metrics` at the origin of `--url`.
+    Auto,
+    /// This URL.
+    Url(Box<reqwest::Url>),
+}
+
+impl SliceArgs {
+    /// The metrics URL to scrape, if any, for a run against `base` (`embedded`: the simulator
+    /// the bench started).
+    pub(crate) fn metrics_url(&self, base: &reqwest::Url, embedded: bool) -> Option<reqwest::Url> {
+        let at_origin = || base.join("/metrics").ok();
+        match &self.server_metrics {
+            Some(MetricsTarget::Url(url)) => Some((**url).clone()),
+            Some(MetricsTarget::Auto) => at_origin(),
+            None if embedded && !self.no_server_metrics => at_origin(),
+            None => None,
+        }
+    }
+
+    /// The time between scrapes.
+    pub(crate) fn interval(&self) -> Duration {
+        self.scrape_interval.unwrap_or_else(|| match self.slice {
+            Some(slice) => (slice / 4).clamp(Duration::from_millis(50), Duration::from_secs(1)),
+            None => Duration::from_secs(1),
+        })
+    }
+
+    /// How long one scrape may take.
+    pub(crate) fn scrape_timeout(&self) -> Duration {
+        self.interval()
+            .clamp(Duration::from_millis(500), Duration::from_secs(2))
+    }
+}
+
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("must be above 0 (e.g. 10s)".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_target(text: &str) -> Result<MetricsTarget, String> {
+    if text == "auto" {
+        return Ok(MetricsTarget::Auto);
+    }
+    let url = reqwest::Url::parse(text).map_err(|e| {
+        format!("`{text}` is not a URL ({e}); e.g. http://127.0.0.1:8000/metrics or auto")
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("`{text}`: the metrics URL must be http or https"));
+    }
+    Ok(MetricsTarget::Url(Box::new(url)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> reqwest::Url {
+        reqwest::Url::parse(text).unwrap()
+    }
+
+    #[test]
+    fn the_metrics_url_by_default_auto_and_given() {
+        let base = url("http://127.0.0.1:8000/v1");
+        let none = SliceArgs::default();
+        assert_eq!(none.metrics_url(&base, false), None, "off with --url");
+        assert_eq!(
+            none.metrics_url(&base, true),
+            Some(url("http://127.0.0.1:8000/metrics"))
+        );
+        let off = SliceArgs {
+            no_server_metrics: true,
+            ..SliceArgs::default()
+        };
+        assert_eq!(off.metrics_url(&base, true), None);
+        let auto = SliceArgs {
+            server_metrics: Some(parse_target("auto").unwrap()),
+            ..SliceArgs::default()
+        };
+        assert_eq!(
+            auto.metrics_url(&base, false),
+            Some(url("http://127.0.0.1:8000/metrics"))
+        );
+        assert!(parse_target("ftp://x/metrics").is_err());
+        assert!(parse_target("not a url").is_err());
+    }
+
+    #[test]
+    fn the_interval_follows_the_slice() {
+        let mut args = SliceArgs::default();
+        assert_eq!(args.interval(), Duration::from_secs(1));
+        args.slice = Some(Duration::from_millis(400));
+        assert_eq!(args.interval(), Duration::from_millis(100));
+        assert_eq!(args.scrape_timeout(), Duration::from_millis(500));
+        args.slice = Some(Duration::from_secs(60));
+        assert_eq!(args.interval(), Duration::from_secs(1));
+    }
+}
