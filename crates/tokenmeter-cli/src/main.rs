@@ -25,6 +25,7 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
     #[command(
+        args_conflicts_with_subcommands = true,
         after_help = "Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec); \
         2 bad flags or input; 3 could not run (server unreachable, test request refused, model \
         discovery failed, no request succeeded, an output not written); 130 interrupted \

@@ -302,6 +302,14 @@ pub(crate) struct BenchArgs {
     /// TTFT, 2 ms between tokens) and report its CPU cost and timing error.
     #[arg(long, hide = true)]
     pub(crate) self_check_client: bool,
+
+    /// `--shard`, `--shards`, `--start-at`: one run split over processes.
+    #[command(flatten)]
+    pub(crate) shard: crate::bench::shard::ShardArgs,
+
+    /// `tokenmeter bench merge`.
+    #[command(subcommand)]
+    pub(crate) command: Option<crate::bench::merge::BenchCommand>,
 }
 
 /// Parses --url into a box (keeps the options small).

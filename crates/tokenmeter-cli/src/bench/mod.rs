@@ -30,6 +30,8 @@
 //! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
 //! | [`slices`] | the run cut into time slices (`--slice`), the server's view beside each |
 //! | [`server_view`] | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
+//! | [`shard`] | one run split over processes: `--shard I/N`, `--start-at` |
+//! | [`merge`] | `tokenmeter bench merge`: the summary of the union of several traces |
 
 mod args;
 mod client;
@@ -40,6 +42,7 @@ mod embedded;
 mod exit;
 mod interrupt;
 mod measured;
+mod merge;
 mod output;
 mod peer;
 mod percentiles;
@@ -54,6 +57,7 @@ mod sanitize;
 mod schedule;
 mod selfcheck;
 mod server_view;
+mod shard;
 mod slices;
 mod slo;
 mod summary;
@@ -95,10 +99,15 @@ use crate::serve::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if let Some(merge::BenchCommand::Merge(merge)) = &args.command {
+        return merge::run(merge);
+    }
     let args = args
         .resolve_peers()
         .map_err(|e| exit::classify(e, Exit::Usage))?;
     let plan = args.plan().map_err(|e| exit::classify(e, Exit::Usage))?;
+    shard::resolve(&args.shard, plan.sweep.is_some())
+        .map_err(|e| exit::classify(e, Exit::Usage))?;
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
     }
@@ -171,7 +180,9 @@ pub(crate) async fn bench(
             interrupt::before_the_run(stop, "model discovery", found).await?
         }
     };
+    let shard = args.shard.shard()?;
     let clock = BenchClock::start();
+    let run_start = shard::unix_now();
     let monitor = match &args.slo_spec {
         Some(path) => Some(SloMonitor::new(read_spec(path)?, clock.meter_clock())),
         None => None,
@@ -243,7 +254,15 @@ pub(crate) async fn bench(
                     }
                 }
                 spec
+            })
+            .enumerate()
+            .map(move |(k, mut spec)| {
+                spec.skip = shard.is_some_and(|s| !s.owns(k as u64));
+                spec
             });
+            if let Some(at) = args.shard.start_at {
+                at.wait().await?;
+            }
             let planned: Option<usize> = plan.stages.iter().map(Stage::planned).sum();
             let label = if plan.stages.len() > 1 {
                 "stages"
@@ -412,7 +431,11 @@ pub(crate) async fn bench(
         }
     };
     if let Some(path) = &args.trace {
-        trace::write_jsonl(path, &traces)?;
+        let run = trace::TraceRun {
+            run_start_unix_ns: Some(trace::ns(run_start)),
+            shard: shard.map(|s| s.to_string()),
+        };
+        trace::write_jsonl(path, &traces, &run)?;
     }
     let warnings = Counts::of(&traces, &args.slo).warnings();
     for warning in summary::usage_warnings(&traces).into_iter().chain(warnings) {

@@ -166,6 +166,11 @@ pub(crate) async fn run_stages(
             {
                 break true;
             }
+            // Another shard's request: its arrival was drawn; this process does not send it.
+            if specs.next_if(|s| s.skip).is_some() {
+                sent += 1;
+                continue;
+            }
             // Collect finished requests while waiting for the arrival and for a slot.
             loop {
                 let waiting_for_time = due.is_some_and(|due| Instant::now() < due);

@@ -42,6 +42,12 @@ pub(crate) struct Trace {
     pub(crate) chunks: Vec<(u64, u32)>,
     /// Prompt tokens we sent (generated or estimated).
     pub(crate) input_tokens: u64,
+    /// `input_tokens` is exact (counted with `--tokenizer`, or given by the dataset).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) input_exact: bool,
+    /// Output tokens are the streamed text counted with `--tokenizer` (no `usage` came).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) output_counted: bool,
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
     /// The final `usage`, when the server sent one.
@@ -64,6 +70,23 @@ pub(crate) struct Trace {
     /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) usage_discrepancy: Option<Discrepancy>,
+    /// The wall-clock time of the run's origin (offset 0), in nanoseconds since the Unix
+    /// epoch: `tokenmeter bench merge` puts the traces of several processes on one time line
+    /// with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) run_start_unix_ns: Option<u64>,
+    /// The `--shard I/N` that sent it, in a run split over processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shard: Option<String>,
+}
+
+/// What every line of one run's trace carries: the run's wall-clock origin and its shard.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TraceRun {
+    /// See [`Trace::run_start_unix_ns`].
+    pub(crate) run_start_unix_ns: Option<u64>,
+    /// See [`Trace::shard`].
+    pub(crate) shard: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -100,6 +123,8 @@ impl Trace {
                 .map(|item| (ns(arrival + item.offset), item.tokens))
                 .collect(),
             input_tokens: measured.input_tokens,
+            input_exact: measured.input_exact,
+            output_counted: measured.output_counted,
             max_tokens: measured.max_tokens,
             usage: measured.usage,
             output_tokens: measured.output_tokens(),
@@ -112,17 +137,32 @@ impl Trace {
             error: measured.error.clone(),
             response_id: measured.response_id.clone(),
             usage_discrepancy: measured.usage_discrepancy,
+            run_start_unix_ns: None,
+            shard: None,
+        }
+    }
+
+    /// The line of `measured` in the run `run`.
+    pub(crate) fn of_run(measured: &Measured, run: &TraceRun) -> Self {
+        Self {
+            run_start_unix_ns: run.run_start_unix_ns,
+            shard: run.shard.clone(),
+            ..Self::of(measured)
         }
     }
 }
 
 /// Writes one JSON line per request.
-pub(crate) fn write_jsonl(path: &Path, measured: &[Measured]) -> anyhow::Result<()> {
+pub(crate) fn write_jsonl(
+    path: &Path,
+    measured: &[Measured],
+    run: &TraceRun,
+) -> anyhow::Result<()> {
     use anyhow::Context as _;
     if crate::bench::output::is_stdout(path) {
         let mut text = Vec::new();
         for one in measured {
-            serde_json::to_writer(&mut text, &Trace::of(one))?;
+            serde_json::to_writer(&mut text, &Trace::of_run(one, run))?;
             text.push(b'\n');
         }
         let text = String::from_utf8_lossy(&text);
@@ -132,7 +172,7 @@ pub(crate) fn write_jsonl(path: &Path, measured: &[Measured]) -> anyhow::Result<
         .with_context(|| format!("cannot create trace file {}; check --trace", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
     for one in measured {
-        serde_json::to_writer(&mut out, &Trace::of(one))?;
+        serde_json::to_writer(&mut out, &Trace::of_run(one, run))?;
         out.write_all(b"\n")?;
     }
     out.flush()

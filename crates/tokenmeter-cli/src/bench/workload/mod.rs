@@ -84,6 +84,8 @@ pub(crate) struct RequestSpec {
     pub(crate) next: Vec<RequestSpec>,
     /// Hang up at this point (an injected cancellation).
     pub(crate) cancel: Option<CancelAt>,
+    /// Another shard's (`--shard`): its arrival is drawn, but it is not sent.
+    pub(crate) skip: bool,
 }
 
 impl RequestSpec {
@@ -100,6 +102,7 @@ impl RequestSpec {
             think: Duration::ZERO,
             next: Vec::new(),
             cancel: None,
+            skip: false,
         }
     }
 }
