@@ -85,7 +85,9 @@ fn counts_from_usage_at_full_length_need_no_warning() {
     assert_eq!(counts["finish_reasons"]["length"], 4);
     assert_eq!(counts["stopped_early"], 0);
     assert!(
-        stderr.contains("output: 4 from the server's usage, 0 from chunk counts"),
+        stderr.contains(
+            "output: 4 from the server's usage, 0 counted with the tokenizer, 0 from chunk counts"
+        ),
         "{stderr}"
     );
     assert!(stderr.contains("finish        length 4"), "{stderr}");

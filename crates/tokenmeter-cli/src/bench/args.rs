@@ -6,18 +6,17 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
+use crate::bench::load_args::LoadArgs;
 use crate::bench::peer::PeerArgs;
 use crate::bench::request_shape::ShapeArgs;
 use crate::bench::run_block::RunArgs;
 use crate::bench::runner::Load;
-use crate::bench::schedule::{Stage, StageSpec, parse_burstiness, parse_rate};
+use crate::bench::schedule::{Stage, parse_rate};
 use crate::bench::slo::Slo;
 use crate::bench::tls::Tls;
 use crate::bench::url::parse_url;
-use crate::bench::workload::{
-    ArrivalKind, CancelAt, Curve, DatasetFormat, DatasetOptions, Injection, LengthDist,
-    PromptTokenizer, Ramp, SharedPrefix, Source, load_dataset,
-};
+use crate::bench::workload::{PromptTokenizer, Source};
+use crate::bench::workload_args::WorkloadArgs;
 use tokenmeter_slo::spec::parse_duration;
 
 /// Options of `tokenmeter bench`.
@@ -44,138 +43,19 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = DEFAULT_KEY_ENV, value_name = "NAME")]
     pub(crate) api_key_env: String,
 
+    /// How requests are released: rate, arrivals, concurrency, stages, duration, warm-up.
+    #[command(flatten)]
+    pub(crate) load: LoadArgs,
+
+    /// What is sent: synthetic prompts or a dataset, conversations, prefixes, cancellations.
+    #[command(flatten)]
+    pub(crate) workload: WorkloadArgs,
+
     /// Requests to send [default: 200, or no limit with --duration]. When sweeping, per rate
     /// [default: 10 s of arrivals, from 30 to 200 requests]; with a list of --concurrency
     /// levels, per level.
     #[arg(long, short = 'n', visible_aliases = ["num-prompts", "request-count"])]
     pub(crate) requests: Option<usize>,
-
-    /// Open-loop request rate in requests per second (`inf` sends all at once). Default 10 when
-    /// --concurrency is not given.
-    #[arg(long, visible_alias = "request-rate", value_parser = parse_rate)]
-    pub(crate) rate: Option<f64>,
-
-    /// How open-loop arrivals are spaced.
-    #[arg(long, value_enum, default_value = "poisson")]
-    pub(crate) arrival: ArrivalKind,
-
-    /// The gamma shape of Poisson gaps, as vLLM's --burstiness: 1 is a Poisson process, below 1
-    /// burstier, above 1 steadier (the gaps' coefficient of variation is 1/√B).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, value_name = "B")]
-    pub(crate) burstiness: f64,
-
-    /// Ramp the rate from --ramp-up-start-rate to --ramp-up-end-rate over the run (by request,
-    /// as vLLM does; by time when only --duration ends the run).
-    #[arg(long, value_enum, value_name = "CURVE", requires_all = ["ramp_up_start_rate", "ramp_up_end_rate"])]
-    pub(crate) ramp_up_strategy: Option<Curve>,
-
-    /// The rate at the start of the ramp (requests per second).
-    #[arg(long, value_parser = parse_rate, requires = "ramp_up_strategy", value_name = "RATE")]
-    pub(crate) ramp_up_start_rate: Option<f64>,
-
-    /// The rate at the end of the ramp (requests per second).
-    #[arg(long, value_parser = parse_rate, requires = "ramp_up_strategy", value_name = "RATE")]
-    pub(crate) ramp_up_end_rate: Option<f64>,
-
-    /// Requests in flight: a closed loop without --rate, a cap on in-flight requests with it.
-    /// A list (1,4,16) runs one closed-loop stage per level, each of -n requests (or
-    /// --duration), reported level by level.
-    #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',')]
-    pub(crate) concurrency: Vec<usize>,
-
-    /// Run for this long (e.g. 30s, 10m), then let the requests in flight finish; with -n,
-    /// whichever comes first.
-    #[arg(long, value_parser = parse_timeout, value_name = "DURATION", visible_alias = "benchmark-duration")]
-    pub(crate) duration: Option<Duration>,
-
-    /// Requests sent before the measured run, at its load, and left out of every result.
-    #[arg(
-        long,
-        default_value_t = 0,
-        visible_alias = "warmup-request-count",
-        value_name = "N"
-    )]
-    pub(crate) warmup: usize,
-
-    /// A stage of a multi-stage run, repeatable, e.g. `rate=2,duration=30s`,
-    /// `rate=2..20,ramp=exponential,duration=60s`, `concurrency=16,requests=200` (keys: rate,
-    /// ramp, concurrency, burstiness, arrival, requests, duration). Replaces --rate,
-    /// --concurrency, -n and --duration.
-    #[arg(long = "stage", value_name = "STAGE")]
-    pub(crate) stages: Vec<StageSpec>,
-
-    /// Prompt length in tokens: N, LO..HI (uniform), normal:MEAN:SD or exp:MEAN.
-    #[arg(
-        long,
-        visible_alias = "random-input-len",
-        default_value = "256",
-        value_name = "DIST"
-    )]
-    pub(crate) input_tokens: LengthDist,
-
-    /// Output length in tokens (max_tokens): N, LO..HI, normal:MEAN:SD or exp:MEAN.
-    #[arg(
-        long,
-        visible_alias = "random-output-len",
-        default_value = "128",
-        value_name = "DIST"
-    )]
-    pub(crate) output_tokens: LengthDist,
-
-    /// A JSONL dataset: one {"prompt": ..., "output_tokens": ...} or {"messages": [...]} per
-    /// line, used in order instead of synthetic prompts.
-    #[arg(long, visible_alias = "dataset-path", value_name = "FILE")]
-    pub(crate) dataset: Option<PathBuf>,
-
-    /// The format of --dataset: jsonl, sharegpt (vLLM's filtering rules) or mooncake (a
-    /// timestamped trace, replayed at its times). Default: found from the content.
-    #[arg(
-        long,
-        value_enum,
-        default_value = "auto",
-        visible_alias = "dataset-name"
-    )]
-    pub(crate) dataset_format: DatasetFormat,
-
-    /// Send ShareGPT conversations whole: one request per human turn, each with the
-    /// conversation before it; or, with synthetic prompts, see --turns.
-    #[arg(long)]
-    pub(crate) multi_turn: bool,
-
-    /// Synthetic conversations of this many turns: each turn a new user message of
-    /// --input-tokens after the history (replies of --output-tokens); -n counts conversations.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub(crate) turns: u32,
-
-    /// The pause between a turn's answer and the next turn of its conversation (the user
-    /// reading and typing), e.g. 2s.
-    #[arg(long, default_value = "0s", value_parser = parse_duration_arg, value_name = "DURATION")]
-    pub(crate) think_time: Duration,
-
-    /// Synthetic prompts that share prefixes: GROUPS:TOKENS (e.g. 8:1024), request i starting
-    /// with prefix i mod GROUPS, then --input-tokens of its own (prefix-cache behaviour).
-    #[arg(long, value_name = "GROUPS:TOKENS")]
-    pub(crate) shared_prefix: Option<SharedPrefix>,
-
-    /// The fraction of requests that hang up on purpose (at --cancel-after), counted as
-    /// `cancelled` with the tokens they read, e.g. 0.1.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_fraction, value_name = "FRACTION", requires = "cancel_after")]
-    pub(crate) cancel_fraction: f64,
-
-    /// When injected cancellations hang up: after N tokens (`20tok`) or a time after the send
-    /// (`500ms`).
-    #[arg(long, value_name = "POINT", requires = "cancel_fraction")]
-    pub(crate) cancel_after: Option<CancelAt>,
-
-    /// A replayed trace's speed: 2 sends it twice as fast (its timestamps halved).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, value_name = "FACTOR")]
-    pub(crate) replay_speed: f64,
-
-    /// A Hugging Face `tokenizer.json` (the model's own): synthetic prompts of exactly
-    /// --input-tokens tokens, dataset prompts counted with it. Without it, prompt lengths are
-    /// estimates (one token per word) and every output says so.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) tokenizer: Option<PathBuf>,
 
     /// Input-token class edges for TTFT and E2E by class, e.g. 512,2048 (default: the run's
     /// quartiles).
@@ -317,7 +197,7 @@ fn parse_boxed_url(text: &str) -> Result<Box<reqwest::Url>, String> {
     parse_url(text).map(Box::new)
 }
 
-fn parse_fraction(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
         _ => Err(format!(
@@ -335,11 +215,11 @@ fn parse_resolution(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_duration_arg(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
-fn parse_timeout(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err("the timeout must be above 0 (e.g. 30s)".to_owned()),
@@ -390,15 +270,6 @@ pub(crate) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 pub(crate) const DEFAULT_REQUESTS: usize = 200;
 
 impl BenchArgs {
-    /// The cancellation injection, when asked.
-    pub(crate) fn injection(&self) -> Option<Injection> {
-        let at = self.cancel_after?;
-        (self.cancel_fraction > 0.0).then_some(Injection {
-            fraction: self.cancel_fraction,
-            at,
-        })
-    }
-
     /// Requests of a single run.
     pub(crate) fn requests(&self) -> usize {
         self.requests.unwrap_or(DEFAULT_REQUESTS)
@@ -446,7 +317,7 @@ impl BenchArgs {
         if self.requests == Some(0) {
             bail!("--requests must be at least 1");
         }
-        if self.concurrency.contains(&0) {
+        if self.load.concurrency.contains(&0) {
             bail!("--concurrency must be at least 1");
         }
         if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
@@ -463,12 +334,12 @@ impl BenchArgs {
                 self.endpoint
             );
         }
-        let stages = self.stages()?;
+        let stages = self.load.stages(self.requests)?;
         let sweeping = self.sweep || !self.sweep_rates.is_empty();
-        if sweeping && (!self.stages.is_empty() || self.duration.is_some()) {
+        if sweeping && (!self.load.stages.is_empty() || self.load.duration.is_some()) {
             bail!("--sweep runs its own steps; it cannot be used with --stage or --duration");
         }
-        if sweeping && self.rate.is_none() && !self.concurrency.is_empty() {
+        if sweeping && self.load.rate.is_none() && !self.load.concurrency.is_empty() {
             bail!(
                 "--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)"
             );
@@ -479,44 +350,8 @@ impl BenchArgs {
             rates.dedup();
             rates
         });
-        let tokenizer = match &self.tokenizer {
-            Some(path) => Some(Arc::new(PromptTokenizer::load(path)?)),
-            None => None,
-        };
-        let source = match &self.dataset {
-            Some(path) => {
-                if self.turns > 1 || self.shared_prefix.is_some() {
-                    bail!(
-                        "--turns and --shared-prefix shape synthetic prompts; with --dataset, \
-                         use --multi-turn (ShareGPT conversations) or drop them"
-                    );
-                }
-                let options = DatasetOptions {
-                    format: self.dataset_format,
-                    tokenizer: tokenizer.as_deref(),
-                    multi_turn: self.multi_turn,
-                    seed: self.seed,
-                };
-                Source::Dataset {
-                    entries: load_dataset(path, options)?,
-                    output: self.output_tokens,
-                }
-            }
-            None => {
-                if self.multi_turn && self.turns == 1 {
-                    bail!(
-                        "--multi-turn reads ShareGPT conversations (--dataset); for synthetic conversations give --turns N"
-                    );
-                }
-                Source::Synthetic {
-                    input: self.input_tokens,
-                    output: self.output_tokens,
-                    tokenizer: tokenizer.clone(),
-                    shared_prefix: self.shared_prefix,
-                    turns: self.turns,
-                }
-            }
-        };
+        let tokenizer = self.workload.tokenizer()?;
+        let source = self.workload.source(tokenizer.clone(), self.seed)?;
         let replay = match &source {
             Source::Dataset { entries, .. } if entries.iter().any(|e| e.at.is_some()) => {
                 Some(entries.len())
@@ -525,17 +360,19 @@ impl BenchArgs {
         };
         let stages = match replay {
             Some(n)
-                if self.rate.is_none()
-                    && self.concurrency.is_empty()
-                    && self.stages.is_empty()
-                    && self.ramp_up_strategy.is_none() =>
+                if self.load.rate.is_none()
+                    && self.load.concurrency.is_empty()
+                    && self.load.stages.is_empty()
+                    && self.load.ramp_up_strategy.is_none() =>
             {
                 vec![Stage {
                     load: Load::Replay {
-                        speed: self.replay_speed,
+                        speed: self.workload.replay_speed,
                     },
-                    requests: self.requests.or((self.duration.is_none()).then_some(n)),
-                    duration: self.duration,
+                    requests: self
+                        .requests
+                        .or((self.load.duration.is_none()).then_some(n)),
+                    duration: self.load.duration,
                 }]
             }
             _ => stages,
@@ -551,85 +388,6 @@ impl BenchArgs {
             tls: Tls::new(self.ca_cert.as_deref(), self.insecure)?,
             tokenizer,
         })
-    }
-
-    /// The stages of a single run, from --stage, a list of --concurrency levels, or the load
-    /// flags.
-    fn stages(&self) -> anyhow::Result<Vec<Stage>> {
-        if !self.stages.is_empty() {
-            let global = [
-                (self.rate.is_some(), "--rate"),
-                (!self.concurrency.is_empty(), "--concurrency"),
-                (self.requests.is_some(), "-n/--requests"),
-                (self.duration.is_some(), "--duration"),
-                (self.ramp_up_strategy.is_some(), "--ramp-up-strategy"),
-            ];
-            if let Some((_, flag)) = global.iter().find(|(set, _)| *set) {
-                bail!("--stage describes the whole load; drop {flag} (give it in each stage)");
-            }
-            return Ok(self
-                .stages
-                .iter()
-                .map(|s| s.stage(self.arrival, self.burstiness))
-                .collect());
-        }
-        if self.burstiness != 1.0 && self.arrival == ArrivalKind::Constant {
-            bail!("--burstiness shapes Poisson gaps; drop it or --arrival constant");
-        }
-        let requests = match (self.requests, self.duration) {
-            (None, None) => Some(DEFAULT_REQUESTS),
-            (n, _) => n,
-        };
-        let ramp = match (
-            self.ramp_up_strategy,
-            self.ramp_up_start_rate,
-            self.ramp_up_end_rate,
-        ) {
-            (Some(curve), Some(start), Some(end)) => {
-                if self.rate.is_some() {
-                    bail!("--ramp-up-strategy sets the rate; drop --rate");
-                }
-                if !(start.is_finite() && end.is_finite()) {
-                    bail!("a ramp needs finite rates; give numbers, not `inf`");
-                }
-                Some((start, Ramp { end, curve }))
-            }
-            _ => None,
-        };
-        let stage = |load| Stage {
-            load,
-            requests,
-            duration: self.duration,
-        };
-        match (self.rate, self.concurrency.as_slice(), ramp) {
-            (None, [], None) | (Some(_), _, _) | (None, [_], Some(_)) | (None, [], Some(_)) => {
-                let (rate, ramp) = match ramp {
-                    Some((start, ramp)) => (start, Some(ramp)),
-                    None => (self.rate.unwrap_or(10.0), None),
-                };
-                let max_concurrency = match self.concurrency.as_slice() {
-                    [] => None,
-                    [c] => Some(*c),
-                    _ => bail!(
-                        "a list of --concurrency levels runs closed loops; drop --rate or give one level"
-                    ),
-                };
-                Ok(vec![stage(Load::Rate {
-                    rate,
-                    kind: self.arrival,
-                    max_concurrency,
-                    burstiness: self.burstiness,
-                    ramp,
-                })])
-            }
-            (None, levels, None) => Ok(levels
-                .iter()
-                .map(|&c| stage(Load::Concurrency(c)))
-                .collect()),
-            (None, _, Some(_)) => bail!(
-                "a list of --concurrency levels runs closed loops; drop the ramp or give one level"
-            ),
-        }
     }
 
     /// The API key from the environment, if the variable is set and not empty.

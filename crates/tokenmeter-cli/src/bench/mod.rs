@@ -4,6 +4,8 @@
 //! | Module | Concept |
 //! |---|---|
 //! | [`args`] | flags, their validation into a plan |
+//! | [`load_args`] | the load flags and the stages they make |
+//! | [`workload_args`] | the workload flags and the source they make |
 //! | [`url`] | `--url` as users write it (host, base URL, endpoint) joined with `--endpoint` |
 //! | [`tls`] | HTTPS: rustls with ring, system roots, `--ca-cert`, `--insecure` |
 //! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
@@ -21,7 +23,7 @@
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
 //! | [`peer`] | vLLM's and AIPerf's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
 //! | [`percentiles`] | the chosen percentiles in the table, `--json` and `--html` |
-//! | [`output`] | table, `--json`, `--html` with charts |
+//! | [`output`] | table, `--json`, `--html` with charts; a single run's report (`output::single`) |
 //! | [`preflight`] | the test request before a run, that fails fast with the server's message |
 //! | [`exit`] | the exit codes: objective missed, usage, could not run, interrupted |
 //! | [`interrupt`] | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
@@ -41,6 +43,7 @@ mod discover;
 mod embedded;
 mod exit;
 mod interrupt;
+mod load_args;
 mod measured;
 mod merge;
 mod output;
@@ -66,6 +69,7 @@ pub(crate) mod tls;
 mod trace;
 mod url;
 mod workload;
+mod workload_args;
 
 #[cfg(test)]
 mod tests;
@@ -83,7 +87,7 @@ use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
 use crate::bench::args::Plan;
-use crate::bench::client::{Api, ApiKey, Client, Target};
+use crate::bench::client::{ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
 use crate::bench::counts::Counts;
 use crate::bench::exit::Exit;
@@ -92,9 +96,7 @@ use crate::bench::measured::Measured;
 use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
 use crate::bench::schedule::Stage;
-use crate::bench::summary::summarize;
 use crate::bench::url::{display_url, endpoint_url};
-use crate::bench::workload::Source;
 use crate::serve::read_spec;
 
 /// Runs the benchmark.
@@ -211,7 +213,7 @@ pub(crate) async fn bench(
             [one] => one.to_string(),
             stages => format!("{} stages (see by stage)", stages.len()),
         },
-        workload: describe_workload(&plan.source),
+        workload: plan.source.describe(),
         seed: args.seed,
         numbers: run_block::RunNumbers::now(
             &plan.load,
@@ -236,15 +238,15 @@ pub(crate) async fn bench(
     let quiet = args.stdout_taken();
     let traces = match &plan.sweep {
         None => {
-            if args.warmup > 0 {
+            if args.load.warmup > 0 {
                 warm_up(args, plan, client.clone(), stop).await;
             }
             let mut cancel_rng = StdRng::seed_from_u64(args.seed ^ CANCEL_SEED);
-            let injection = args.injection();
+            let injection = args.workload.injection();
             let specs = workload::Specs::new(
                 &plan.source,
                 StdRng::seed_from_u64(args.seed),
-                args.think_time,
+                args.workload.think_time,
             )
             .map(move |mut spec| {
                 if let Some(injection) = &injection {
@@ -278,126 +280,19 @@ pub(crate) async fn bench(
             progress.done();
             let slices = view.finish(&traces, &args.slo).await;
             let planned = planned.unwrap_or(traces.len());
-            let interrupted = stop.interrupted().then_some((traces.len(), planned));
-            let summary = summarize(&traces, &args.slo);
-            let samples = samples::error_samples(&traces);
-            let chosen = percentiles::Chosen::of(&args.peer, &traces);
-            if summary.successful > 0 {
-                output::show(quiet, &table::render(&info, &summary));
-                if let Some(chosen) = &chosen {
-                    output::show(quiet, &chosen.render());
-                }
-            } else {
-                output::show(
-                    quiet,
-                    &format!(
-                        "tokenmeter bench · {} · model {}\nno request succeeded: {}\n",
-                        info.url,
-                        info.model,
-                        table::outcomes_line(&summary.outcomes)
-                    ),
-                );
-            }
-            let stages = (plan.stages.len() > 1)
-                .then(|| output::stages::results(&plan.stages, &traces, &args.slo));
-            if let Some(stages) = &stages {
-                output::show(quiet, &output::stages::render(stages));
-            }
-            let classes = output::classes::breakdown(
-                &traces,
-                args.input_classes.as_ref(),
-                args.output_classes.as_ref(),
-            );
-            if summary.successful > 0 {
-                output::show(quiet, &output::classes::render(&classes));
-            }
-            let turns = output::turns::results(&traces, &args.slo);
-            if let Some(turns) = &turns {
-                output::show(quiet, &output::turns::render(turns));
-            }
-            output::slices::show(quiet, args.slices.slice.is_some(), &slices);
-            let counts = Counts::of(&traces, &args.slo);
-            output::show(quiet, &counts.render());
-            output::show(quiet, &samples::render(&samples));
-            if let Some((sent, planned)) = interrupted {
-                output::show(
-                    quiet,
-                    &format!("\ninterrupted: {sent} of {planned} planned requests were sent\n"),
-                );
-            }
-            verdict = exit::fail_under(summary.attainment, args.fail_under);
-            let status = monitor.as_ref().map(SloMonitor::status);
-            let missed = status
-                .as_ref()
-                .map(exit::missed_objectives)
-                .unwrap_or_default();
-            if verdict.is_ok() && !missed.is_empty() {
-                verdict = Err(Exit::ObjectiveMissed.error(format!(
-                    "objectives of --slo-spec missed: {}",
-                    missed.join("; ")
-                )));
-            }
-            if let Some(status) = &status {
-                let spec = args.slo_spec.as_deref().map(|p| p.display().to_string());
-                output::show(
-                    quiet,
-                    &format!(
-                        "\nclient side, against {}:\n{status}\n",
-                        spec.unwrap_or_default()
-                    ),
-                );
-            }
-            if let Some(path) = &args.json {
-                let result = match args.peer.result_format {
-                    peer::ResultFormat::Vllm => {
-                        let run = output::vllm_json::VllmRun {
-                            info: &info,
-                            backend: match api {
-                                Api::Chat => "openai-chat",
-                                Api::Completions => "openai",
-                            },
-                            arrival: args.arrival,
-                            peer: &args.peer,
-                        };
-                        output::vllm_json::result(&run, &summary, &traces)
-                    }
-                    peer::ResultFormat::Tokenmeter => json!({
-                        "run": info,
-                        "summary": summary,
-                        "stages": stages,
-                        "turns": turns,
-                        "by_class": classes,
-                        "summary_percentiles": chosen,
-                        "slices": slices,
-                        "slo": status,
-                        "error_samples": samples,
-                        "counts": counts,
-                        "interrupted": interrupted.is_some(),
-                        "planned_requests": planned,
-                        "server_batching": server_batching.map(BatchAnalysis::table),
-                    }),
-                };
-                output::write_json(path, &result)?;
-            }
-            if let Some(path) = &args.html {
-                let report = html::render(&info, &summary, &traces)
-                    .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
-                    .map(|h| match &chosen {
-                        Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),
-                        None => h,
-                    })
-                    .map(|h| counts::insert_html(h, &counts.html(html::esc)))
-                    .and_then(|h| {
-                        let section = output::classes::html(&classes, &traces, html::esc)?;
-                        Ok(output::classes::insert_html(h, &section))
-                    })
-                    .and_then(|h| output::slices::append_html(h, &slices));
-                let report = match interrupted {
-                    Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
-                    None => report,
-                };
-                output::write_html(path, report)?;
-            }
+            let run = output::single::Single {
+                args,
+                plan,
+                info: &info,
+                api,
+                traces: &traces,
+                slices: &slices,
+                monitor: monitor.as_ref(),
+                server_batching,
+                interrupted: stop.interrupted().then_some((traces.len(), planned)),
+                planned,
+            };
+            verdict = run.report()?;
             traces
         }
         Some(rates) => {
@@ -462,9 +357,9 @@ pub(crate) async fn bench(
 /// (the run's prompts do not depend on the warm-up), nothing recorded.
 async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Interrupt) {
     let mut rng = StdRng::seed_from_u64(args.seed ^ WARMUP_SEED);
-    let specs = workload::specs(&plan.source, args.warmup, &mut rng);
-    let mut progress = Progress::new(args.warmup as u64, "warm-up", !args.no_progress);
-    let stage = Stage::requests(plan.stages[0].load, args.warmup);
+    let specs = workload::specs(&plan.source, args.load.warmup, &mut rng);
+    let mut progress = Progress::new(args.load.warmup as u64, "warm-up", !args.no_progress);
+    let stage = Stage::requests(plan.stages[0].load, args.load.warmup);
     let done = runner::run_stages(
         client,
         specs.into_iter(),
@@ -496,50 +391,3 @@ const PREFLIGHT_SEED: u64 = 0x7e57;
 
 /// The test request asks for at most this many tokens.
 const PREFLIGHT_MAX_TOKENS: u64 = 4;
-
-fn describe_workload(source: &Source) -> String {
-    match source {
-        Source::Synthetic {
-            input,
-            output,
-            tokenizer,
-            shared_prefix,
-            turns,
-        } => {
-            let lengths = match tokenizer {
-                Some(t) => format!("exact, tokenizer {}", t.path().display()),
-                None => "estimated: one per word, no --tokenizer".to_owned(),
-            };
-            let mut text =
-                format!("synthetic prompts, input {input} tok ({lengths}), output {output} tok");
-            if let Some(p) = shared_prefix {
-                text += &format!(
-                    ", after one of {} shared prefixes of {} tok",
-                    p.groups, p.tokens
-                );
-            }
-            if *turns > 1 {
-                text += &format!(", conversations of {turns} turns");
-            }
-            text
-        }
-        Source::Dataset { entries, output } => {
-            let turns: usize = entries.iter().map(|e| 1 + e.next.len()).sum();
-            let exact = entries.iter().all(|e| e.input_exact);
-            format!(
-                "dataset of {} prompts{} (output {output} tok when not given; input lengths {})",
-                entries.len(),
-                if turns > entries.len() {
-                    format!(" in conversations, {turns} turns")
-                } else {
-                    String::new()
-                },
-                if exact {
-                    "exact"
-                } else {
-                    "estimated: one token per word, no --tokenizer"
-                }
-            )
-        }
-    }
-}

@@ -201,7 +201,7 @@ pub(crate) async fn run(
     let rates = if rates.is_empty() {
         Rates::Search {
             start: match plan.load {
-                Load::Rate { rate, .. } if args.rate.is_some() && rate.is_finite() => rate,
+                Load::Rate { rate, .. } if args.load.rate.is_some() && rate.is_finite() => rate,
                 _ => 2.0,
             },
             resolution: args.sweep_resolution,
@@ -227,9 +227,9 @@ pub(crate) async fn run(
         let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
         let load = Load::Rate {
             rate,
-            kind: args.arrival,
+            kind: args.load.arrival,
             max_concurrency,
-            burstiness: args.burstiness,
+            burstiness: args.load.burstiness,
             ramp: None,
         };
         let mut traces =

@@ -3,6 +3,7 @@
 pub(crate) mod charts;
 pub(crate) mod classes;
 pub(crate) mod html;
+pub(crate) mod single;
 pub(crate) mod slices;
 pub(crate) mod stages;
 pub(crate) mod table;

@@ -3,6 +3,7 @@
 mod arrival;
 mod cancel;
 mod dataset;
+mod describe;
 mod length;
 mod mooncake;
 mod sharegpt;

@@ -1,0 +1,185 @@
+//! What a single run (not a sweep) leaves behind: the table and the breakdowns (stages, token
+//! classes, turns, slices) on the terminal, the counts and error samples, the SLO verdict of
+//! `--fail-under` and `--slo-spec`, the `--json` (ours or vLLM's) and the `--html` report.
+
+use serde_json::json;
+use tokenmeter_slo::SloMonitor;
+use tokenmeter_slo::batching::BatchAnalysis;
+
+use crate::bench::args::{BenchArgs, Plan};
+use crate::bench::client::Api;
+use crate::bench::counts::{self, Counts};
+use crate::bench::exit::{self, Exit};
+use crate::bench::interrupt;
+use crate::bench::measured::Measured;
+use crate::bench::output::{self, RunInfo, html, table};
+use crate::bench::peer;
+use crate::bench::percentiles;
+use crate::bench::samples;
+use crate::bench::slices::Slices;
+use crate::bench::summary::summarize;
+
+/// One finished run and what is needed to report it.
+pub(crate) struct Single<'a> {
+    /// The flags.
+    pub(crate) args: &'a BenchArgs,
+    /// The validated plan.
+    pub(crate) plan: &'a Plan,
+    /// The run's description.
+    pub(crate) info: &'a RunInfo,
+    /// Chat or text completions.
+    pub(crate) api: Api,
+    /// Every request measured.
+    pub(crate) traces: &'a [Measured],
+    /// The run over time, with the server's view.
+    pub(crate) slices: &'a Slices,
+    /// The `--slo-spec` monitor, when given.
+    pub(crate) monitor: Option<&'a SloMonitor>,
+    /// The embedded simulator's batching table.
+    pub(crate) server_batching: Option<&'a BatchAnalysis>,
+    /// (sent, planned) when interrupted.
+    pub(crate) interrupted: Option<(usize, usize)>,
+    /// Requests planned.
+    pub(crate) planned: usize,
+}
+
+impl Single<'_> {
+    /// Shows and writes everything; `Ok(Err(_))` is the verdict (an objective missed), `Err`
+    /// an output that could not be written.
+    pub(crate) fn report(&self) -> anyhow::Result<anyhow::Result<()>> {
+        let Self {
+            args,
+            plan,
+            info,
+            api,
+            traces,
+            slices,
+            monitor,
+            server_batching,
+            interrupted,
+            planned,
+        } = *self;
+        let quiet = args.stdout_taken();
+        let mut verdict;
+        let summary = summarize(traces, &args.slo);
+        let samples = samples::error_samples(traces);
+        let chosen = percentiles::Chosen::of(&args.peer, traces);
+        if summary.successful > 0 {
+            output::show(quiet, &table::render(info, &summary));
+            if let Some(chosen) = &chosen {
+                output::show(quiet, &chosen.render());
+            }
+        } else {
+            output::show(
+                quiet,
+                &format!(
+                    "tokenmeter bench · {} · model {}\nno request succeeded: {}\n",
+                    info.url,
+                    info.model,
+                    table::outcomes_line(&summary.outcomes)
+                ),
+            );
+        }
+        let stages = (plan.stages.len() > 1)
+            .then(|| output::stages::results(&plan.stages, traces, &args.slo));
+        if let Some(stages) = &stages {
+            output::show(quiet, &output::stages::render(stages));
+        }
+        let classes = output::classes::breakdown(
+            traces,
+            args.input_classes.as_ref(),
+            args.output_classes.as_ref(),
+        );
+        if summary.successful > 0 {
+            output::show(quiet, &output::classes::render(&classes));
+        }
+        let turns = output::turns::results(traces, &args.slo);
+        if let Some(turns) = &turns {
+            output::show(quiet, &output::turns::render(turns));
+        }
+        output::slices::show(quiet, args.slices.slice.is_some(), slices);
+        let counts = Counts::of(traces, &args.slo);
+        output::show(quiet, &counts.render());
+        output::show(quiet, &samples::render(&samples));
+        if let Some((sent, planned)) = interrupted {
+            output::show(
+                quiet,
+                &format!("\ninterrupted: {sent} of {planned} planned requests were sent\n"),
+            );
+        }
+        verdict = exit::fail_under(summary.attainment, args.fail_under);
+        let status = monitor.map(SloMonitor::status);
+        let missed = status
+            .as_ref()
+            .map(exit::missed_objectives)
+            .unwrap_or_default();
+        if verdict.is_ok() && !missed.is_empty() {
+            verdict = Err(Exit::ObjectiveMissed.error(format!(
+                "objectives of --slo-spec missed: {}",
+                missed.join("; ")
+            )));
+        }
+        if let Some(status) = &status {
+            let spec = args.slo_spec.as_deref().map(|p| p.display().to_string());
+            output::show(
+                quiet,
+                &format!(
+                    "\nclient side, against {}:\n{status}\n",
+                    spec.unwrap_or_default()
+                ),
+            );
+        }
+        if let Some(path) = &args.json {
+            let result = match args.peer.result_format {
+                peer::ResultFormat::Vllm => {
+                    let run = output::vllm_json::VllmRun {
+                        info,
+                        backend: match api {
+                            Api::Chat => "openai-chat",
+                            Api::Completions => "openai",
+                        },
+                        arrival: args.load.arrival,
+                        peer: &args.peer,
+                    };
+                    output::vllm_json::result(&run, &summary, traces)
+                }
+                peer::ResultFormat::Tokenmeter => json!({
+                    "run": info,
+                    "summary": summary,
+                    "stages": stages,
+                    "turns": turns,
+                    "by_class": classes,
+                    "summary_percentiles": chosen,
+                    "slices": slices,
+                    "slo": status,
+                    "error_samples": samples,
+                    "counts": counts,
+                    "interrupted": interrupted.is_some(),
+                    "planned_requests": planned,
+                    "server_batching": server_batching.map(BatchAnalysis::table),
+                }),
+            };
+            output::write_json(path, &result)?;
+        }
+        if let Some(path) = &args.html {
+            let report = html::render(info, &summary, traces)
+                .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
+                .map(|h| match &chosen {
+                    Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),
+                    None => h,
+                })
+                .map(|h| counts::insert_html(h, &counts.html(html::esc)))
+                .and_then(|h| {
+                    let section = output::classes::html(&classes, traces, html::esc)?;
+                    Ok(output::classes::insert_html(h, &section))
+                })
+                .and_then(|h| output::slices::append_html(h, slices));
+            let report = match interrupted {
+                Some((sent, planned)) => report.map(|h| interrupt::mark_html(h, sent, planned)),
+                None => report,
+            };
+            output::write_html(path, report)?;
+        }
+        Ok(verdict)
+    }
+}
