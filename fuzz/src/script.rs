@@ -283,16 +283,26 @@ fn play(script: &Script, series: &Series, clock: &ManualClock) {
     };
     let _ = catch_unwind(AssertUnwindSafe(move || match script.api {
         Api::Meter => consume(player.meter(request), script, clock),
-        Api::MeterTokens => consume(player.meter(request).with_observer(|i: &Item| i.tokens), script, clock),
+        Api::MeterTokens => consume(
+            player.meter(request).with_observer(|i: &Item| i.tokens),
+            script,
+            clock,
+        ),
         Api::MeterResults => {
             let results = player.map(|i: Item| match i.error {
                 Some(class) => Err(class),
                 None => Ok(i),
             });
-            consume(results.meter(request).with_observer(Results::new()), script, clock);
+            consume(
+                results.meter(request).with_observer(Results::new()),
+                script,
+                clock,
+            );
         }
         Api::MeterWith => consume(
-            player.meter(request).with_observer(|i: &Item| observation(Api::MeterWith, *i)),
+            player
+                .meter(request)
+                .with_observer(|i: &Item| observation(Api::MeterWith, *i)),
             script,
             clock,
         ),
