@@ -9,33 +9,26 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::Serve;
-use tokenmeter_tests::TempDir;
 
 fn run(server: &Serve, cancel_after: &str) -> Value {
-    let dir = TempDir::new("bench-cancel");
-    let json = dir.0.join("run.json");
-    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
-        .env_remove("OPENAI_API_KEY")
-        .args([
-            "bench",
-            "--url",
-            &server.url(),
-            "--model",
-            "m",
-            "--no-progress",
-        ])
-        .args(["-n", "30", "--rate", "50", "--no-preflight"])
-        .args(["--input-tokens", "16", "--output-tokens", "40"])
-        .args(["--cancel-fraction", "0.4", "--cancel-after", cancel_after])
-        .arg("--json")
-        .arg(&json)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tokenmeter bench runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON")
+    let args = [
+        "--model",
+        "m",
+        "-n",
+        "30",
+        "--rate",
+        "50",
+        "--no-preflight",
+        "--input-tokens",
+        "16",
+        "--output-tokens",
+        "40",
+        "--cancel-fraction",
+        "0.4",
+        "--cancel-after",
+        cancel_after,
+    ];
+    support::bench(&server.url(), &args).json
 }
 
 /// The server's count of `outcome`, once it has ended `total` requests (it notices a hang-up

@@ -7,11 +7,10 @@
 mod support;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use support::Serve;
-use tokenmeter_tests::TempDir;
 
 /// A fast engine: 2 ms prefill, 1 ms per token, 4 output tokens.
 fn server() -> Serve {
@@ -25,49 +24,21 @@ fn server() -> Serve {
     ])
 }
 
-/// Runs `tokenmeter bench` against `server` with `args`; returns the JSON, the trace lines,
-/// stderr and the wall time.
+/// Runs `tokenmeter bench` against `server` with `args` (8 input and 4 output tokens, no test
+/// request); returns the JSON, the trace lines, stderr and the wall time.
 fn bench(server: &Serve, args: &[&str]) -> (Value, Vec<Value>, String, Duration) {
-    let dir = TempDir::new("load-shapes");
-    let (json, trace) = (dir.0.join("run.json"), dir.0.join("trace.jsonl"));
-    let started = Instant::now();
-    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
-        .env_remove("OPENAI_API_KEY")
-        .args([
-            "bench",
-            "--url",
-            &server.url(),
-            "--model",
-            "m",
-            "--no-progress",
-        ])
-        .args([
-            "--input-tokens",
-            "8",
-            "--output-tokens",
-            "4",
-            "--no-preflight",
-        ])
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .arg("--trace")
-        .arg(&trace)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tokenmeter bench runs");
-    let took = started.elapsed();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "{args:?}\n{stdout}\n{stderr}");
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON")).expect("JSON");
-    let lines = std::fs::read_to_string(&trace)
-        .expect("the trace")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
-    (json, lines, stderr, took)
+    let mut all = vec![
+        "--model",
+        "m",
+        "--input-tokens",
+        "8",
+        "--output-tokens",
+        "4",
+    ];
+    all.extend_from_slice(&["--no-preflight"]);
+    all.extend_from_slice(args);
+    let run = support::bench(&server.url(), &all);
+    (run.json, run.trace, run.stderr, run.wall)
 }
 
 fn ns(line: &Value, key: &str) -> u64 {

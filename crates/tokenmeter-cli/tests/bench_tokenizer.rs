@@ -11,35 +11,19 @@ use serde_json::Value;
 use support::Serve;
 use tokenmeter_tests::TempDir;
 
-fn bench(server: &Serve, dir: &TempDir, extra: &[&str]) -> (Vec<Value>, String) {
-    let trace = dir.0.join("trace.jsonl");
-    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
-        .env_remove("OPENAI_API_KEY")
-        .args([
-            "bench",
-            "--url",
-            &server.url(),
-            "--model",
-            "m",
-            "--no-progress",
-        ])
-        .args(["--endpoint", "/v1/completions", "-n", "40", "--rate", "inf"])
-        .args(["--input-tokens", "1..600", "--output-tokens", "2"])
-        .args(extra)
-        .arg("--trace")
-        .arg(&trace)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tokenmeter bench runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    let lines = std::fs::read_to_string(&trace)
-        .expect("the trace")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
-    (lines, stdout)
+fn bench(server: &Serve, extra: &[&str]) -> (Vec<Value>, String) {
+    let mut args = vec!["--model", "m", "--endpoint", "/v1/completions", "-n", "40"];
+    args.extend_from_slice(&[
+        "--rate",
+        "inf",
+        "--input-tokens",
+        "1..600",
+        "--output-tokens",
+        "2",
+    ]);
+    args.extend_from_slice(extra);
+    let run = support::bench(&server.url(), &args);
+    (run.trace, run.stdout)
 }
 
 #[test]
@@ -48,7 +32,7 @@ fn the_servers_prompt_tokens_equal_the_lengths_asked() {
     let tokenizer = tokenmeter_tests::tokenizer::small_bpe(&dir.0);
     let tokenizer = tokenizer.to_str().expect("a UTF-8 path");
     let server = Serve::start(&["--tokenizer", tokenizer]);
-    let (lines, stdout) = bench(&server, &dir, &["--tokenizer", tokenizer]);
+    let (lines, stdout) = bench(&server, &["--tokenizer", tokenizer]);
     assert_eq!(lines.len(), 40);
     let mut lengths = std::collections::BTreeSet::new();
     for line in &lines {
@@ -65,7 +49,7 @@ fn the_servers_prompt_tokens_equal_the_lengths_asked() {
 
     // Without it, the server's count (a token per 4 characters here) differs from the bench's
     // (a token per word), and the bench says its lengths are estimates.
-    let (lines, stdout) = bench(&server, &dir, &[]);
+    let (lines, stdout) = bench(&server, &[]);
     let differ = lines
         .iter()
         .filter(|l| l["usage"]["prompt_tokens"] != l["input_tokens"])

@@ -244,71 +244,10 @@ pub(crate) fn summarize_over(measured: &[Measured], slo: &Slo, duration: f64) ->
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
+    use tokenmeter::ErrorClass;
 
     use super::*;
-    use crate::bench::records::Records;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    /// A run on a manual clock, through the bench's own sink.
-    struct Run {
-        time: ManualClock,
-        records: Records,
-        meter: Meter,
-        measured: Vec<Measured>,
-    }
-
-    impl Run {
-        fn new() -> Self {
-            let time = ManualClock::new();
-            let records = Records::default();
-            let meter = Meter::builder()
-                .clock(Clock::manual(&time))
-                .sink(records.clone())
-                .build();
-            Self {
-                time,
-                records,
-                meter,
-                measured: Vec::new(),
-            }
-        }
-
-        /// A success sent at `send`, first token after `ttft`, then one every `gap`, the
-        /// stream ending 5 ms after the last token.
-        fn ok(&mut self, send: Duration, ttft: Duration, gap: Duration, tokens: u32) {
-            let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
-            let id = request.id();
-            let first = send + ttft;
-            for i in 0..tokens {
-                request.record_tokens_at(1, first + gap * i);
-            }
-            let end = first + gap * (tokens - 1) + 5 * MS;
-            self.time.advance(end.saturating_sub(self.time.now()));
-            request.succeed();
-            self.push(id, 10);
-        }
-
-        fn error(&mut self, send: Duration, end: Duration, class: ErrorClass) {
-            let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
-            let id = request.id();
-            self.time.advance(end.saturating_sub(self.time.now()));
-            request.fail(class);
-            self.push(id, 10);
-        }
-
-        fn push(&mut self, id: u64, input_tokens: u64) {
-            self.measured.push(Measured {
-                id: self.measured.len() as u64,
-                record: self.records.take(id),
-                input_tokens,
-                ..Measured::default()
-            });
-        }
-    }
+    use crate::bench::tests::manual_run::{MS, Run};
 
     #[test]
     fn the_numbers_are_the_records_read_the_vllm_way() {

@@ -208,6 +208,10 @@ impl Drop for Serve {
 pub struct BenchRun {
     /// `summary` of `--json`.
     pub summary: serde_json::Value,
+    /// The whole `--json`.
+    pub json: serde_json::Value,
+    /// The lines of `--trace`, in order.
+    pub trace: Vec<serde_json::Value>,
     pub stdout: String,
     pub stderr: String,
     /// Wall time of the whole process.
@@ -252,12 +256,14 @@ impl BenchRun {
 /// output if it fails.
 pub fn bench(url: &str, args: &[&str]) -> BenchRun {
     let dir = TempDir::new("serve-bench");
-    let json = dir.0.join("summary.json");
+    let (json, trace) = (dir.0.join("summary.json"), dir.0.join("trace.jsonl"));
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
         .env_remove("OPENAI_API_KEY")
         .args(["bench", "--url", url, "--no-progress", "--json"])
         .arg(&json)
+        .arg("--trace")
+        .arg(&trace)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -267,13 +273,20 @@ pub fn bench(url: &str, args: &[&str]) -> BenchRun {
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         output.status.success(),
-        "tokenmeter bench failed ({}):\n{stdout}\n{stderr}",
+        "tokenmeter bench {args:?} failed ({}):\n{stdout}\n{stderr}",
         output.status
     );
     let text = std::fs::read_to_string(&json).expect("bench wrote --json");
-    let mut value: serde_json::Value = serde_json::from_str(&text).expect("--json is JSON");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("--json is JSON");
+    let trace = std::fs::read_to_string(&trace)
+        .expect("bench wrote --trace")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a --trace line is JSON"))
+        .collect();
     BenchRun {
-        summary: value["summary"].take(),
+        summary: value["summary"].clone(),
+        json: value,
+        trace,
         stdout,
         stderr,
         wall,

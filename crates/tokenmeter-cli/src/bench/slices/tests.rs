@@ -3,77 +3,27 @@
 
 use std::time::Duration;
 
-use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
+use tokenmeter::ErrorClass;
 
 use super::*;
-use crate::bench::records::Records;
 use crate::bench::server_view::histogram::Buckets;
 use crate::bench::server_view::names::Snapshot;
 use crate::bench::server_view::scraper::Scrape;
+use crate::bench::tests::manual_run::{MS, Run};
 
-const MS: Duration = Duration::from_millis(1);
-
-struct Run {
-    time: ManualClock,
-    records: Records,
-    meter: Meter,
-    measured: Vec<Measured>,
+/// The fixture's run, with the three requests these tests cut into slices.
+trait Three {
+    fn three() -> Self;
 }
 
-impl Run {
-    fn new() -> Self {
-        let time = ManualClock::new();
-        let records = Records::default();
-        let meter = Meter::builder()
-            .clock(Clock::manual(&time))
-            .sink(records.clone())
-            .build();
-        Self {
-            time,
-            records,
-            meter,
-            measured: Vec::new(),
-        }
-    }
-
-    /// Sent at `send`, first token after `ttft`, `tokens` tokens `gap` apart, ending 5 ms
-    /// after the last.
-    fn ok(&mut self, send: Duration, ttft: Duration, gap: Duration, tokens: u32) {
-        let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
-        let id = request.id();
-        for i in 0..tokens {
-            request.record_tokens_at(1, send + ttft + gap * i);
-        }
-        let end = send + ttft + gap * (tokens - 1) + 5 * MS;
-        self.time.advance(end.saturating_sub(self.time.now()));
-        request.succeed();
-        self.push(id);
-    }
-
-    fn error(&mut self, send: Duration, end: Duration) {
-        let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
-        let id = request.id();
-        self.time.advance(end.saturating_sub(self.time.now()));
-        request.fail(ErrorClass::Timeout);
-        self.push(id);
-    }
-
-    fn push(&mut self, id: u64) {
-        self.measured.push(Measured {
-            id: self.measured.len() as u64,
-            record: self.records.take(id),
-            input_tokens: 10,
-            ..Measured::default()
-        });
-    }
-
+impl Three for Run {
     /// A: first token in slice 0, end in slice 1. B: all in slice 0. C: an error in slice 2.
     fn three() -> Self {
         let mut run = Self::new();
         // In order of their ends: the manual clock only moves forward.
         run.ok(200 * MS, 100 * MS, 100 * MS, 2); // B: first 0.3 s, end 0.405 s
         run.ok(Duration::ZERO, 500 * MS, 400 * MS, 3); // A: first 0.5 s, end 1.305 s
-        run.error(1500 * MS, 2500 * MS);
+        run.error(1500 * MS, 2500 * MS, ErrorClass::Timeout);
         run
     }
 }

@@ -4,6 +4,7 @@ mod embedded;
 mod faults;
 mod hostile_stream;
 mod hostile_text;
+pub(crate) mod manual_run;
 mod server;
 
 use std::sync::Arc;
