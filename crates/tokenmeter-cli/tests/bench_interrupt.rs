@@ -245,3 +245,53 @@ fn an_interrupt_during_the_test_request_stops_cleanly() {
         "the test request",
     );
 }
+
+#[test]
+fn an_interrupt_during_the_wait_for_start_at_stops_cleanly() {
+    let addr = serve(|_| Reply::stream(2));
+    let url = format!("http://{addr}/v1");
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+        + 600;
+    let mut child = tokenmeter()
+        .args(["bench", "--url", &url, "--model", "m", "-n", "3"])
+        .args(["--no-progress", "--no-preflight", "--start-at"])
+        .arg(start.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tokenmeter binary starts");
+    // Its stderr, line by line, until it says it waits (the signal handler is installed then).
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (lines, read) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = read
+            .recv_timeout(DEADLINE)
+            .unwrap_or_else(|_| panic!("no \"waiting\" line; stderr so far: {seen:?}"));
+        let waiting = line.contains("waiting") && line.contains("--start-at");
+        seen.push(line);
+        if waiting {
+            break;
+        }
+    }
+    signal(&child, "INT");
+    let output = finish(child);
+    // The reader ends at the child's exit (end of its stderr).
+    let rest: Vec<String> = read.iter().collect();
+    assert_eq!(output.status.code(), Some(130), "{seen:?} {rest:?}");
+    let all = seen.into_iter().chain(rest).collect::<Vec<_>>().join("\n");
+    assert!(
+        all.contains("interrupted during the wait for --start-at"),
+        "{all}"
+    );
+}

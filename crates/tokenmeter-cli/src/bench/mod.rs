@@ -263,7 +263,7 @@ pub(crate) async fn bench(
                 spec
             });
             if let Some(at) = args.shard.start_at {
-                at.wait().await?;
+                interrupt::before_the_run(stop, "the wait for --start-at", at.wait()).await?;
             }
             let planned: Option<usize> = plan.stages.iter().map(Stage::planned).sum();
             let label = if plan.stages.len() > 1 {
