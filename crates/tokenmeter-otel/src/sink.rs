@@ -13,7 +13,7 @@ use crate::Buckets;
 use crate::attrs;
 use crate::instruments::{Instrument, Instruments};
 use crate::series::OtelSeries;
-use crate::steps::OtelEngine;
+use crate::steps::engine_rows;
 
 /// A [`Sink`] that records every measurement into OpenTelemetry instruments named by the GenAI
 /// semantic conventions (see [`names`](crate::names)).
@@ -100,7 +100,7 @@ impl Sink for OtelSink {
     /// `labels`' engine attributes (without `gen_ai.operation.name`, plus `kind` on steps),
     /// prepared once per engine.
     fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
-        Some(Box::new(OtelEngine::new(&self.inner.instruments, labels)))
+        Some(Box::new(engine_rows(&self.inner.instruments, labels)))
     }
 }
 

@@ -19,7 +19,7 @@ use tokenmeter::{Labels, Role};
 use crate::exporter::Upkeep;
 use crate::profile::Profile;
 use crate::rows::{self, PromRow};
-use engine::EngineHandles;
+use engine::engine_rows;
 use handle::Handle;
 use series::SeriesHandles;
 
@@ -181,7 +181,7 @@ impl Sink for PrometheusSink {
     /// see the crate docs' tables): recording then indexes arrays and updates handles it
     /// already holds.
     fn engine(&self, labels: &Labels<'_>) -> Option<Box<dyn EngineSink>> {
-        Some(Box::new(EngineHandles::new(
+        Some(Box::new(engine_rows(
             self.inner.profile,
             &self.inner.target,
             &self.inner.rows,

@@ -19,6 +19,7 @@
 //! Sinks provided here: [`NoopSink`], [`FanOut`] (several sinks as one) and [`InMemorySink`]
 //! (exact values, for tests and reports).
 
+mod engine_rows;
 mod fanout;
 mod guard;
 mod items;
@@ -26,6 +27,7 @@ mod memory;
 mod noop;
 mod step;
 
+pub use engine_rows::{EngineRows, RecordValue};
 pub use fanout::FanOut;
 pub(crate) use guard::guarded;
 pub use guard::sink_panics;

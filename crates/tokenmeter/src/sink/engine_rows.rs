@@ -1,0 +1,99 @@
+//! [`EngineRows`]: an exporter's engine handles for the table's step and engine-signal rows,
+//! and the one loop that feeds them: per step, each step row's value in the variant its
+//! attributes pick; per signal, the rows of that signal. An exporter supplies only how one of
+//! its handles records a value ([`RecordValue`]).
+
+use crate::conventions::{AttrSet, EngineSignal, Feed, Row, StepField, Value};
+use crate::sink::{EngineSink, Step};
+
+/// How an exporter's handle records one value, in one of its attribute variants.
+pub trait RecordValue: Send + Sync + 'static {
+    /// Records `value` in variant `variant` (0 when the row has one).
+    fn record(&self, variant: usize, value: Value);
+}
+
+/// One engine's handles for the step and engine-signal rows of a conventions table.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Mutex;
+/// use std::time::Duration;
+/// use tokenmeter::conventions::{Conventions, Value};
+/// use tokenmeter::sink::{EngineRows, EngineSink, RecordValue, Step, StepKind};
+///
+/// #[derive(Default)]
+/// struct Seen(Mutex<Vec<(usize, Value)>>);
+/// impl RecordValue for Seen {
+///     fn record(&self, variant: usize, value: Value) {
+///         self.0.lock().unwrap().push((variant, value));
+///     }
+/// }
+///
+/// let table = Conventions::default();
+/// let engine = EngineRows::new(table.rows().iter().map(|row| (row, Seen::default())));
+/// assert!(engine.rows() > 0);
+/// engine.step(&Step::new(StepKind::Decode, 4, 4, Duration::from_millis(8)));
+/// engine.kv_cache_usage(0.5);
+/// ```
+pub struct EngineRows<S> {
+    steps: Box<[(StepField, AttrSet, S)]>,
+    signals: Box<[(EngineSignal, S)]>,
+}
+
+impl<S> EngineRows<S> {
+    /// The handles of the step and engine-signal rows among `rows` (each with its handle);
+    /// the other rows are left out.
+    pub fn new<'r>(rows: impl IntoIterator<Item = (&'r Row, S)>) -> Self {
+        let (mut steps, mut signals) = (Vec::new(), Vec::new());
+        for (row, slot) in rows {
+            match row.feed {
+                Feed::Step(field) => steps.push((field, row.attrs, slot)),
+                Feed::Engine(signal) => signals.push((signal, slot)),
+                _ => {}
+            }
+        }
+        Self {
+            steps: steps.into(),
+            signals: signals.into(),
+        }
+    }
+
+    /// Rows kept (step and signal rows).
+    pub fn rows(&self) -> usize {
+        self.steps.len() + self.signals.len()
+    }
+}
+
+impl<S: RecordValue> EngineRows<S> {
+    fn signal(&self, signal: EngineSignal, value: Value) {
+        for (_, slot) in self.signals.iter().filter(|(s, _)| *s == signal) {
+            slot.record(0, value);
+        }
+    }
+}
+
+impl<S: RecordValue> EngineSink for EngineRows<S> {
+    fn step(&self, step: &Step) {
+        for (field, attrs, slot) in self.steps.iter() {
+            slot.record(attrs.step_variant(step), field.read(step));
+        }
+    }
+
+    fn kv_cache_usage(&self, fraction: f64) {
+        self.signal(EngineSignal::KvCacheUsage, Value::Level(fraction));
+    }
+
+    fn preemptions(&self, count: u64) {
+        self.signal(EngineSignal::Preemptions, Value::Count(count));
+    }
+}
+
+impl<S> std::fmt::Debug for EngineRows<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineRows")
+            .field("steps", &self.steps.len())
+            .field("signals", &self.signals.len())
+            .finish_non_exhaustive()
+    }
+}
