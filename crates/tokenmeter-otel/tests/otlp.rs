@@ -66,6 +66,8 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
         512,
         Duration::from_millis(60),
     ));
+    steps.add_prefix_cache(512, 384);
+    steps.add_speculation(2, 8, 5);
 
     // A periodic export carries every request and step.
     let got = receiver
@@ -84,6 +86,9 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
                 names::SERIES_FOLDED.name,
                 names::KV_CACHE_USAGE.name,
                 names::PREEMPTIONS.name,
+                // the scripts set no request parameters
+                names::REQUEST_MAX_TOKENS.name,
+                names::REQUEST_CHOICES.name,
             ]
             .contains(n)
         })
@@ -104,6 +109,21 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
     assert_eq!(s.total(names::ENGINE_STEP_DURATION.name, &decode), 1.0);
     let prefill = [(attr::KIND, "prefill")];
     assert_eq!(s.total(names::ENGINE_STEP_TOKENS.name, &prefill), 512.0);
+    let engine = [(attr::PROVIDER, "vllm")];
+    for (instrument, value) in [
+        (names::PREFIX_CACHE_QUERIES, 512.0),
+        (names::PREFIX_CACHE_HITS, 384.0),
+        (names::SPEC_DECODE_DRAFTS, 2.0),
+        (names::SPEC_DECODE_DRAFT_TOKENS, 8.0),
+        (names::SPEC_DECODE_ACCEPTED_TOKENS, 5.0),
+    ] {
+        assert_eq!(
+            s.total(instrument.name, &engine),
+            value,
+            "{}",
+            instrument.name
+        );
+    }
     let port =
         s.metric(names::SERVER_TIME_TO_FIRST_TOKEN.name).points[0].attrs[attr::SERVER_PORT].clone();
     assert_eq!(port, "8000");

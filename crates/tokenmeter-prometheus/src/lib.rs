@@ -109,6 +109,18 @@
 //! | `tokenmeter_engine_step_duration_seconds` | histogram | s | B without the operation, `kind` | step | each engine step ([engine steps](#engine-steps)) |
 //! | `tokenmeter_engine_batch_size` | histogram | `{sequence}` | B without the operation, `kind` | batch | each engine step: sequences in the batch |
 //! | `tokenmeter_engine_step_tokens_total` | counter | `{token}` | B without the operation, `kind` | — | each engine step: its tokens (prompt tokens of a prefill, one per sequence of a decode) |
+//! | `tokenmeter_request_time_to_first_output_token_seconds` | histogram | s | B, `role` | doubling | both: request end: the first answer token after any reasoning ([`Request::record_reasoning_tokens`](tokenmeter::Request::record_reasoning_tokens)) |
+//! | `tokenmeter_request_time_to_second_token_seconds` | histogram | s | B, `role` | doubling | both: request end, with ≥ 2 output tokens |
+//! | `tokenmeter_request_normalized_time_per_output_token_seconds` | histogram | s | B, `role` | TPOT | both: request end: E2E ÷ output tokens |
+//! | `tokenmeter_request_computed_input_tokens` | histogram | `{token}` | B, `role` | ×4 | server: request end: input − cached − external, when the input is known |
+//! | `tokenmeter_input_tokens_by_source_total` | counter | `{token}` | B, `role`, `source` | — | request end: `local_compute` (input − reused), `local_cache_hit` ([`Request::set_cached_input_tokens`](tokenmeter::Request::set_cached_input_tokens)), `external_kv_transfer` |
+//! | `tokenmeter_request_max_tokens` | histogram | `{token}` | B, `role` | ×4 | request end, when [`Request::set_max_tokens`](tokenmeter::Request::set_max_tokens) was called |
+//! | `tokenmeter_request_choices` | histogram | `{choice}` | B, `role` | 1, 2, 5, 10, 20 | request end, when [`Request::set_choices`](tokenmeter::Request::set_choices) was called |
+//! | `tokenmeter_prefix_cache_queries_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_prefix_cache`](tokenmeter::sink::EngineRecorder::add_prefix_cache): prompt tokens looked up |
+//! | `tokenmeter_prefix_cache_hits_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_prefix_cache`](tokenmeter::sink::EngineRecorder::add_prefix_cache): prompt tokens found |
+//! | `tokenmeter_spec_decode_drafts_total` | counter | `{draft}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) |
+//! | `tokenmeter_spec_decode_draft_tokens_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) |
+//! | `tokenmeter_spec_decode_accepted_tokens_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) (≤ draft tokens) |
 //!
 //! These are the OTel→Prometheus translations of the OpenTelemetry instruments in [`names`], so
 //! the OTLP path (crate `tokenmeter-otel`) lands on the same series. Each is a row of the
@@ -121,7 +133,8 @@
 //!
 //! # Metrics of the `vllm` profile
 //!
-//! Every metric carries `model_name` (the response model, or else the request model). Buckets:
+//! Every metric carries `model_name` (the response model, or else the request model) and
+//! `engine="0"` (vLLM's V1 engine-core index; one engine per exporter here). Buckets:
 //! *TTFT* = 0.001 … 10, 20, 40, 80, 160, 640, 2560; *ITL* = 0.01 … 2.5, 5, 7.5, 10, 20, 40, 80;
 //! *request* = 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480,
 //! 960, 1920, 7680; *1-2-5* = 1, 2, 5, 10, … up to the context length
@@ -155,6 +168,30 @@
 //! | `tokenmeter_engine_step_duration_seconds` | histogram | s | `model_name`, `kind` | step | each engine step |
 //! | `tokenmeter_engine_batch_size` | histogram | sequences | `model_name`, `kind` | batch | each engine step: sequences in the batch |
 //! | `tokenmeter_engine_step_tokens_total` | counter | tokens | `model_name`, `kind` | — | each engine step: its tokens |
+//! | `vllm:prefix_cache_queries_total` | counter | tokens | `model_name` | — | as `tokenmeter_prefix_cache_queries_total` |
+//! | `vllm:prefix_cache_hits_total` | counter | tokens | `model_name` | — | as `tokenmeter_prefix_cache_hits_total` |
+//! | `vllm:prompt_tokens_by_source_total` | counter | tokens | `model_name`, `source` | — | as `tokenmeter_input_tokens_by_source_total` |
+//! | `vllm:request_prefill_kv_computed_tokens` | histogram | tokens | `model_name` | 1-2-5 | as `tokenmeter_request_computed_input_tokens` (both roles) |
+//! | `vllm:request_params_max_tokens` | histogram | tokens | `model_name` | 1-2-5 | as `tokenmeter_request_max_tokens` |
+//! | `vllm:request_params_n` | histogram | choices | `model_name` | 1, 2, 5, 10, 20 | as `tokenmeter_request_choices` |
+//! | `vllm:request_max_num_generation_tokens` | histogram | tokens | `model_name` | 1-2-5 | request end, when > 0: the output tokens (with `n` > 1, all choices together) |
+//! | `vllm:spec_decode_num_drafts_total` | counter | drafts | `model_name` | — | as `tokenmeter_spec_decode_drafts_total` |
+//! | `vllm:spec_decode_num_draft_tokens_total` | counter | tokens | `model_name` | — | as `tokenmeter_spec_decode_draft_tokens_total` |
+//! | `vllm:spec_decode_num_accepted_tokens_total` | counter | tokens | `model_name` | — | as `tokenmeter_spec_decode_accepted_tokens_total` |
+//! | `tokenmeter_request_time_to_first_output_token_seconds` | histogram | s | `model_name` | doubling | as in the semconv profile (vLLM has no such metric) |
+//! | `tokenmeter_request_time_to_second_token_seconds` | histogram | s | `model_name` | doubling | as in the semconv profile |
+//! | `tokenmeter_request_normalized_time_per_output_token_seconds` | histogram | s | `model_name` | TPOT | as in the semconv profile |
+//!
+//! The `vllm-legacy` profile ([`Profile::VllmLegacy`]) publishes all of the above and, for
+//! dashboards written before vLLM 0.11, the old names of what vLLM has since renamed, with the
+//! same samples:
+//!
+//! | Name | Type | Unit | Labels | Buckets | Produced by |
+//! |---|---|---|---|---|---|
+//! | `vllm:time_per_output_token_seconds` | histogram | s | `model_name` | ITL | as `vllm:inter_token_latency_seconds` |
+//! | `vllm:gpu_cache_usage_perc` | gauge | 0–1 | `model_name` | — | as `vllm:kv_cache_usage_perc` |
+//! | `vllm:gpu_prefix_cache_queries_total` | counter | tokens | `model_name` | — | as `vllm:prefix_cache_queries_total` |
+//! | `vllm:gpu_prefix_cache_hits_total` | counter | tokens | `model_name` | — | as `vllm:prefix_cache_hits_total` |
 //!
 //! # Engine steps
 //!
@@ -273,7 +310,7 @@ mod tests {
     #[test]
     fn the_crate_docs_list_every_metric_of_both_profiles() {
         let docs = include_str!("lib.rs");
-        for profile in [Profile::Semconv, Profile::Vllm] {
+        for profile in [Profile::Semconv, Profile::Vllm, Profile::VllmLegacy] {
             for metric in profile.metrics() {
                 let cell = format!("| `{}` |", metric.prometheus);
                 assert!(

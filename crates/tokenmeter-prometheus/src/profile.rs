@@ -25,16 +25,23 @@ pub enum Profile {
     /// semconv does not name. The default.
     #[default]
     Semconv,
-    /// vLLM's names (`vllm:*`, label `model_name`), so vLLM dashboards work unchanged.
+    /// vLLM's names (`vllm:*`, labels `model_name` and `engine`), so vLLM dashboards work
+    /// unchanged.
     Vllm,
+    /// [`Profile::Vllm`] plus the names vLLM used before 0.11 for what it has since renamed
+    /// ([`vllm::legacy`](crate::names::vllm::legacy): `vllm:time_per_output_token_seconds`,
+    /// `vllm:gpu_cache_usage_perc`, `vllm:gpu_prefix_cache_*`), published beside the current
+    /// ones with the same samples, for dashboards written before the renames.
+    VllmLegacy,
 }
 
 impl Profile {
-    /// `semconv` or `vllm`.
+    /// `semconv`, `vllm` or `vllm-legacy`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Profile::Semconv => "semconv",
             Profile::Vllm => "vllm",
+            Profile::VllmLegacy => "vllm-legacy",
         }
     }
 
@@ -44,8 +51,13 @@ impl Profile {
         let (own, extra): (&'static [MetricName], &'static [MetricName]) = match self {
             Profile::Semconv => (semconv::ALL, &[]),
             Profile::Vllm => (vllm::ALL, VLLM_EXTRAS),
+            Profile::VllmLegacy => (vllm::ALL, VLLM_EXTRAS),
         };
-        own.iter().chain(extra)
+        let legacy: &'static [MetricName] = match self {
+            Profile::VllmLegacy => vllm::legacy::ALL,
+            _ => &[],
+        };
+        own.iter().chain(extra).chain(legacy)
     }
 }
 
@@ -62,6 +74,7 @@ impl FromStr for Profile {
         match s.trim().to_ascii_lowercase().as_str() {
             "semconv" | "otel" | "opentelemetry" => Ok(Profile::Semconv),
             "vllm" => Ok(Profile::Vllm),
+            "vllm-legacy" | "vllm_legacy" => Ok(Profile::VllmLegacy),
             _ => Err(Error::UnknownProfile(s.to_owned())),
         }
     }
@@ -74,6 +87,9 @@ const VLLM_EXTRAS: &[MetricName] = &[
     semconv::ENGINE_STEP_DURATION,
     semconv::ENGINE_BATCH_SIZE,
     semconv::ENGINE_STEP_TOKENS,
+    semconv::TIME_TO_FIRST_OUTPUT_TOKEN,
+    semconv::TIME_TO_SECOND_TOKEN,
+    semconv::NORMALIZED_TIME_PER_OUTPUT_TOKEN,
 ];
 
 #[cfg(test)]
@@ -86,7 +102,7 @@ mod tests {
     #[test]
     fn every_histogram_of_a_profile_has_a_bucket_entry() {
         let table = Conventions::default();
-        for profile in [Profile::Semconv, Profile::Vllm] {
+        for profile in [Profile::Semconv, Profile::Vllm, Profile::VllmLegacy] {
             let with_buckets: Vec<_> = profile
                 .histograms(&table)
                 .into_iter()

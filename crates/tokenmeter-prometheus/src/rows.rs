@@ -73,13 +73,17 @@ impl Profile {
     pub(crate) fn rows(self, table: &Conventions) -> Vec<PromRow> {
         match self {
             Profile::Semconv => table.rows().iter().map(PromRow::semconv).collect(),
-            Profile::Vllm => {
+            Profile::Vllm | Profile::VllmLegacy => {
                 let mut rows: Vec<PromRow> = table
                     .rows()
                     .iter()
                     .map(|row| vllm::rename(row).unwrap_or_else(|| PromRow::semconv(row)))
                     .collect();
                 rows.extend(vllm::own_rows());
+                if self == Profile::VllmLegacy {
+                    let aliases = vllm::legacy_rows(&rows);
+                    rows.extend(aliases);
+                }
                 rows
             }
         }
@@ -137,7 +141,7 @@ mod tests {
     #[test]
     fn the_named_constants_are_what_the_table_publishes() {
         let table = Conventions::default();
-        for profile in [Profile::Semconv, Profile::Vllm] {
+        for profile in [Profile::Semconv, Profile::Vllm, Profile::VllmLegacy] {
             let mut published: Vec<(String, Kind, String)> = Vec::new();
             for row in profile.rows(&table) {
                 let entry = (row.name.to_string(), row.kind, row.help.to_string());

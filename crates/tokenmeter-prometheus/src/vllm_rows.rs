@@ -3,7 +3,8 @@
 //! and vLLM's two metrics that no row of the table has.
 
 use tokenmeter::conventions::{
-    AttrSet, Feed, Instrument, InstrumentKind, RecordField, Roles, Row, StepField, names as otel,
+    AttrSet, CHOICE_EDGES, Feed, Instrument, InstrumentKind, RecordField, Roles, Row, StepField,
+    names as otel,
 };
 
 use crate::layout::{Layout, VLLM_ITERATION_TOKENS, VLLM_ITL, VLLM_REQUEST, VLLM_TTFT};
@@ -129,6 +130,53 @@ const RENAMES: &[Rename] = &[
     to(otel::REQUESTS_RUNNING, vllm::NUM_REQUESTS_RUNNING, NONE),
     to(otel::KV_CACHE_USAGE, vllm::KV_CACHE_USAGE, NONE),
     to(otel::PREEMPTIONS, vllm::NUM_PREEMPTIONS, NONE),
+    to(otel::PREFIX_CACHE_QUERIES, vllm::PREFIX_CACHE_QUERIES, NONE),
+    to(otel::PREFIX_CACHE_HITS, vllm::PREFIX_CACHE_HITS, NONE),
+    to(
+        otel::INPUT_TOKENS_BY_SOURCE,
+        vllm::PROMPT_TOKENS_BY_SOURCE,
+        NONE,
+    )
+    .field(Feed::End(RecordField::ComputedInputTokens)),
+    to(
+        otel::INPUT_TOKENS_BY_SOURCE,
+        vllm::PROMPT_TOKENS_BY_SOURCE,
+        NONE,
+    )
+    .field(Feed::End(RecordField::CachedInputTokens)),
+    to(
+        otel::INPUT_TOKENS_BY_SOURCE,
+        vllm::PROMPT_TOKENS_BY_SOURCE,
+        NONE,
+    )
+    .field(Feed::End(RecordField::ExternalInputTokens)),
+    to(
+        otel::COMPUTED_INPUT_TOKENS,
+        vllm::REQUEST_PREFILL_KV_COMPUTED_TOKENS,
+        Layout::OneTwoFive,
+    )
+    .roles(Roles::Both),
+    to(
+        otel::REQUEST_MAX_TOKENS,
+        vllm::REQUEST_PARAMS_MAX_TOKENS,
+        Layout::OneTwoFive,
+    ),
+    to(
+        otel::REQUEST_CHOICES,
+        vllm::REQUEST_PARAMS_N,
+        Layout::Fixed(CHOICE_EDGES),
+    ),
+    to(otel::SPEC_DECODE_DRAFTS, vllm::SPEC_DECODE_NUM_DRAFTS, NONE),
+    to(
+        otel::SPEC_DECODE_DRAFT_TOKENS,
+        vllm::SPEC_DECODE_NUM_DRAFT_TOKENS,
+        NONE,
+    ),
+    to(
+        otel::SPEC_DECODE_ACCEPTED_TOKENS,
+        vllm::SPEC_DECODE_NUM_ACCEPTED_TOKENS,
+        NONE,
+    ),
 ];
 
 /// `row` as the vLLM profile publishes it, when vLLM has a name for it.
@@ -156,9 +204,9 @@ const fn instrument(metric: MetricName) -> Instrument {
     Instrument::new(metric.otel, metric.unit, kind, metric.help)
 }
 
-/// vLLM's metrics that no row of the table has: `request_success_total` by `finished_reason`
-/// and the `iteration_tokens_total` histogram.
-pub(crate) fn own_rows() -> [PromRow; 2] {
+/// vLLM's metrics that no row of the table has: `request_success_total` by `finished_reason`,
+/// the `iteration_tokens_total` histogram and `request_max_num_generation_tokens`.
+pub(crate) fn own_rows() -> [PromRow; 3] {
     let success = Row::new(
         instrument(vllm::REQUEST_SUCCESS),
         Feed::End(RecordField::Request),
@@ -175,6 +223,13 @@ pub(crate) fn own_rows() -> [PromRow; 2] {
         &[tokenmeter::conventions::Metric::StepTokens],
         VLLM_ITERATION_TOKENS,
     );
+    let longest = Row::new(
+        instrument(vllm::REQUEST_MAX_NUM_GENERATION_TOKENS),
+        Feed::End(RecordField::OutputTokens),
+        Roles::Both,
+        AttrSet::Semconv,
+    )
+    .buckets(&[tokenmeter::conventions::Metric::OutputTokens], &[1.0]);
     [
         PromRow::named(success, &vllm::REQUEST_SUCCESS, NONE),
         PromRow::named(
@@ -182,7 +237,24 @@ pub(crate) fn own_rows() -> [PromRow; 2] {
             &vllm::ITERATION_TOKENS,
             Layout::Fixed(VLLM_ITERATION_TOKENS),
         ),
+        PromRow::named(
+            longest,
+            &vllm::REQUEST_MAX_NUM_GENERATION_TOKENS,
+            Layout::OneTwoFive,
+        ),
     ]
+}
+
+/// The rows of the pre-0.11 names ([`vllm::legacy`]): each a copy of the row published under
+/// the current name it aliases, so both series carry the same samples.
+pub(crate) fn legacy_rows(rows: &[PromRow]) -> Vec<PromRow> {
+    let mut out = Vec::new();
+    for (old, new) in vllm::legacy::ALIASES {
+        for row in rows.iter().filter(|row| row.name == new.prometheus) {
+            out.push(PromRow::named(row.row, old, row.layout));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ fn the_global_sink_follows_a_thread_local_recorder() {
     let all = snapshot(&snapshotter);
     assert_eq!(samples(&all, "vllm:time_to_first_token_seconds"), [0.04]);
     assert!(all.iter().any(|(key, _, _, value)| {
-        key == "vllm:request_success_total{model_name=m,finished_reason=stop}"
+        key == "vllm:request_success_total{model_name=m,engine=0,finished_reason=stop}"
             && *value == DebugValue::Counter(1)
     }));
 }
@@ -224,7 +224,7 @@ fn engine_steps_register_once_and_record_raw_values() {
             .collect();
         values
     };
-    let decode = "model_name=m,kind=decode";
+    let decode = "model_name=m,engine=0,kind=decode";
     assert_eq!(
         only(&format!(
             "tokenmeter_engine_step_duration_seconds{{{decode}}}"
@@ -235,7 +235,10 @@ fn engine_steps_register_once_and_record_raw_values() {
         only(&format!("tokenmeter_engine_batch_size{{{decode}}}")),
         [8.0; 50]
     );
-    assert_eq!(only("vllm:iteration_tokens_total{model_name=m}"), [8.0; 50]);
+    assert_eq!(
+        only("vllm:iteration_tokens_total{model_name=m,engine=0}"),
+        [8.0; 50]
+    );
     let tokens = after.iter().find_map(|(key, unit, _, value)| match value {
         DebugValue::Counter(n)
             if key == &format!("tokenmeter_engine_step_tokens_total{{{decode}}}") =>

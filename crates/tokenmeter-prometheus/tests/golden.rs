@@ -56,3 +56,38 @@ fn canonical_form_does_not_depend_on_render_order() {
     assert_eq!(support::canonical(a), support::canonical(b));
     assert!(support::canonical(a).starts_with("# TYPE a histogram\na_bucket{le=\"1\"} 0\n"));
 }
+
+/// The `vllm-legacy` profile publishes every series of the `vllm` profile, and each pre-0.11
+/// name carries exactly the samples of the current name it aliases.
+#[test]
+fn vllm_legacy_names_carry_the_samples_of_the_current_ones() {
+    use tokenmeter_prometheus::names::vllm::legacy;
+
+    let current = support::canonical(&support::workload::render(Profile::Vllm));
+    let legacy_text = support::canonical(&support::workload::render(Profile::VllmLegacy));
+    let samples = |text: &str, name: &str| -> Vec<String> {
+        let base = name.trim_end_matches("_total");
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter(|l| {
+                l.strip_prefix(base)
+                    .is_some_and(|rest| rest.starts_with(['{', ' ', '_']))
+            })
+            .map(|l| l[base.len()..].to_owned())
+            .collect()
+    };
+    for line in current.lines().filter(|l| !l.starts_with('#')) {
+        assert!(legacy_text.contains(line), "vllm-legacy lacks {line}");
+    }
+    for (old, new) in legacy::ALIASES {
+        let want = samples(&current, new.prometheus);
+        assert!(!want.is_empty(), "the workload records {}", new.prometheus);
+        assert_eq!(
+            samples(&legacy_text, old.prometheus),
+            want,
+            "{} against {}",
+            old.prometheus,
+            new.prometheus
+        );
+    }
+}

@@ -21,7 +21,7 @@ fn engine() -> Labels<'static> {
 /// The labels the engine's step metrics carry in `profile`, before `kind`.
 fn engine_labels(profile: Profile) -> &'static str {
     match profile {
-        Profile::Vllm => r#"model_name="llama-3-8b""#,
+        Profile::Vllm => r#"model_name="llama-3-8b",engine="0""#,
         _ => r#"gen_ai_provider_name="vllm",gen_ai_request_model="llama-3-8b""#,
     }
 }

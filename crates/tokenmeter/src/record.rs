@@ -49,6 +49,19 @@ pub struct RequestRecord {
     pub panicked: bool,
     /// Input (prompt) tokens, when known.
     pub input_tokens: Option<u64>,
+    /// Input tokens served from the engine's own prefix cache rather than computed, when known
+    /// ([`Request::set_cached_input_tokens`](crate::Request::set_cached_input_tokens); a client
+    /// reads them from `usage.prompt_tokens_details.cached_tokens`).
+    pub cached_input_tokens: Option<u64>,
+    /// Input tokens whose KV cache came from outside the engine (a KV connector or transfer),
+    /// when known ([`Request::set_external_input_tokens`](crate::Request::set_external_input_tokens)).
+    pub external_input_tokens: Option<u64>,
+    /// The request's `max_tokens` parameter, when it had one
+    /// ([`Request::set_max_tokens`](crate::Request::set_max_tokens)).
+    pub max_tokens: Option<u64>,
+    /// The request's `n` parameter (choices asked for), when set
+    /// ([`Request::set_choices`](crate::Request::set_choices)).
+    pub choices: Option<u32>,
     /// Output tokens: the sum over token-bearing items, or the count set by
     /// [`Request::set_output_tokens`](crate::Request::set_output_tokens) (a final `usage`).
     pub output_tokens: u64,
@@ -64,6 +77,14 @@ pub struct RequestRecord {
     pub prefill: Option<Duration>,
     /// First token − arrival.
     pub ttft: Option<Duration>,
+    /// First *output* token − arrival: the first token recorded with
+    /// [`Request::record_tokens`](crate::Request::record_tokens), after any reasoning tokens
+    /// ([`Request::record_reasoning_tokens`](crate::Request::record_reasoning_tokens)). Equal to
+    /// [`ttft`](Self::ttft) when the request had no reasoning before its answer.
+    pub first_output: Option<Duration>,
+    /// The time at which the request's second token arrived − arrival (the TTFT when the first
+    /// item already carried two tokens).
+    pub second_token: Option<Duration>,
     /// Last token − first token.
     pub decode: Option<Duration>,
     /// Last token − scheduled.
@@ -103,6 +124,39 @@ impl RequestRecord {
         let decode = self.decode?;
         let steps = self.output_tokens.checked_sub(1).filter(|&n| n > 0)?;
         Some(decode.as_secs_f64() / steps as f64)
+    }
+
+    /// Normalised time per output token: E2E ÷ output tokens, the whole wait spread over every
+    /// token (queue and prefill included), as inference-perf and llm-d report it. `None` without
+    /// output tokens.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tokenmeter::{Labels, ManualClock, Meter};
+    /// let time = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&time);
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// time.advance(Duration::from_millis(300));
+    /// request.record_tokens(3);
+    /// request.succeed();
+    /// assert_eq!(memory.records()[0].normalized_tpot(), Some(Duration::from_millis(100)));
+    /// ```
+    pub fn normalized_tpot(&self) -> Option<Duration> {
+        let per = self.e2e.as_nanos() / u128::from(self.output_tokens).max(1);
+        (self.output_tokens > 0)
+            .then(|| Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX)))
+    }
+
+    /// Input tokens the engine computed (prefilled) itself: input − cached − external. `None`
+    /// unless the input tokens are known.
+    pub fn computed_input_tokens(&self) -> Option<u64> {
+        let reused = self
+            .cached_input_tokens
+            .unwrap_or(0)
+            .saturating_add(self.external_input_tokens.unwrap_or(0));
+        Some(self.input_tokens?.saturating_sub(reused))
     }
 
     /// Last token − arrival (TTFT + decode): the end of a request's latency in `vllm bench

@@ -26,6 +26,9 @@ pub(crate) enum MetricsProfile {
     Semconv,
     /// vLLM's names (`vllm:*`), for existing vLLM dashboards.
     Vllm,
+    /// vLLM's names plus the names vLLM used before 0.11 (`vllm:time_per_output_token_seconds`,
+    /// `vllm:gpu_cache_usage_perc`, …), for dashboards written before the renames.
+    VllmLegacy,
 }
 
 /// Options of `tokenmeter serve`: an OpenAI-compatible server over a simulated

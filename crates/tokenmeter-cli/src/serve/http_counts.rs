@@ -169,7 +169,7 @@ impl HttpCounts {
                     "http_response_status_class",
                 ],
             ),
-            MetricsProfile::Vllm => (
+            MetricsProfile::Vllm | MetricsProfile::VllmLegacy => (
                 "http_requests_total",
                 "Total number of requests by method, status and handler.",
                 ["handler", "method", "status"],

@@ -30,6 +30,7 @@ impl Metrics {
         let profile = match profile {
             MetricsProfile::Semconv => Profile::Semconv,
             MetricsProfile::Vllm => Profile::Vllm,
+            MetricsProfile::VllmLegacy => Profile::VllmLegacy,
         };
         let mut builder = Builder::new(profile);
         if let Some(spec) = spec {

@@ -71,7 +71,12 @@ pub(crate) fn check_attributes(snapshot: &Snapshot, semconv: &Attrs, role: Role)
         };
         for point in &metric.points {
             let mut got = point.attrs.clone();
-            for extra in [attr::ERROR_TYPE, attr::OUTCOME, attr::TOKEN_TYPE] {
+            for extra in [
+                attr::ERROR_TYPE,
+                attr::OUTCOME,
+                attr::TOKEN_TYPE,
+                attr::SOURCE,
+            ] {
                 got.remove(extra);
             }
             assert_eq!(&got, expected, "attributes of {}", metric.name);

@@ -69,8 +69,13 @@ pub const OUTCOME: LabelName = LabelName::semconv(attr::OUTCOME, "outcome");
 pub const STEP_KIND: LabelName = LabelName::semconv(attr::KIND, "kind");
 /// vLLM's `model_name`: the response model, or the request model when unknown.
 pub const MODEL_NAME: LabelName = LabelName::same("model_name");
+/// vLLM's `engine`: the index of the engine core (`0` with one engine).
+pub const ENGINE: LabelName = LabelName::same("engine");
 /// vLLM's `finished_reason`: `stop`, `length`, `abort` or `error`.
 pub const FINISHED_REASON: LabelName = LabelName::semconv(attr::FINISHED_REASON, "finished_reason");
+/// `source`: where input tokens came from (`local_compute`, `local_cache_hit`,
+/// `external_kv_transfer`), as vLLM's `prompt_tokens_by_source` labels them.
+pub const SOURCE: LabelName = LabelName::semconv(attr::SOURCE, "source");
 
 /// Values of [`TOKEN_TYPE`].
 pub mod token_type {
@@ -113,6 +118,7 @@ mod tests {
             (attr::OUTCOME, OUTCOME),
             (attr::KIND, STEP_KIND),
             (attr::FINISHED_REASON, FINISHED_REASON),
+            (attr::SOURCE, SOURCE),
         ];
         for (key, label) in pairs {
             assert_eq!(key, label.otel);

@@ -54,6 +54,18 @@ semconv! {
     ENGINE_STEP_DURATION => "tokenmeter_engine_step_duration_seconds";
     ENGINE_BATCH_SIZE => "tokenmeter_engine_batch_size";
     ENGINE_STEP_TOKENS => "tokenmeter_engine_step_tokens_total";
+    TIME_TO_FIRST_OUTPUT_TOKEN => "tokenmeter_request_time_to_first_output_token_seconds";
+    TIME_TO_SECOND_TOKEN => "tokenmeter_request_time_to_second_token_seconds";
+    NORMALIZED_TIME_PER_OUTPUT_TOKEN => "tokenmeter_request_normalized_time_per_output_token_seconds";
+    COMPUTED_INPUT_TOKENS => "tokenmeter_request_computed_input_tokens";
+    INPUT_TOKENS_BY_SOURCE => "tokenmeter_input_tokens_by_source_total";
+    REQUEST_MAX_TOKENS => "tokenmeter_request_max_tokens";
+    REQUEST_CHOICES => "tokenmeter_request_choices";
+    PREFIX_CACHE_QUERIES => "tokenmeter_prefix_cache_queries_total";
+    PREFIX_CACHE_HITS => "tokenmeter_prefix_cache_hits_total";
+    SPEC_DECODE_DRAFTS => "tokenmeter_spec_decode_drafts_total";
+    SPEC_DECODE_DRAFT_TOKENS => "tokenmeter_spec_decode_draft_tokens_total";
+    SPEC_DECODE_ACCEPTED_TOKENS => "tokenmeter_spec_decode_accepted_tokens_total";
 }
 
 #[cfg(test)]

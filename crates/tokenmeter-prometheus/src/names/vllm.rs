@@ -147,6 +147,132 @@ pub const ITERATION_TOKENS: MetricName = vllm(
     "Histogram of number of tokens per engine_step.",
 );
 
+/// `vllm:prefix_cache_queries_total`: prompt tokens looked up in the prefix cache.
+pub const PREFIX_CACHE_QUERIES: MetricName = vllm(
+    "vllm:prefix_cache_queries_total",
+    "{token}",
+    Kind::Counter,
+    "Prefix cache queries, in terms of number of queried tokens.",
+);
+/// `vllm:prefix_cache_hits_total`: prompt tokens found in the prefix cache.
+pub const PREFIX_CACHE_HITS: MetricName = vllm(
+    "vllm:prefix_cache_hits_total",
+    "{token}",
+    Kind::Counter,
+    "Prefix cache hits, in terms of number of cached tokens.",
+);
+/// `vllm:prompt_tokens_by_source_total{source}`: `local_compute`, `local_cache_hit`,
+/// `external_kv_transfer`.
+pub const PROMPT_TOKENS_BY_SOURCE: MetricName = vllm(
+    "vllm:prompt_tokens_by_source_total",
+    "{token}",
+    Kind::Counter,
+    "Number of prompt tokens by source.",
+);
+/// `vllm:request_prefill_kv_computed_tokens`: prompt tokens a request computed (not cached).
+pub const REQUEST_PREFILL_KV_COMPUTED_TOKENS: MetricName = vllm(
+    "vllm:request_prefill_kv_computed_tokens",
+    "{token}",
+    Kind::Histogram,
+    "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+);
+/// `vllm:request_params_max_tokens`: the `max_tokens` parameter.
+pub const REQUEST_PARAMS_MAX_TOKENS: MetricName = vllm(
+    "vllm:request_params_max_tokens",
+    "{token}",
+    Kind::Histogram,
+    "Histogram of the max_tokens request parameter.",
+);
+/// `vllm:request_params_n`: the `n` parameter.
+pub const REQUEST_PARAMS_N: MetricName = vllm(
+    "vllm:request_params_n",
+    "{choice}",
+    Kind::Histogram,
+    "Histogram of the n request parameter.",
+);
+/// `vllm:request_max_num_generation_tokens`: the output tokens of a request (tokenmeter counts
+/// a request's choices together, so with `n` > 1 this is their sum, not the longest one).
+pub const REQUEST_MAX_NUM_GENERATION_TOKENS: MetricName = vllm(
+    "vllm:request_max_num_generation_tokens",
+    "{token}",
+    Kind::Histogram,
+    "Histogram of maximum number of requested generation tokens.",
+);
+/// `vllm:spec_decode_num_drafts_total`.
+pub const SPEC_DECODE_NUM_DRAFTS: MetricName = vllm(
+    "vllm:spec_decode_num_drafts_total",
+    "{draft}",
+    Kind::Counter,
+    "Number of spec decoding drafts.",
+);
+/// `vllm:spec_decode_num_draft_tokens_total`.
+pub const SPEC_DECODE_NUM_DRAFT_TOKENS: MetricName = vllm(
+    "vllm:spec_decode_num_draft_tokens_total",
+    "{token}",
+    Kind::Counter,
+    "Number of draft tokens.",
+);
+/// `vllm:spec_decode_num_accepted_tokens_total`.
+pub const SPEC_DECODE_NUM_ACCEPTED_TOKENS: MetricName = vllm(
+    "vllm:spec_decode_num_accepted_tokens_total",
+    "{token}",
+    Kind::Counter,
+    "Number of accepted tokens.",
+);
+
+/// The names vLLM used before 0.11 for metrics it has since renamed, published beside the new
+/// ones by [`Profile::VllmLegacy`](crate::Profile::VllmLegacy) for dashboards written then.
+pub mod legacy {
+    use super::{Kind, MetricName, vllm};
+
+    /// `vllm:time_per_output_token_seconds`: now
+    /// [`INTER_TOKEN_LATENCY`](super::INTER_TOKEN_LATENCY).
+    pub const TIME_PER_OUTPUT_TOKEN: MetricName = vllm(
+        "vllm:time_per_output_token_seconds",
+        "s",
+        Kind::Histogram,
+        "Histogram of time per output token in seconds (deprecated: inter_token_latency_seconds).",
+    );
+    /// `vllm:gpu_cache_usage_perc`: now [`KV_CACHE_USAGE`](super::KV_CACHE_USAGE).
+    pub const GPU_CACHE_USAGE: MetricName = vllm(
+        "vllm:gpu_cache_usage_perc",
+        "1",
+        Kind::Gauge,
+        "GPU KV-cache usage. 1 means 100 percent usage (deprecated: kv_cache_usage_perc).",
+    );
+    /// `vllm:gpu_prefix_cache_queries_total`: now
+    /// [`PREFIX_CACHE_QUERIES`](super::PREFIX_CACHE_QUERIES).
+    pub const GPU_PREFIX_CACHE_QUERIES: MetricName = vllm(
+        "vllm:gpu_prefix_cache_queries_total",
+        "{token}",
+        Kind::Counter,
+        "GPU prefix cache queries, in terms of number of queried tokens (deprecated: prefix_cache_queries).",
+    );
+    /// `vllm:gpu_prefix_cache_hits_total`: now [`PREFIX_CACHE_HITS`](super::PREFIX_CACHE_HITS).
+    pub const GPU_PREFIX_CACHE_HITS: MetricName = vllm(
+        "vllm:gpu_prefix_cache_hits_total",
+        "{token}",
+        Kind::Counter,
+        "GPU prefix cache hits, in terms of number of cached tokens (deprecated: prefix_cache_hits).",
+    );
+
+    /// Each old name and the current name it aliases.
+    pub const ALIASES: &[(MetricName, MetricName)] = &[
+        (TIME_PER_OUTPUT_TOKEN, super::INTER_TOKEN_LATENCY),
+        (GPU_CACHE_USAGE, super::KV_CACHE_USAGE),
+        (GPU_PREFIX_CACHE_QUERIES, super::PREFIX_CACHE_QUERIES),
+        (GPU_PREFIX_CACHE_HITS, super::PREFIX_CACHE_HITS),
+    ];
+
+    /// Every old name, in the order of [`ALIASES`].
+    pub const ALL: &[MetricName] = &[
+        TIME_PER_OUTPUT_TOKEN,
+        GPU_CACHE_USAGE,
+        GPU_PREFIX_CACHE_QUERIES,
+        GPU_PREFIX_CACHE_HITS,
+    ];
+}
+
 /// Every vLLM metric this crate publishes. The vLLM profile also publishes
 /// [`semconv::REQUESTS`](super::semconv::REQUESTS),
 /// [`semconv::SERIES_FOLDED`](super::semconv::SERIES_FOLDED) and the engine-step metrics
@@ -173,4 +299,14 @@ pub const ALL: &[MetricName] = &[
     KV_CACHE_USAGE,
     NUM_PREEMPTIONS,
     ITERATION_TOKENS,
+    PREFIX_CACHE_QUERIES,
+    PREFIX_CACHE_HITS,
+    PROMPT_TOKENS_BY_SOURCE,
+    REQUEST_PREFILL_KV_COMPUTED_TOKENS,
+    REQUEST_PARAMS_MAX_TOKENS,
+    REQUEST_PARAMS_N,
+    REQUEST_MAX_NUM_GENERATION_TOKENS,
+    SPEC_DECODE_NUM_DRAFTS,
+    SPEC_DECODE_NUM_DRAFT_TOKENS,
+    SPEC_DECODE_NUM_ACCEPTED_TOKENS,
 ];

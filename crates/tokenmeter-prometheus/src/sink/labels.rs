@@ -19,7 +19,7 @@ pub(crate) fn of(
 ) -> Vec<Label> {
     let mut out = match (attrs.base(), profile) {
         (Base::Empty, _) => Vec::new(),
-        (_, Profile::Vllm) => vllm(labels),
+        (_, Profile::Vllm | Profile::VllmLegacy) => vllm(labels),
         (Base::Engine, Profile::Semconv) => semconv(labels, false),
         (_, Profile::Semconv) => semconv(labels, true),
     };
@@ -62,12 +62,15 @@ fn semconv(labels: &Labels<'_>, operation: bool) -> Vec<Label> {
     out
 }
 
-/// vLLM's single `model_name` label.
+/// vLLM's `model_name` and `engine` labels. vLLM's V1 engine labels every series with the
+/// index of its engine core (`engine="0"` for a single engine); tokenmeter meters one engine per
+/// exporter, so it is always `0`.
 fn vllm(labels: &Labels<'_>) -> Vec<Label> {
     let model = labels.response_model_or_request();
-    if model.is_empty() {
-        Vec::new()
-    } else {
-        vec![Label::new(label::MODEL_NAME.prometheus, model.to_owned())]
+    let mut out = Vec::with_capacity(2);
+    if !model.is_empty() {
+        out.push(Label::new(label::MODEL_NAME.prometheus, model.to_owned()));
     }
+    out.push(Label::from_static_parts(label::ENGINE.prometheus, "0"));
+    out
 }

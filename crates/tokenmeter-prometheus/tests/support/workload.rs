@@ -47,9 +47,13 @@ pub(crate) fn render(profile: Profile) -> String {
     // Past the cap of two series: folded into `_OTHER`.
     let folded = meter.series(&Labels::server("embeddings").request_model("e5"));
 
-    // A success: queued 10 ms, prefill 40 ms, three tokens 20 ms apart, ends at 100 ms.
+    // A success: queued 10 ms, prefill 40 ms, three tokens 20 ms apart, ends at 100 ms; 8 of
+    // its 12 prompt tokens came from the prefix cache; max_tokens 16, one choice.
     let mut r = server.start();
     r.set_input_tokens(12);
+    r.set_cached_input_tokens(8);
+    r.set_max_tokens(16);
+    r.set_choices(1);
     time.advance(ms(10));
     r.mark_scheduled();
     time.advance(ms(40));
@@ -91,11 +95,12 @@ pub(crate) fn render(profile: Profile) -> String {
     running.record_tokens(1);
     let waiting = server.start();
 
-    // A client request: usage known, three chunks of 2, 3 and 1 tokens.
+    // A client request: usage known, three chunks of 2, 3 and 1 tokens, the first chunk
+    // reasoning.
     let mut r = client.start();
     r.set_input_tokens(100);
     time.advance(ms(200));
-    r.record_tokens(2);
+    r.record_reasoning_tokens(2);
     time.advance(ms(40));
     r.record_tokens(3);
     time.advance(ms(60));
@@ -117,6 +122,8 @@ pub(crate) fn render(profile: Profile) -> String {
 
     engine.set_kv_cache_usage(0.25);
     engine.add_preemptions(3);
+    engine.add_prefix_cache(12, 8);
+    engine.add_speculation(2, 6, 4);
 
     // The engine's steps: a prefill of two prompts, decodes of 8 sequences in 8 ms (exactly on
     // an edge) and of 9 in 9 ms, and a mixed step (chunked prefill).

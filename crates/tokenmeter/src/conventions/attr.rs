@@ -47,8 +47,13 @@ pub const KIND: &str = "kind";
 /// `request_success_total` (the Prometheus exporter's vLLM profile).
 pub const FINISHED_REASON: &str = "finished_reason";
 
+/// `source`: where a request's input tokens came from: `local_compute` (prefilled by the
+/// engine), `local_cache_hit` (its own prefix cache) or `external_kv_transfer` (a KV connector),
+/// on [`INPUT_TOKENS_BY_SOURCE`](super::names::INPUT_TOKENS_BY_SOURCE), as vLLM labels them.
+pub const SOURCE: &str = "source";
+
 /// Every attribute key above.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 13] = [
     OPERATION,
     PROVIDER,
     REQUEST_MODEL,
@@ -61,6 +66,7 @@ pub const ALL: [&str; 12] = [
     OUTCOME,
     KIND,
     FINISHED_REASON,
+    SOURCE,
 ];
 
 /// Whether `label` is the Prometheus label name of the attribute `key`: the key with dots

@@ -59,6 +59,9 @@ pub enum AttrSet {
     Role,
     /// [`AttrSet::Semconv`] plus vLLM's `finished_reason` ([`FINISHED_REASONS`]).
     FinishedReason,
+    /// The series attributes, the role and `source` = the value (the part of the input
+    /// tokens a row counts: `local_compute`, `local_cache_hit`, `external_kv_transfer`).
+    Source(&'static str),
 }
 
 const OUTCOMES: usize = 3 + ErrorClass::ALL.len();
@@ -82,7 +85,10 @@ impl AttrSet {
 
     /// Whether `role` follows the base (before the extras).
     pub const fn has_role(self) -> bool {
-        matches!(self, AttrSet::Own | AttrSet::Outcome | AttrSet::Role)
+        matches!(
+            self,
+            AttrSet::Own | AttrSet::Outcome | AttrSet::Role | AttrSet::Source(_)
+        )
     }
 
     /// How many variants this set has: one per outcome slot, error class, step kind, …
@@ -107,6 +113,7 @@ impl AttrSet {
                 _ => Vec::new(),
             },
             AttrSet::TokenType(value) => vec![(attr::TOKEN_TYPE, value)],
+            AttrSet::Source(value) => vec![(attr::SOURCE, value)],
             AttrSet::Outcome => match index {
                 0 => vec![(attr::OUTCOME, Outcome::Success.as_str())],
                 1 => vec![(attr::OUTCOME, Outcome::Cancelled.as_str())],

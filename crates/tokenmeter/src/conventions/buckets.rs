@@ -22,6 +22,8 @@ pub const TOKEN_EDGES: &[f64] = &[
     1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
     16777216.0, 67108864.0,
 ];
+/// The `n` (choices) parameter: vLLM's `request_params_n` edges.
+pub const CHOICE_EDGES: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0];
 /// Engine step durations: 1 ms doubling to 8.192 s (tokenmeter's own, `docs/metrics.md` §4).
 /// A decode step takes milliseconds to tens of milliseconds, a long prefill seconds; doubling
 /// keeps the relative error of a quantile under a factor of 2 across that range with 14 buckets.

@@ -136,6 +136,23 @@ pub enum RecordField {
     Frames,
     /// 1 for every request: what a request counter adds.
     Request,
+    /// [`RequestRecord::first_output`]: the time to first output token (after reasoning).
+    FirstOutput,
+    /// [`RequestRecord::second_token`]: the time to second token.
+    SecondToken,
+    /// [`RequestRecord::normalized_tpot`]: E2E ÷ output tokens.
+    NormalizedTpot,
+    /// [`RequestRecord::computed_input_tokens`]: input − cached − external, when the input is
+    /// known.
+    ComputedInputTokens,
+    /// [`RequestRecord::cached_input_tokens`]: served from the engine's prefix cache.
+    CachedInputTokens,
+    /// [`RequestRecord::external_input_tokens`]: KV cache from outside the engine.
+    ExternalInputTokens,
+    /// [`RequestRecord::max_tokens`]: the `max_tokens` parameter.
+    MaxTokens,
+    /// [`RequestRecord::choices`]: the `n` parameter.
+    Choices,
 }
 
 impl RecordField {
@@ -174,6 +191,14 @@ impl RecordField {
             RecordField::Items => Some(Value::Count(record.items)),
             RecordField::Frames => Some(Value::Count(record.frames)),
             RecordField::Request => Some(Value::Count(1)),
+            RecordField::FirstOutput => record.first_output.map(secs),
+            RecordField::SecondToken => record.second_token.map(secs),
+            RecordField::NormalizedTpot => record.normalized_tpot().map(secs),
+            RecordField::ComputedInputTokens => record.computed_input_tokens().map(Value::Count),
+            RecordField::CachedInputTokens => record.cached_input_tokens.map(Value::Count),
+            RecordField::ExternalInputTokens => record.external_input_tokens.map(Value::Count),
+            RecordField::MaxTokens => record.max_tokens.map(Value::Count),
+            RecordField::Choices => record.choices.map(|n| Value::Count(u64::from(n))),
         }
     }
 }
@@ -209,6 +234,18 @@ pub enum EngineSignal {
     KvCacheUsage,
     /// Requests preempted (added).
     Preemptions,
+    /// Prompt tokens looked up in the prefix cache (added;
+    /// [`EngineRecorder::add_prefix_cache`](crate::sink::EngineRecorder::add_prefix_cache)).
+    PrefixCacheQueries,
+    /// Prompt tokens the prefix cache had (added).
+    PrefixCacheHits,
+    /// Speculative-decoding drafts proposed (added;
+    /// [`EngineRecorder::add_speculation`](crate::sink::EngineRecorder::add_speculation)).
+    SpecDrafts,
+    /// Draft tokens proposed (added).
+    SpecDraftTokens,
+    /// Draft tokens the target model accepted (added).
+    SpecAcceptedTokens,
 }
 
 /// The event that feeds an instrument and the field of that event it reads: one column of a

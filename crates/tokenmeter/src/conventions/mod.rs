@@ -53,7 +53,8 @@ mod translate;
 
 pub use attr_set::{AttrSet, Base, FINISHED_REASONS};
 pub use buckets::{
-    BATCH_SIZE_EDGES, DURATION_EDGES, STEP_DURATION_EDGES, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
+    BATCH_SIZE_EDGES, CHOICE_EDGES, DURATION_EDGES, STEP_DURATION_EDGES, TOKEN_EDGES, TPOT_EDGES,
+    TTFT_EDGES,
 };
 pub use feed::{EngineSignal, Feed, FirstTokenField, ItemField, RecordField, StepField, Value};
 pub use instrument::{Instrument, InstrumentKind};

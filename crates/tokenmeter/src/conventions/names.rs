@@ -201,6 +201,89 @@ pub const ENGINE_STEP_TOKENS: Instrument = counter(
     "Tokens processed by engine steps, by kind; rate() of kind=decode is output tokens per second per engine.",
 );
 
+/// `tokenmeter.request.time_to_first_output_token`: first *output* token − arrival, the first
+/// answer token after any reasoning (`docs/metrics.md` §1). Equal to the TTFT for a request
+/// without reasoning.
+pub const TIME_TO_FIRST_OUTPUT_TOKEN: Instrument = h(
+    "tokenmeter.request.time_to_first_output_token",
+    "s",
+    "Time to first output token: the first answer token after any reasoning, minus arrival.",
+);
+/// `tokenmeter.request.time_to_second_token`: second token − arrival (`docs/metrics.md` §1):
+/// how soon the stream keeps going after its first token.
+pub const TIME_TO_SECOND_TOKEN: Instrument = h(
+    "tokenmeter.request.time_to_second_token",
+    "s",
+    "Time to second token: the second token minus arrival.",
+);
+/// `tokenmeter.request.normalized_time_per_output_token`: E2E ÷ output tokens, the whole wait
+/// spread over every token (`docs/metrics.md` §1; inference-perf's and llm-d's NTPOT).
+pub const NORMALIZED_TIME_PER_OUTPUT_TOKEN: Instrument = h(
+    "tokenmeter.request.normalized_time_per_output_token",
+    "s",
+    "Normalised time per output token: end-to-end latency divided by output tokens.",
+);
+/// `tokenmeter.request.computed_input_tokens`: input tokens the engine prefilled itself (input
+/// − prefix-cache hits − external KV), per request (vLLM's `request_prefill_kv_computed_tokens`).
+pub const COMPUTED_INPUT_TOKENS: Instrument = h(
+    "tokenmeter.request.computed_input_tokens",
+    "{token}",
+    "Input tokens the engine computed for a request: input minus prefix-cache hits and external KV.",
+);
+/// `tokenmeter.input_tokens.by_source`: input tokens of ended requests by `source`
+/// (`local_compute`, `local_cache_hit`, `external_kv_transfer`; vLLM's `prompt_tokens_by_source`).
+pub const INPUT_TOKENS_BY_SOURCE: Instrument = counter(
+    "tokenmeter.input_tokens.by_source",
+    "{token}",
+    "Input tokens of ended requests by source: local_compute, local_cache_hit, external_kv_transfer.",
+);
+/// `tokenmeter.request.max_tokens`: the `max_tokens` parameter of requests that set it (vLLM's
+/// `request_params_max_tokens`).
+pub const REQUEST_MAX_TOKENS: Instrument = h(
+    "tokenmeter.request.max_tokens",
+    "{token}",
+    "The max_tokens parameter of requests that set it.",
+);
+/// `tokenmeter.request.choices`: the `n` parameter (choices asked for) of requests that set it
+/// (vLLM's `request_params_n`).
+pub const REQUEST_CHOICES: Instrument = h(
+    "tokenmeter.request.choices",
+    "{choice}",
+    "The n parameter (choices asked for) of requests that set it.",
+);
+/// `tokenmeter.prefix_cache.queries`: prompt tokens the engine looked up in its prefix cache.
+pub const PREFIX_CACHE_QUERIES: Instrument = counter(
+    "tokenmeter.prefix_cache.queries",
+    "{token}",
+    "Prompt tokens looked up in the prefix cache, reported by the engine.",
+);
+/// `tokenmeter.prefix_cache.hits`: prompt tokens the prefix cache had; hits ÷ queries is the
+/// hit rate.
+pub const PREFIX_CACHE_HITS: Instrument = counter(
+    "tokenmeter.prefix_cache.hits",
+    "{token}",
+    "Prompt tokens found in the prefix cache, reported by the engine.",
+);
+/// `tokenmeter.spec_decode.drafts`: speculative-decoding drafts proposed.
+pub const SPEC_DECODE_DRAFTS: Instrument = counter(
+    "tokenmeter.spec_decode.drafts",
+    "{draft}",
+    "Speculative-decoding drafts proposed, reported by the engine.",
+);
+/// `tokenmeter.spec_decode.draft_tokens`: draft tokens proposed.
+pub const SPEC_DECODE_DRAFT_TOKENS: Instrument = counter(
+    "tokenmeter.spec_decode.draft_tokens",
+    "{token}",
+    "Speculative-decoding draft tokens proposed, reported by the engine.",
+);
+/// `tokenmeter.spec_decode.accepted_tokens`: draft tokens the target model accepted; accepted ÷
+/// draft tokens is the acceptance rate (never above 1).
+pub const SPEC_DECODE_ACCEPTED_TOKENS: Instrument = counter(
+    "tokenmeter.spec_decode.accepted_tokens",
+    "{token}",
+    "Speculative-decoding draft tokens accepted, reported by the engine.",
+);
+
 /// Every instrument, in the order exporters list them.
 pub const ALL: &[Instrument] = &[
     SERVER_TIME_TO_FIRST_TOKEN,
@@ -227,6 +310,18 @@ pub const ALL: &[Instrument] = &[
     ENGINE_STEP_DURATION,
     ENGINE_BATCH_SIZE,
     ENGINE_STEP_TOKENS,
+    TIME_TO_FIRST_OUTPUT_TOKEN,
+    TIME_TO_SECOND_TOKEN,
+    NORMALIZED_TIME_PER_OUTPUT_TOKEN,
+    COMPUTED_INPUT_TOKENS,
+    INPUT_TOKENS_BY_SOURCE,
+    REQUEST_MAX_TOKENS,
+    REQUEST_CHOICES,
+    PREFIX_CACHE_QUERIES,
+    PREFIX_CACHE_HITS,
+    SPEC_DECODE_DRAFTS,
+    SPEC_DECODE_DRAFT_TOKENS,
+    SPEC_DECODE_ACCEPTED_TOKENS,
 ];
 
 #[cfg(test)]

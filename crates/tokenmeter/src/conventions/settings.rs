@@ -161,6 +161,10 @@ impl Buckets {
     /// # Ok::<(), tokenmeter::conventions::BucketError>(())
     /// ```
     pub fn edges_for(&self, metrics: &[Metric], default: &[f64]) -> Vec<f64> {
+        if metrics.is_empty() {
+            // a row no setting applies to keeps its own edges
+            return default.to_vec();
+        }
         let mut edges = Vec::new();
         for metric in metrics {
             match self.replaced.get(metric) {

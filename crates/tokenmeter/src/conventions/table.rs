@@ -6,7 +6,8 @@ use std::fmt;
 
 use super::attr_set::AttrSet;
 use super::buckets::{
-    BATCH_SIZE_EDGES, DURATION_EDGES, STEP_DURATION_EDGES, TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
+    BATCH_SIZE_EDGES, CHOICE_EDGES, DURATION_EDGES, STEP_DURATION_EDGES, TOKEN_EDGES, TPOT_EDGES,
+    TTFT_EDGES,
 };
 use super::feed::{EngineSignal, Feed, FirstTokenField, ItemField, RecordField, StepField};
 use super::instrument::Instrument;
@@ -19,7 +20,7 @@ const fn row(instrument: Instrument, feed: Feed, roles: Roles, attrs: AttrSet) -
     Row::new(instrument, feed, roles, attrs)
 }
 
-use AttrSet::{Engine, EngineKind, Outcome, Own, Semconv, SemconvError, TokenType};
+use AttrSet::{Engine, EngineKind, Outcome, Own, Semconv, SemconvError, Source, TokenType};
 use Roles::{Both, Client, Server};
 
 /// Every instrument tokenmeter publishes, one row each (two for `gen_ai.client.token.usage`,
@@ -161,6 +162,96 @@ pub const ROWS: &[Row] = &[
         Feed::Step(StepField::Tokens),
         Both,
         EngineKind,
+    ),
+    row(
+        n::TIME_TO_FIRST_OUTPUT_TOKEN,
+        Feed::End(RecordField::FirstOutput),
+        Both,
+        Own,
+    )
+    .buckets(&[Metric::Ttft], DURATION_EDGES),
+    row(
+        n::TIME_TO_SECOND_TOKEN,
+        Feed::End(RecordField::SecondToken),
+        Both,
+        Own,
+    )
+    .buckets(&[Metric::Ttft], DURATION_EDGES),
+    row(
+        n::NORMALIZED_TIME_PER_OUTPUT_TOKEN,
+        Feed::End(RecordField::NormalizedTpot),
+        Both,
+        Own,
+    )
+    .buckets(&[Metric::Tpot], TPOT_EDGES),
+    row(
+        n::COMPUTED_INPUT_TOKENS,
+        Feed::End(RecordField::ComputedInputTokens),
+        Server,
+        Own,
+    )
+    .buckets(&[Metric::InputTokens], TOKEN_EDGES),
+    row(
+        n::INPUT_TOKENS_BY_SOURCE,
+        Feed::End(RecordField::ComputedInputTokens),
+        Both,
+        Source("local_compute"),
+    ),
+    row(
+        n::INPUT_TOKENS_BY_SOURCE,
+        Feed::End(RecordField::CachedInputTokens),
+        Both,
+        Source("local_cache_hit"),
+    ),
+    row(
+        n::INPUT_TOKENS_BY_SOURCE,
+        Feed::End(RecordField::ExternalInputTokens),
+        Both,
+        Source("external_kv_transfer"),
+    ),
+    row(
+        n::REQUEST_MAX_TOKENS,
+        Feed::End(RecordField::MaxTokens),
+        Both,
+        Own,
+    )
+    .buckets(&[Metric::OutputTokens], TOKEN_EDGES),
+    row(
+        n::REQUEST_CHOICES,
+        Feed::End(RecordField::Choices),
+        Both,
+        Own,
+    )
+    .buckets(&[], CHOICE_EDGES),
+    row(
+        n::PREFIX_CACHE_QUERIES,
+        Feed::Engine(EngineSignal::PrefixCacheQueries),
+        Both,
+        Engine,
+    ),
+    row(
+        n::PREFIX_CACHE_HITS,
+        Feed::Engine(EngineSignal::PrefixCacheHits),
+        Both,
+        Engine,
+    ),
+    row(
+        n::SPEC_DECODE_DRAFTS,
+        Feed::Engine(EngineSignal::SpecDrafts),
+        Both,
+        Engine,
+    ),
+    row(
+        n::SPEC_DECODE_DRAFT_TOKENS,
+        Feed::Engine(EngineSignal::SpecDraftTokens),
+        Both,
+        Engine,
+    ),
+    row(
+        n::SPEC_DECODE_ACCEPTED_TOKENS,
+        Feed::Engine(EngineSignal::SpecAcceptedTokens),
+        Both,
+        Engine,
     ),
 ];
 

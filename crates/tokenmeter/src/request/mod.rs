@@ -70,6 +70,13 @@ pub struct Request {
     arrival: Duration,
     scheduled: Option<Duration>,
     first: Option<Duration>,
+    /// The first answer token's time: `None` while only reasoning tokens came.
+    first_output: Option<Duration>,
+    /// The second token's time.
+    second: Option<Duration>,
+    /// True while reasoning tokens came and no answer token yet.
+    reasoning: bool,
+    reuse: Reuse,
     /// The last token's time in nanoseconds; meaningful once `first` is set.
     last_ns: u64,
     input_tokens: Option<u64>,
@@ -87,6 +94,15 @@ pub struct Request {
 }
 
 /// The next request id: unique within the process.
+/// What a request reused or asked for, set once and read at its end.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reuse {
+    cached: Option<u64>,
+    external: Option<u64>,
+    max_tokens: Option<u64>,
+    choices: Option<u32>,
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Request {
@@ -102,8 +118,12 @@ impl Request {
             arrival,
             scheduled: None,
             first: None,
+            first_output: None,
+            second: None,
             last_ns: 0,
             input_tokens: None,
+            reuse: Reuse::default(),
+            reasoning: false,
             output_tokens: 0,
             output_override: None,
             items: 0,
@@ -179,6 +199,43 @@ impl Request {
         self.input_tokens = Some(tokens);
     }
 
+    /// Sets the input tokens served from the engine's own prefix cache (not computed): an
+    /// engine sets what its cache matched, a client what `usage.prompt_tokens_details.cached_tokens`
+    /// reports. Published as the cached part of the prompt and subtracted from the computed
+    /// prefill tokens ([`RequestRecord::computed_input_tokens`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tokenmeter::{Labels, ManualClock, Meter};
+    /// let time = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&time);
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// request.set_input_tokens(1000);
+    /// request.set_cached_input_tokens(768);
+    /// request.succeed();
+    /// assert_eq!(memory.records()[0].computed_input_tokens(), Some(232));
+    /// ```
+    pub fn set_cached_input_tokens(&mut self, tokens: u64) {
+        self.reuse.cached = Some(tokens);
+    }
+
+    /// Sets the input tokens whose KV cache came from outside the engine (a KV connector,
+    /// another instance): vLLM's `external_kv_transfer` source.
+    pub fn set_external_input_tokens(&mut self, tokens: u64) {
+        self.reuse.external = Some(tokens);
+    }
+
+    /// Sets the request's `max_tokens` parameter (the most output tokens it asked for).
+    pub fn set_max_tokens(&mut self, tokens: u64) {
+        self.reuse.max_tokens = Some(tokens);
+    }
+
+    /// Sets the request's `n` parameter: how many choices it asked for.
+    pub fn set_choices(&mut self, n: u32) {
+        self.reuse.choices = Some(n);
+    }
+
     /// Sets the output token count authoritatively (for example from a final `usage` object);
     /// it replaces the sum over items in the record and in TPOT.
     pub fn set_output_tokens(&mut self, tokens: u64) {
@@ -248,6 +305,45 @@ impl Request {
         self.push_tokens(tokens, u64::try_from(at.as_nanos()).unwrap_or(u64::MAX));
     }
 
+    /// Records `tokens` of *reasoning* (thinking) output: they count as output tokens, in the
+    /// TTFT and the inter-token latency like any other, but the time to first *output* token
+    /// ([`RequestRecord::first_output`]) waits for the first [`record_tokens`](Self::record_tokens)
+    /// after them: the answer a user reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tokenmeter::{Labels, ManualClock, Meter};
+    /// let time = ManualClock::new();
+    /// let (meter, memory) = Meter::manual(&time);
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// time.advance(Duration::from_millis(50));
+    /// request.record_reasoning_tokens(1); // thinking starts: the TTFT
+    /// time.advance(Duration::from_millis(400));
+    /// request.record_tokens(1); // the answer starts
+    /// request.succeed();
+    /// let record = &memory.records()[0];
+    /// assert_eq!(record.ttft, Some(Duration::from_millis(50)));
+    /// assert_eq!(record.first_output, Some(Duration::from_millis(450)));
+    /// ```
+    pub fn record_reasoning_tokens(&mut self, tokens: u32) {
+        let now = self.series.clock().now();
+        self.record_reasoning_tokens_at(tokens, now);
+    }
+
+    /// [`record_reasoning_tokens`](Self::record_reasoning_tokens) at a time read from the
+    /// series' clock earlier.
+    pub fn record_reasoning_tokens_at(&mut self, tokens: u32, at: Duration) {
+        let still_pending = self.first.is_none() || self.reasoning;
+        self.record_tokens_at(tokens, at);
+        if still_pending && tokens > 0 && self.first.is_some() && self.state != State::Ended {
+            // no answer token yet: the first output token is still to come
+            self.first_output = None;
+            self.reasoning = true;
+        }
+    }
+
     /// Records an item that carried `tokens` tokens, now.
     #[deprecated(since = "0.2.0", note = "use `record_tokens`; removed in 0.3.0")]
     #[inline]
@@ -274,11 +370,27 @@ impl Request {
         self.output_tokens = self.output_tokens.saturating_add(u64::from(tokens));
         let previous = std::mem::replace(&mut self.last_ns, now);
         if self.first.is_some() {
+            if self.second.is_none() || self.reasoning {
+                self.later_first(Duration::from_nanos(now));
+            }
             if self.pending.push(now, now.saturating_sub(previous), tokens) {
                 self.flush();
             }
         } else {
             self.first_token(Duration::from_nanos(now), tokens);
+        }
+    }
+
+    /// The second token, or the first output token after reasoning: rare, out of the hot path.
+    #[cold]
+    fn later_first(&mut self, now: Duration) {
+        if self.second.is_none() {
+            self.second = Some(now);
+        }
+        if self.reasoning {
+            // set here for an answer token; record_reasoning_tokens_at clears it again
+            self.first_output = Some(now);
+            self.reasoning = false;
         }
     }
 
@@ -316,9 +428,12 @@ impl Request {
     /// the request.
     #[inline]
     pub fn observe(&mut self, observation: Observation) {
-        match observation.instant() {
-            Some(at) => self.record_tokens_at(observation.token_count(), at),
-            None => self.record_tokens(observation.token_count()),
+        let tokens = observation.token_count();
+        match (observation.instant(), observation.is_reasoning()) {
+            (Some(at), false) => self.record_tokens_at(tokens, at),
+            (None, false) => self.record_tokens(tokens),
+            (Some(at), true) => self.record_reasoning_tokens_at(tokens, at),
+            (None, true) => self.record_reasoning_tokens(tokens),
         }
         if let Some(reason) = observation.finish_reason() {
             self.finish_reason = Some(reason);
@@ -397,6 +512,10 @@ impl Request {
     #[cold]
     fn first_token(&mut self, now: Duration, tokens: u32) {
         self.first = Some(now);
+        self.first_output = Some(now);
+        if tokens >= 2 {
+            self.second = Some(now);
+        }
         if self.state == State::Waiting {
             self.leave_queue();
         }
@@ -438,6 +557,10 @@ impl Request {
             finish_reason: self.finish_reason,
             panicked,
             input_tokens: self.input_tokens,
+            cached_input_tokens: self.reuse.cached,
+            external_input_tokens: self.reuse.external,
+            max_tokens: self.reuse.max_tokens,
+            choices: self.reuse.choices,
             output_tokens: self.output_override.unwrap_or(self.output_tokens),
             items: self.items,
             frames: self.frames,
@@ -445,6 +568,8 @@ impl Request {
             queue: since(Some(self.arrival), self.scheduled),
             prefill: since(self.scheduled, self.first),
             ttft: since(Some(self.arrival), self.first),
+            first_output: since(Some(self.arrival), self.first_output),
+            second_token: since(Some(self.arrival), self.second),
             decode: since(self.first, last),
             inference: since(self.scheduled, last),
             e2e: end - self.arrival,

@@ -23,6 +23,7 @@ pub struct Observation {
     finish: Option<FinishReason>,
     error: Option<ErrorClass>,
     at: Option<Duration>,
+    reasoning: bool,
 }
 
 impl Observation {
@@ -33,6 +34,7 @@ impl Observation {
             finish: None,
             error: None,
             at: None,
+            reasoning: false,
         }
     }
 
@@ -48,7 +50,33 @@ impl Observation {
             finish: None,
             error: Some(class),
             at: None,
+            reasoning: false,
         }
+    }
+
+    /// An item of `tokens` *reasoning* tokens: counted like [`tokens`](Self::tokens), but the
+    /// time to first output token waits for the first item that is not reasoning
+    /// ([`Request::record_reasoning_tokens`](crate::Request::record_reasoning_tokens)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::Observation;
+    ///
+    /// let thinking = Observation::reasoning(2);
+    /// assert_eq!(thinking.token_count(), 2);
+    /// assert!(thinking.is_reasoning());
+    /// assert!(!Observation::tokens(2).is_reasoning());
+    /// ```
+    pub const fn reasoning(tokens: u32) -> Self {
+        let mut observation = Self::tokens(tokens);
+        observation.reasoning = true;
+        observation
+    }
+
+    /// True for an item of reasoning tokens ([`reasoning`](Self::reasoning)).
+    pub const fn is_reasoning(&self) -> bool {
+        self.reasoning
     }
 
     /// The same observation, also reporting the stream's finish reason.

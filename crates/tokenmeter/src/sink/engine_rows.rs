@@ -87,6 +87,20 @@ impl<S: RecordValue> EngineSink for EngineRows<S> {
     fn preemptions(&self, count: u64) {
         self.signal(EngineSignal::Preemptions, Value::Count(count));
     }
+
+    fn prefix_cache(&self, queries: u64, hits: u64) {
+        self.signal(EngineSignal::PrefixCacheQueries, Value::Count(queries));
+        self.signal(EngineSignal::PrefixCacheHits, Value::Count(hits));
+    }
+
+    fn speculation(&self, drafts: u64, draft_tokens: u64, accepted_tokens: u64) {
+        self.signal(EngineSignal::SpecDrafts, Value::Count(drafts));
+        self.signal(EngineSignal::SpecDraftTokens, Value::Count(draft_tokens));
+        self.signal(
+            EngineSignal::SpecAcceptedTokens,
+            Value::Count(accepted_tokens),
+        );
+    }
 }
 
 impl<S> std::fmt::Debug for EngineRows<S> {

@@ -111,6 +111,18 @@ pub trait EngineSink: Send + Sync + 'static {
     fn preemptions(&self, count: u64) {
         let _ = count;
     }
+
+    /// `queries` prompt tokens were looked up in the prefix cache and `hits` of them found
+    /// (`hits` ≤ `queries`).
+    fn prefix_cache(&self, queries: u64, hits: u64) {
+        let _ = (queries, hits);
+    }
+
+    /// Speculative decoding proposed `drafts` drafts of `draft_tokens` tokens in all, of which
+    /// the target model accepted `accepted_tokens` (≤ `draft_tokens`).
+    fn speculation(&self, drafts: u64, draft_tokens: u64, accepted_tokens: u64) {
+        let _ = (drafts, draft_tokens, accepted_tokens);
+    }
 }
 
 /// Records one engine's signals (steps, KV-cache usage, preemptions) to every sink that wants
@@ -166,6 +178,45 @@ impl EngineRecorder {
             super::guarded(|| handle.preemptions(count));
         }
     }
+
+    /// Adds a prefix-cache lookup: `queries` prompt tokens looked up, `hits` of them found
+    /// (in tokens, as vLLM counts them). `hits` above `queries` is clamped to `queries`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    ///
+    /// let meter = Meter::builder().build();
+    /// let engine = meter.engine(&Labels::server("chat"));
+    /// engine.add_prefix_cache(1024, 768); // 75 % of the looked-up prompt tokens were cached
+    /// ```
+    pub fn add_prefix_cache(&self, queries: u64, hits: u64) {
+        let hits = hits.min(queries);
+        for handle in self.handles.iter() {
+            super::guarded(|| handle.prefix_cache(queries, hits));
+        }
+    }
+
+    /// Adds speculative-decoding work: `drafts` drafts proposed, `draft_tokens` tokens in them,
+    /// `accepted_tokens` of those accepted (clamped to `draft_tokens`). The acceptance rate is
+    /// accepted ÷ draft tokens.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    ///
+    /// let meter = Meter::builder().build();
+    /// let engine = meter.engine(&Labels::server("chat"));
+    /// engine.add_speculation(1, 4, 3); // one draft of 4 tokens, 3 accepted
+    /// ```
+    pub fn add_speculation(&self, drafts: u64, draft_tokens: u64, accepted_tokens: u64) {
+        let accepted_tokens = accepted_tokens.min(draft_tokens);
+        for handle in self.handles.iter() {
+            super::guarded(|| handle.speculation(drafts, draft_tokens, accepted_tokens));
+        }
+    }
 }
 
 impl fmt::Debug for EngineRecorder {
@@ -195,6 +246,18 @@ impl EngineSink for EngineFanOut {
     fn preemptions(&self, count: u64) {
         for handle in self.0.iter() {
             super::guarded(|| handle.preemptions(count));
+        }
+    }
+
+    fn prefix_cache(&self, queries: u64, hits: u64) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.prefix_cache(queries, hits));
+        }
+    }
+
+    fn speculation(&self, drafts: u64, draft_tokens: u64, accepted_tokens: u64) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.speculation(drafts, draft_tokens, accepted_tokens));
         }
     }
 }
