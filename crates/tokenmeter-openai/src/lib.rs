@@ -83,14 +83,15 @@
 //! ```no_run
 //! # #[cfg(feature = "async-openai")]
 //! # async fn chat(
-//! #     client: async_openai::Client<async_openai::config::OpenAIConfig>,
+//! #     client: &async_openai::Client<async_openai::config::OpenAIConfig>,
 //! #     series: tokenmeter::Series,
 //! #     ask: async_openai::types::chat::CreateChatCompletionRequest,
 //! # ) -> Result<(), async_openai::error::OpenAIError> {
 //! use futures_util::StreamExt;
 //!
-//! let create = client.chat().create_stream(ask);
-//! let mut chunks = tokenmeter_openai::async_openai::send(create, series.start()).await?;
+//! // `send` awaits the call: the request starts before it.
+//! let mut chunks =
+//!     tokenmeter_openai::async_openai::send(client.chat().create_stream(ask), series.start()).await?;
 //! while let Some(chunk) = chunks.next().await {
 //!     for choice in chunk?.choices {
 //!         print!("{}", choice.delta.content.unwrap_or_default());

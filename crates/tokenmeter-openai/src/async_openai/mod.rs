@@ -25,6 +25,10 @@
 //! - `usage.prompt_tokens_details.cached_tokens`: tokenmeter's record has no field for it;
 //!   read it from the usage chunk yourself.
 //!
+//! async-openai's client retries a 429, a 5xx and a failed connection before `create_stream`
+//! returns (3 times by default, with backoff and `retry-after`): [`send`] records them as one
+//! request, from the first attempt to the last, ending with the last error's class.
+//!
 //! Chunks are timed when the metered stream yields them (async-openai parses them on a task
 //! of its own and passes them through a channel).
 //!
@@ -56,8 +60,9 @@
 //!     })
 //!     .build()?;
 //!
-//! let create = client.chat().create_stream(ask);
-//! let mut chunks = tokenmeter_openai::async_openai::send(create, series.start()).await?;
+//! // The request starts before the call: `send` awaits it.
+//! let chat = client.chat();
+//! let mut chunks = tokenmeter_openai::async_openai::send(chat.create_stream(ask), series.start()).await?;
 //! while let Some(chunk) = chunks.next().await {
 //!     for choice in chunk?.choices {
 //!         print!("{}", choice.delta.content.unwrap_or_default());
