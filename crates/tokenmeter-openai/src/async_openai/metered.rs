@@ -39,6 +39,40 @@ pin_project! {
     ///   ([`error_class`]); `cancelled` when dropped before its end.
     ///
     /// Built by [`meter_chat_stream`], [`meter_completion_stream`] or [`send`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # futures_executor::block_on(async {
+    /// use async_openai::types::chat::{ChatCompletionResponseStream, CreateChatCompletionStreamResponse};
+    /// use futures_util::{StreamExt, stream};
+    /// use tokenmeter::{FinishReason, Labels, Meter, Outcome, sink::InMemorySink};
+    /// use tokenmeter_openai::async_openai::meter_chat_stream;
+    ///
+    /// let memory = InMemorySink::new();
+    /// let meter = Meter::builder().sink(memory.clone()).build();
+    /// let request = meter.series(&Labels::client("chat")).start();
+    ///
+    /// let chunk = |choices: &str, usage: &str| {
+    ///     let json = format!(
+    ///         r#"{{"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{choices}],"usage":{usage}}}"#
+    ///     );
+    ///     Ok(serde_json::from_str::<CreateChatCompletionStreamResponse>(&json).unwrap())
+    /// };
+    /// let chunks: ChatCompletionResponseStream = Box::pin(stream::iter([
+    ///     chunk(r#"{"index":0,"delta":{"role":"assistant","content":""}}"#, "null"),
+    ///     chunk(r#"{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}"#, "null"),
+    ///     chunk("", r#"{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}"#),
+    /// ]));
+    /// let items: Vec<_> = meter_chat_stream(chunks, request).collect().await;
+    ///
+    /// assert_eq!(items.len(), 3); // unchanged
+    /// let record = &memory.records()[0];
+    /// assert_eq!(record.outcome, Outcome::Success);
+    /// assert_eq!((record.input_tokens, record.output_tokens), (Some(9), 2)); // from usage
+    /// assert_eq!(record.finish_reason, Some(FinishReason::Stop));
+    /// # });
+    /// ```
     #[must_use = "streams do nothing unless polled"]
     pub struct MeteredStream<S> {
         #[pin]
