@@ -66,15 +66,46 @@
 //! - [`MeteredChunks`] ([`SseChunks::meter`]): the same, measured by a tokenmeter `Request`.
 //! - [`EventClock`]: what stamps the chunks; the meter's `Clock` by default.
 //! - Feature `reqwest`: `meter_response`, `meter_response_with`, `send`.
+//! - Feature `async-openai`: the module `async_openai` (`send`, `meter_chat_stream`,
+//!   `meter_completion_stream`) for programs that call the API through async-openai.
 //!
 //! # Features
 //!
 //! - `reqwest` (off by default): the `reqwest` helper. It adds `reqwest` with its `stream`
 //!   feature and no TLS; turn on a TLS feature of `reqwest` yourself for `https://`.
+//! - `async-openai` (off by default): the async-openai helper, the same measures over
+//!   async-openai's chat and completion streams, with its errors classified. It adds
+//!   `async-openai` 0.43 with its `chat-completion` and `completions` features and no TLS; turn
+//!   on its `rustls` or `native-tls` feature yourself for `https://`.
+//!
+//! With async-openai, one line around the call:
+//!
+//! ```no_run
+//! # #[cfg(feature = "async-openai")]
+//! # async fn chat(
+//! #     client: &async_openai::Client<async_openai::config::OpenAIConfig>,
+//! #     series: tokenmeter::Series,
+//! #     ask: async_openai::types::chat::CreateChatCompletionRequest,
+//! # ) -> Result<(), async_openai::error::OpenAIError> {
+//! use futures_util::StreamExt;
+//!
+//! // `send` awaits the call: the request starts before it.
+//! let mut chunks =
+//!     tokenmeter_openai::async_openai::send(client.chat().create_stream(ask), series.start()).await?;
+//! while let Some(chunk) = chunks.next().await {
+//!     for choice in chunk?.choices {
+//!         print!("{}", choice.delta.content.unwrap_or_default());
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "async-openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
+pub mod async_openai;
 mod bom;
 pub mod chunk;
 #[cfg(feature = "reqwest")]

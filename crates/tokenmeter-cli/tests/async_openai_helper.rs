@@ -1,0 +1,357 @@
+//! The `tokenmeter_openai::async_openai` helper end to end: async-openai's own client over real
+//! HTTP on loopback, against a real `tokenmeter serve` process (the client's counts equal
+//! serve's `usage`; 404 and 429 are classified; a stream dropped after two chunks is
+//! `cancelled`) and against a scripted server that misbehaves (a malformed event, a body cut
+//! mid-chunk): each request is recorded once, with the right class.
+
+#[path = "serve_support/mod.rs"]
+mod support;
+
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::types::chat::{
+    ChatCompletionRequestUserMessage, ChatCompletionStreamOptions, CompletionUsage,
+    CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
+};
+use async_openai::types::completions::CreateCompletionRequestArgs;
+use futures_util::StreamExt;
+use support::Serve;
+use tokenmeter::sink::InMemorySink;
+use tokenmeter::{ErrorClass, FinishReason, Labels, Meter, Outcome, RequestRecord, Series};
+use tokenmeter_openai::async_openai::send;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+
+const MODEL: &str = "async-openai-e2e";
+
+type Client = async_openai::Client<OpenAIConfig>;
+
+/// A `tokenmeter serve` answering as [`MODEL`], with `extra` arguments.
+fn start_serve(extra: &[&str]) -> Serve {
+    Serve::start(&[&["--model", MODEL, "--seed", "7"], extra].concat())
+}
+
+/// async-openai's client for `base` (an API base such as `http://127.0.0.1:PORT/v1`), with a
+/// key of its own: the environment's key is never sent.
+fn client(base: String) -> Client {
+    let config = OpenAIConfig::new()
+        .with_api_base(base)
+        .with_api_key("sk-test-not-a-key");
+    Client::build(support::http::reqwest_client(), config)
+}
+
+/// A client meter and its records.
+fn client_meter(operation: &str) -> (Series, InMemorySink) {
+    let memory = InMemorySink::new();
+    let meter = Meter::builder().sink(memory.clone()).build();
+    let series = meter.series(&Labels::client(operation).request_model(MODEL));
+    (series, memory)
+}
+
+fn only(memory: &InMemorySink) -> RequestRecord {
+    let mut records = memory.records();
+    assert_eq!(records.len(), 1, "one request, one record: {records:?}");
+    records.remove(0)
+}
+
+fn chat(max_tokens: u32) -> CreateChatCompletionRequest {
+    CreateChatCompletionRequestArgs::default()
+        .model(MODEL)
+        .messages([ChatCompletionRequestUserMessage::from("Tell me about token streams.").into()])
+        .max_completion_tokens(max_tokens)
+        .stream_options(ChatCompletionStreamOptions {
+            include_usage: Some(true),
+            include_obfuscation: None,
+        })
+        .build()
+        .expect("a chat request")
+}
+
+/// Waits (up to 10 s) until `serve.metric(name, labels)` is `value`, blocking only this thread.
+fn wait_for(serve: &Serve, name: &str, labels: &[(&str, &str)], value: f64) {
+    let what = format!("{name}{labels:?}");
+    tokio::task::block_in_place(|| {
+        serve.wait_for(&what, value, Duration::from_secs(10), |serve| {
+            serve.metric(name, labels)
+        });
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_and_completion_streams_count_what_serve_sent() {
+    let serve = start_serve(&[]);
+    let client = client(format!("{}/v1", serve.url()));
+
+    let (series, memory) = client_meter("chat");
+    let chat_api = client.chat();
+    let mut chunks = send(chat_api.create_stream(chat(11)), series.start())
+        .await
+        .expect("serve answers");
+    let mut usage: Option<CompletionUsage> = None;
+    let mut text = String::new();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.expect("a chunk");
+        for choice in &chunk.choices {
+            text.push_str(choice.delta.content.as_deref().unwrap_or_default());
+        }
+        usage = chunk.usage.or(usage);
+    }
+    let usage = usage.expect("serve sends usage when asked");
+    let record = only(&memory);
+    assert_eq!(record.outcome, Outcome::Success);
+    assert!(
+        record
+            .ttft
+            .is_some_and(|t| t > Duration::ZERO && t <= record.e2e),
+        "{record:?}"
+    );
+    assert_eq!(usage.completion_tokens, 11);
+    assert_eq!(record.output_tokens, u64::from(usage.completion_tokens));
+    assert_eq!(record.input_tokens, Some(u64::from(usage.prompt_tokens)));
+    assert_eq!(
+        record.items, 11,
+        "one token per content chunk; the role frame is none"
+    );
+    assert_eq!(record.finish_reason, Some(FinishReason::Length));
+    assert!(!text.is_empty());
+
+    let (series, memory) = client_meter("text_completion");
+    let ask = CreateCompletionRequestArgs::default()
+        .model(MODEL)
+        .prompt("Once upon a time")
+        .max_tokens(6u32)
+        .build()
+        .expect("a completion request");
+    let completions = client.completions();
+    let chunks = send(completions.create_stream(ask), series.start())
+        .await
+        .expect("serve answers");
+    let items: Vec<_> = chunks.collect().await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let record = only(&memory);
+    assert_eq!(record.outcome, Outcome::Success);
+    assert_eq!(
+        record.output_tokens, 6,
+        "no usage asked: one token per text chunk"
+    );
+    assert!(record.ttft.is_some_and(|t| t > Duration::ZERO));
+    assert_eq!(record.finish_reason, Some(FinishReason::Length));
+
+    wait_for(
+        &serve,
+        "tokenmeter_requests_total",
+        &[("outcome", "success")],
+        2.0,
+    );
+    assert_eq!(serve.metric("tokenmeter_output_tokens_total", &[]), 17.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_without_a_stream_are_classified() {
+    // An unknown path: 404 with OpenAI's error body.
+    let serve = start_serve(&[]);
+    let (series, memory) = client_meter("chat");
+    let wrong = client(format!("{}/no-such-api/v1", serve.url()));
+    let chat_api = wrong.chat();
+    let error = send(chat_api.create_stream(chat(3)), series.start())
+        .await
+        .expect_err("no stream");
+    assert!(
+        matches!(&error, OpenAIError::ApiError(e) if e.status_code == 404),
+        "{error:?}"
+    );
+    let record = only(&memory);
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::ClientError));
+    assert_eq!((record.ttft, record.output_tokens), (None, 0));
+
+    // A full queue: 429, retried by async-openai's client after each `retry-after: 1`, then
+    // given up: still one request, rate limited.
+    let full = start_serve(&["--queue-limit", "0"]);
+    let (series, memory) = client_meter("chat");
+    let client = client(format!("{}/v1", full.url()));
+    let chat_api = client.chat();
+    let error = send(chat_api.create_stream(chat(3)), series.start())
+        .await
+        .expect_err("no stream");
+    assert!(
+        matches!(&error, OpenAIError::ApiError(e) if e.status_code == 429),
+        "{error:?}"
+    );
+    let record = only(&memory);
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::RateLimited));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_event_mid_stream_is_a_server_error() {
+    // Every request fails, before its first token (HTTP 500, which async-openai retries) or
+    // mid-stream with `data: {"error": ...}`: look for the second kind.
+    let serve = start_serve(&["--error-rate", "1"]);
+    let client = client(format!("{}/v1", serve.url()));
+    for _ in 0..5 {
+        let (series, memory) = client_meter("chat");
+        let chat_api = client.chat();
+        let Ok(chunks) = send(chat_api.create_stream(chat(200)), series.start()).await else {
+            continue; // a 500 before the stream
+        };
+        let items: Vec<_> = chunks.collect().await;
+        let error = items
+            .iter()
+            .find_map(|item| item.as_ref().err())
+            .expect("an error item");
+        assert!(
+            matches!(error, OpenAIError::JSONDeserialize(..)),
+            "{error:?}"
+        );
+        let record = only(&memory);
+        assert_eq!(record.outcome, Outcome::Error(ErrorClass::ServerError));
+        assert!(
+            record.ttft.is_some() && record.output_tokens > 0,
+            "{record:?}"
+        );
+        return;
+    }
+    panic!("no stream of five had an error event");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_after_two_chunks_is_cancelled() {
+    let serve = start_serve(&[]);
+    let client = client(format!("{}/v1", serve.url()));
+    let (series, memory) = client_meter("chat");
+    let chat_api = client.chat();
+    let mut chunks = send(chat_api.create_stream(chat(5_000)), series.start())
+        .await
+        .expect("serve answers");
+    for _ in 0..2 {
+        chunks.next().await.expect("more chunks").expect("a chunk");
+    }
+    drop(chunks);
+
+    let record = only(&memory);
+    assert_eq!(record.outcome, Outcome::Cancelled);
+    assert_eq!(record.output_tokens, 1, "the role frame, then one token");
+    assert!(record.ttft.is_some());
+    // async-openai's reader task sees the dropped stream and closes the connection: serve
+    // cancels its request long before 5,000 tokens.
+    wait_for(
+        &serve,
+        "tokenmeter_requests_total",
+        &[("outcome", "cancelled")],
+        1.0,
+    );
+}
+
+/// A server on loopback that answers one request with `head` and then writes `body` as it is
+/// (raw chunked encoding, possibly broken), then closes the connection.
+async fn scripted(head: &'static str, body: String) -> String {
+    let listener = TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        // Read the request: its headers, then `content-length` bytes of body.
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let Ok(n) = socket.read(&mut buffer).await else {
+                return;
+            };
+            if n == 0 {
+                return;
+            }
+            request.extend_from_slice(&buffer[..n]);
+            let text = String::from_utf8_lossy(&request);
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text[..end]
+                    .lines()
+                    .find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+        }
+        let _ = socket.write_all(head.as_bytes()).await;
+        let _ = socket.write_all(body.as_bytes()).await;
+        let _ = socket.shutdown().await;
+    });
+    format!("http://{addr}/v1")
+}
+
+const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                        transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+
+/// One HTTP chunk holding `event`.
+fn http_chunk(event: &str) -> String {
+    format!("{:x}\r\n{event}\r\n", event.len())
+}
+
+fn sse(data: &str) -> String {
+    http_chunk(&format!("data: {data}\n\n"))
+}
+
+fn delta(content: &str, finish: &str) -> String {
+    sse(&format!(
+        r#"{{"id":"x","object":"chat.completion.chunk","created":0,"model":"m","choices":[{{"index":0,"delta":{{"content":"{content}"}},"finish_reason":{finish}}}]}}"#
+    ))
+}
+
+/// Sends one chat request to `base` and reads the metered stream to its end.
+async fn read_all(base: String) -> (Vec<Result<(), OpenAIError>>, RequestRecord) {
+    let (series, memory) = client_meter("chat");
+    let client = client(base);
+    let chat_api = client.chat();
+    let chunks = send(chat_api.create_stream(chat(5)), series.start())
+        .await
+        .expect("a stream");
+    let items: Vec<_> = chunks.map(|item| item.map(drop)).collect().await;
+    (items, only(&memory))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_event_is_a_transport_error_counted_once() {
+    let body = [
+        delta("Hel", "null"),
+        sse("{\"id\": not json"),
+        delta("lo", "\"stop\""),
+        sse("[DONE]"),
+        "0\r\n\r\n".to_owned(),
+    ]
+    .concat();
+    let (items, record) = read_all(scripted(SSE_HEAD, body).await).await;
+    assert_eq!(
+        items.len(),
+        3,
+        "async-openai goes on after a chunk it cannot parse: {items:?}"
+    );
+    assert!(
+        matches!(items[1], Err(OpenAIError::JSONDeserialize(..))),
+        "{items:?}"
+    );
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::Transport));
+    assert_eq!(record.output_tokens, 1, "nothing counted after the end");
+    assert!(record.ttft.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_cut_mid_chunk_is_a_transport_error_counted_once() {
+    // A chunk that announces 0x40 bytes and sends 10, then the connection closes.
+    let body = [delta("Hel", "null"), "40\r\ndata: {\"id".to_owned()].concat();
+    let (items, record) = read_all(scripted(SSE_HEAD, body).await).await;
+    assert!(items[0].is_ok(), "{items:?}");
+    assert!(
+        matches!(items.last(), Some(Err(OpenAIError::StreamError(_)))),
+        "{items:?}"
+    );
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::Transport));
+    assert_eq!(record.output_tokens, 1);
+}
