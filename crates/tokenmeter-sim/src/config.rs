@@ -74,6 +74,45 @@ pub struct SimConfig {
     /// stream ends, after the tokens already queued, with
     /// [`StreamError::Stalled`](crate::StreamError::Stalled); it is recorded as cancelled.
     pub stall_limit: Duration,
+    /// Blocks ([`BLOCK_TOKENS`](crate::BLOCK_TOKENS) tokens each) the prefix cache keeps; 0
+    /// turns prefix caching off. Default: as many as the KV cache holds.
+    pub prefix_cache_blocks: usize,
+    /// Speculative decoding, when set: every decode step drafts tokens and emits the accepted
+    /// ones with the step's own.
+    pub speculation: Option<Speculation>,
+    /// Allocate the KV cache as tokens are generated and, when it runs out, preempt the most
+    /// recently scheduled request (free its cache, put it back at the head of the queue, and
+    /// recompute its prompt and output when it is scheduled again), as vLLM does. Off (the
+    /// default), a request reserves its prompt and whole output when it is scheduled and is
+    /// never preempted.
+    pub preemption: bool,
+}
+
+/// Speculative decoding: how many tokens a draft proposes and how likely the target model
+/// accepts each (the first rejection ends the accepted run).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Speculation {
+    /// Draft tokens per decode step (`num_speculative_tokens`), at least 1.
+    pub tokens: u32,
+    /// The probability that each draft token is accepted, given the ones before it were.
+    pub acceptance: f64,
+}
+
+impl Speculation {
+    /// Drafts of `tokens` tokens, each accepted with probability `acceptance`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter_sim::{SimConfig, Speculation};
+    ///
+    /// let config = SimConfig::default().speculation(Speculation::new(4, 0.7));
+    /// assert!(config.validate().is_ok());
+    /// ```
+    pub fn new(tokens: u32, acceptance: f64) -> Self {
+        Self { tokens, acceptance }
+    }
 }
 
 impl Default for SimConfig {
@@ -87,6 +126,12 @@ impl Default for SimConfig {
             seed: 0,
             output_queue: DEFAULT_OUTPUT_QUEUE,
             stall_limit: DEFAULT_STALL_LIMIT,
+            prefix_cache_blocks: usize::try_from(
+                DEFAULT_KV_CAPACITY / u64::from(crate::BLOCK_TOKENS),
+            )
+            .unwrap_or(usize::MAX),
+            speculation: None,
+            preemption: false,
         }
     }
 }
@@ -140,6 +185,25 @@ impl SimConfig {
         self
     }
 
+    /// Keeps at most `blocks` prompt blocks in the prefix cache (0: no prefix caching).
+    pub fn prefix_cache_blocks(mut self, blocks: usize) -> Self {
+        self.prefix_cache_blocks = blocks;
+        self
+    }
+
+    /// Turns speculative decoding on.
+    pub fn speculation(mut self, speculation: Speculation) -> Self {
+        self.speculation = Some(speculation);
+        self
+    }
+
+    /// Allocates the KV cache on demand and preempts under pressure (see
+    /// [`SimConfig::preemption`](Self#structfield.preemption)).
+    pub fn preemption(mut self, on: bool) -> Self {
+        self.preemption = on;
+        self
+    }
+
     /// Checks every knob; the engine builder calls it.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.max_batch == 0 {
@@ -164,6 +228,19 @@ impl SimConfig {
             return Err(ConfigError::ZeroDuration {
                 name: "stall_limit",
             });
+        }
+        if let Some(spec) = self.speculation {
+            if spec.tokens == 0 {
+                return Err(ConfigError::Zero {
+                    name: "speculation.tokens",
+                });
+            }
+            if !(0.0..=1.0).contains(&spec.acceptance) {
+                return Err(ConfigError::Probability {
+                    name: "speculation.acceptance",
+                    value: spec.acceptance,
+                });
+            }
         }
         self.faults.validate()
     }

@@ -103,6 +103,7 @@ mod config;
 mod cost;
 mod engine;
 mod error;
+mod prefix;
 mod request;
 mod snapshot;
 mod stream;
@@ -110,12 +111,13 @@ mod token;
 
 pub use config::{
     DEFAULT_KV_CAPACITY, DEFAULT_MAX_BATCH, DEFAULT_MAX_MODEL_LEN, DEFAULT_OUTPUT_QUEUE,
-    DEFAULT_STALL, DEFAULT_STALL_LIMIT, Faults, SimConfig,
+    DEFAULT_STALL, DEFAULT_STALL_LIMIT, Faults, SimConfig, Speculation,
 };
 pub use cost::{CostModel, H100_8B_DECODE, H100_8B_PREFILL_BASE, H100_8B_PREFILL_PER_TOKEN};
 pub use engine::{DEFAULT_MODEL, Engine, EngineBuilder, PROVIDER};
 pub use error::{ConfigError, StreamError, SubmitError};
+pub use prefix::{BLOCK_TOKENS, prompt_blocks};
 pub use request::{GenerateRequest, Operation};
-pub use snapshot::{Snapshot, StepKind, StepStats};
+pub use snapshot::{EngineTotals, Snapshot, StepKind, StepStats};
 pub use stream::{TokenResult, TokenStream};
 pub use token::Token;

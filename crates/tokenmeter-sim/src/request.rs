@@ -1,5 +1,7 @@
 //! [`GenerateRequest`]: what a client asks the engine for.
 
+use std::sync::Arc;
+
 use tokenmeter::FinishReason;
 
 /// The API operation a request came through; it names the request's series
@@ -36,7 +38,7 @@ impl Operation {
 /// assert_eq!(request.operation, Operation::Chat);
 /// assert_eq!((request.prompt_tokens, request.output_tokens), (512, 128));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GenerateRequest {
     /// The operation.
@@ -47,6 +49,15 @@ pub struct GenerateRequest {
     pub output_tokens: u32,
     /// The finish reason the last token reports (default [`FinishReason::Stop`]).
     pub finish: FinishReason,
+    /// Of the output tokens, how many come first as *reasoning* (a thinking model's
+    /// `reasoning_content`) before the answer.
+    pub reasoning_tokens: u32,
+    /// The prompt's chained block hashes ([`prompt_blocks`](crate::prompt_blocks)), for the
+    /// engine's prefix cache; empty when the prompt is not to be cached.
+    pub prompt_blocks: Arc<[u64]>,
+    /// The client's `max_tokens` parameter, when it sent one (published as a request
+    /// parameter; [`output_tokens`](Self::output_tokens) is what the engine generates).
+    pub max_tokens: Option<u32>,
 }
 
 impl GenerateRequest {
@@ -57,6 +68,9 @@ impl GenerateRequest {
             prompt_tokens,
             output_tokens,
             finish: FinishReason::Stop,
+            reasoning_tokens: 0,
+            prompt_blocks: Arc::from([]),
+            max_tokens: None,
         }
     }
 
@@ -73,6 +87,25 @@ impl GenerateRequest {
     /// Sets the finish reason reported with the last token.
     pub fn finish_reason(mut self, reason: FinishReason) -> Self {
         self.finish = reason;
+        self
+    }
+
+    /// The first `tokens` output tokens are reasoning (at most all of them).
+    pub fn reasoning_tokens(mut self, tokens: u32) -> Self {
+        self.reasoning_tokens = tokens;
+        self
+    }
+
+    /// The prompt's block hashes, so that the engine's prefix cache can skip the prefill of
+    /// blocks an earlier prompt had ([`prompt_blocks`](crate::prompt_blocks)).
+    pub fn prompt_blocks(mut self, blocks: Arc<[u64]>) -> Self {
+        self.prompt_blocks = blocks;
+        self
+    }
+
+    /// The client's `max_tokens` parameter.
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.max_tokens = Some(tokens);
         self
     }
 

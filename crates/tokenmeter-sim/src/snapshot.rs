@@ -34,6 +34,27 @@ pub struct Snapshot {
     pub steps: u64,
     /// The last step, once one has run.
     pub last_step: Option<StepStats>,
+    /// Engine counters since the start: the ground truth of the engine's signals.
+    pub totals: EngineTotals,
+}
+
+/// What the engine has counted since it started: the values its engine signals report
+/// (preemptions, prefix-cache lookups, speculative decoding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EngineTotals {
+    /// Requests preempted (their KV cache freed and the request put back in the queue).
+    pub preemptions: u64,
+    /// Prompt tokens looked up in the prefix cache.
+    pub prefix_queries: u64,
+    /// Prompt tokens found there (prefill skipped).
+    pub prefix_hits: u64,
+    /// Speculative drafts proposed.
+    pub drafts: u64,
+    /// Draft tokens proposed.
+    pub draft_tokens: u64,
+    /// Draft tokens accepted.
+    pub accepted_tokens: u64,
 }
 
 impl Snapshot {

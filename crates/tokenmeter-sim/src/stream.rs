@@ -255,7 +255,11 @@ impl TokenStream {
         match &item {
             Some(Ok(token)) => {
                 if let Some(request) = self.request.as_mut() {
-                    request.record_tokens(1);
+                    if token.reasoning {
+                        request.record_reasoning_tokens(1);
+                    } else {
+                        request.record_tokens(1);
+                    }
                     if let Some(reason) = token.finish_reason {
                         request.set_finish_reason(reason);
                     }

@@ -33,6 +33,9 @@ pub struct Token {
     pub text: &'static str,
     /// Set on the last token only.
     pub finish_reason: Option<FinishReason>,
+    /// True for a reasoning token (the request's first
+    /// [`reasoning_tokens`](crate::GenerateRequest::reasoning_tokens)).
+    pub reasoning: bool,
 }
 
 /// Draws a word.

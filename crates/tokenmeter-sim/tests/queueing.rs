@@ -34,7 +34,7 @@ fn sample(
 async fn run_all(engine: &Engine, requests: &[GenerateRequest]) {
     let streams: Vec<_> = requests
         .iter()
-        .map(|r| engine.submit(*r).expect("accepted"))
+        .map(|r| engine.submit(r.clone()).expect("accepted"))
         .collect();
     join_all(streams.into_iter().map(|s| s.collect::<Vec<_>>())).await;
 }
@@ -51,7 +51,7 @@ async fn a_full_batch_makes_requests_wait() {
     let (engine, memory) = engine(SimConfig::default().max_batch(4));
     let done = Arc::new(Mutex::new(false));
     let sampler = sample(&engine, done.clone());
-    run_all(&engine, &[GenerateRequest::chat(100, 10); 10]).await;
+    run_all(&engine, &vec![GenerateRequest::chat(100, 10); 10]).await;
     *done.lock().expect("not poisoned") = true;
     let samples = sampler.await.expect("sampler ran");
 
@@ -78,7 +78,7 @@ async fn a_full_kv_cache_makes_requests_wait() {
     let (engine, memory) = engine(SimConfig::default().kv_capacity_tokens(1_000));
     let done = Arc::new(Mutex::new(false));
     let sampler = sample(&engine, done.clone());
-    run_all(&engine, &[GenerateRequest::chat(300, 100); 6]).await;
+    run_all(&engine, &vec![GenerateRequest::chat(300, 100); 6]).await;
     *done.lock().expect("not poisoned") = true;
     let samples = sampler.await.expect("sampler ran");
 

@@ -96,7 +96,7 @@ struct CompletionBody {
 }
 
 /// What the server needs from a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Parsed {
     /// The generation to run.
     pub(crate) generate: GenerateRequest,

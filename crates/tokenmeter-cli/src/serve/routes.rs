@@ -145,7 +145,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
             return json_response(StatusCode::BAD_REQUEST, &body);
         }
     };
-    let tokens = match state.engine.submit(parsed.generate) {
+    let tokens = match state.engine.submit(parsed.generate.clone()) {
         Ok(tokens) => tokens,
         Err(error) => return refused(&error),
     };

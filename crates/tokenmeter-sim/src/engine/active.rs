@@ -73,6 +73,10 @@ pub(super) struct Active {
     words: SmallRng,
     /// Set when the request ended with a token or an error still to deliver.
     ending: Option<Ending>,
+    /// Prompt tokens the prefix cache had when it was scheduled (prefill skipped).
+    cached: u32,
+    /// Preempted at least once: its next prefill recomputes the prompt and the output so far.
+    resumed: bool,
 }
 
 impl Active {
@@ -100,6 +104,8 @@ impl Active {
             blocked_since: None,
             words,
             ending: None,
+            cached: 0,
+            resumed: false,
         }
     }
 
@@ -108,8 +114,51 @@ impl Active {
     }
 
     /// KV-cache tokens reserved for the whole request.
-    pub(super) fn kv_reserved(&self) -> u64 {
-        self.params.kv_tokens()
+    /// The prompt's block hashes, for the prefix cache (none once preempted: the recompute
+    /// is not looked up again).
+    pub(super) fn prompt_blocks(&self) -> &[u64] {
+        if self.resumed {
+            &[]
+        } else {
+            &self.params.prompt_blocks
+        }
+    }
+
+    /// Records that the prefix cache had `tokens` of its prompt.
+    pub(super) fn set_cached(&mut self, tokens: u32) {
+        self.cached = tokens;
+        if let Some(request) = self.request.as_mut() {
+            request.set_cached_input_tokens(u64::from(tokens));
+        }
+    }
+
+    /// Tokens its next prefill computes: the prompt less what the prefix cache had, or, after a
+    /// preemption, the prompt and every token generated so far.
+    pub(super) fn prefill_tokens(&self) -> u64 {
+        if self.resumed {
+            self.prompt_tokens() + u64::from(self.emitted)
+        } else {
+            self.prompt_tokens() - u64::from(self.cached)
+        }
+    }
+
+    /// KV-cache tokens it holds while running: its prompt and whole output when reserved up
+    /// front, or (`on_demand`) what it has generated so far plus `ahead` for the next step.
+    pub(super) fn kv_held(&self, on_demand: bool, ahead: u64) -> u64 {
+        if on_demand {
+            (self.prompt_tokens() + u64::from(self.emitted) + ahead).min(self.params.kv_tokens())
+        } else {
+            self.params.kv_tokens()
+        }
+    }
+
+    /// Preempted: its KV cache is freed and it waits to be scheduled again.
+    pub(super) fn preempt(&mut self) {
+        self.prefilled = false;
+        self.in_step = false;
+        self.resumed = true;
+        self.stalled_until = None;
+        self.blocked_since = None;
     }
 
     /// KV-cache tokens in use now.
@@ -203,6 +252,7 @@ impl Active {
             index,
             text: word(&mut self.words),
             finish_reason: last.then_some(self.params.finish),
+            reasoning: index < self.params.reasoning_tokens,
         };
         if last {
             self.ending = Some(Ending::Last(token));
@@ -217,6 +267,22 @@ impl Active {
     /// Ends a request that left the batch: delivers its last token or its error, whose taking
     /// records the outcome. The engine calls it after publishing its state, so a consumer that
     /// sees its stream end sees an engine that no longer holds it.
+    /// Emits up to `tokens` tokens (speculative decoding accepts several in one step),
+    /// stopping at the request's end.
+    pub(super) fn emit_tokens(&mut self, tokens: u32) -> Emitted {
+        for _ in 1..tokens {
+            if self.emit() == Emitted::Ended {
+                return Emitted::Ended;
+            }
+        }
+        self.emit()
+    }
+
+    /// Output tokens still to generate.
+    pub(super) fn remaining(&self) -> u32 {
+        self.params.generated().saturating_sub(self.emitted)
+    }
+
     pub(super) fn finish(mut self) {
         match self.ending.take() {
             Some(Ending::Last(token)) => {

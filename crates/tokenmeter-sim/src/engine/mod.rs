@@ -98,6 +98,9 @@ impl Engine {
         let mut metered = series.start();
         let (id, arrival) = (metered.id(), metered.arrival());
         metered.set_input_tokens(u64::from(request.prompt_tokens));
+        if let Some(max) = request.max_tokens {
+            metered.set_max_tokens(u64::from(max));
+        }
         if request.kv_tokens() > shared.max_model_len {
             let error = SubmitError::ContextLength {
                 prompt: request.prompt_tokens,

@@ -22,15 +22,16 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, sleep_until};
 
 use super::active::{Active, Emitted, Job};
 use super::{Shared, StepHook};
 use crate::config::SimConfig;
-use crate::snapshot::StepStats;
+use crate::prefix::{BLOCK_TOKENS, PrefixCache};
+use crate::snapshot::{EngineTotals, StepStats};
 use tokenmeter::sink::{EngineRecorder, Step};
 
 /// How late a wake-up may be for the next step to still start at the previous step's planned
@@ -48,7 +49,8 @@ pub(super) struct Scheduler {
     running: Vec<Active>,
     /// Requests that left the batch in this step, to end after the state is published.
     ended: Vec<Active>,
-    kv_reserved: u64,
+    prefix: PrefixCache,
+    totals: EngineTotals,
     steps: u64,
     origin: Instant,
     on_step: Option<StepHook>,
@@ -77,6 +79,7 @@ impl Scheduler {
         steps: EngineRecorder,
     ) -> Self {
         let rng = SmallRng::seed_from_u64(config.seed);
+        let prefix = PrefixCache::new(config.prefix_cache_blocks);
         Self {
             config,
             shared,
@@ -86,7 +89,8 @@ impl Scheduler {
             waiting: VecDeque::new(),
             running: Vec::new(),
             ended: Vec::new(),
-            kv_reserved: 0,
+            prefix,
+            totals: EngineTotals::default(),
             steps: 0,
             origin: Instant::now(),
             on_step,
@@ -141,12 +145,10 @@ impl Scheduler {
         });
         let left = before - self.waiting.len();
         self.shared.queued.fetch_sub(left, Ordering::Relaxed);
-        let mut freed = 0;
         self.running.retain_mut(|active| {
             let gone = active.abandoned();
             if gone {
                 active.cancel();
-                freed += active.kv_reserved();
             }
             !gone
         });
@@ -155,8 +157,6 @@ impl Scheduler {
             .running
             .extract_if(.., |active| active.cut_due(now, limit));
         self.ended.extend(cut);
-        freed += self.ended.iter().map(Active::kv_reserved).sum::<u64>();
-        self.kv_reserved -= freed;
         if !self.ended.is_empty() {
             // As for a finished request: the state without them, then their end.
             self.publish(None);
@@ -199,9 +199,58 @@ impl Scheduler {
 
     fn admissible(&self) -> bool {
         self.waiting.front().is_some_and(|head| {
+            let need = head.kv_held(self.config.preemption, self.ahead());
             self.running.len() < self.config.max_batch
-                && self.kv_reserved + head.kv_reserved() <= self.config.kv_capacity_tokens
+                && self.kv_held() + need <= self.config.kv_capacity_tokens
         })
+    }
+
+    /// Tokens a request may add in one step: one, or one plus the draft when speculating.
+    fn ahead(&self) -> u64 {
+        1 + self.config.speculation.map_or(0, |s| u64::from(s.tokens))
+    }
+
+    /// KV-cache tokens the running requests hold.
+    fn kv_held(&self) -> u64 {
+        let ahead = self.ahead();
+        self.running
+            .iter()
+            .map(|a| a.kv_held(self.config.preemption, ahead))
+            .sum()
+    }
+
+    /// With on-demand allocation, preempts the most recently scheduled requests until the
+    /// running ones can all take their next step; each goes back to the head of the queue.
+    fn preempt(&mut self) {
+        if !self.config.preemption {
+            return;
+        }
+        while self.running.len() > 1 && self.kv_held() > self.config.kv_capacity_tokens {
+            let Some(mut active) = self.running.pop() else {
+                break;
+            };
+            active.preempt();
+            self.waiting.push_front(active);
+            self.shared.queued.fetch_add(1, Ordering::Relaxed);
+            self.totals.preemptions += 1;
+            self.step_sinks.add_preemptions(1);
+        }
+    }
+
+    /// Looks a newly scheduled request's prompt up in the prefix cache and records the hit.
+    fn look_up_prefix(&mut self, active: &mut Active) {
+        if self.config.prefix_cache_blocks == 0 || active.prompt_blocks().is_empty() {
+            return;
+        }
+        let blocks = self.prefix.lookup(active.prompt_blocks());
+        let prompt = u32::try_from(active.prompt_tokens()).unwrap_or(u32::MAX);
+        // A prompt cached whole still computes its last token, as vLLM does.
+        let hit = (blocks * BLOCK_TOKENS).min(prompt.saturating_sub(1));
+        active.set_cached(hit);
+        self.totals.prefix_queries += u64::from(prompt);
+        self.totals.prefix_hits += u64::from(hit);
+        self.step_sinks
+            .add_prefix_cache(u64::from(prompt), u64::from(hit));
     }
 
     /// Sleeps until `until`, the next arrival, or a consumer's wake-up (it took a token from a
@@ -235,6 +284,7 @@ impl Scheduler {
 
     /// Runs one step starting at `start`; returns its planned end.
     async fn step(&mut self, start: Instant) -> Instant {
+        self.preempt();
         let first_new = self.running.len();
         let admitted = self.admit();
         let stall = self.config.faults.stall;
@@ -245,7 +295,7 @@ impl Scheduler {
         }
         let new = &mut self.running[first_new..];
         new.iter_mut().for_each(|active| active.in_step = true);
-        let prefill_tokens: u64 = new.iter().map(|a| a.prompt_tokens()).sum();
+        let prefill_tokens: u64 = new.iter().map(Active::prefill_tokens).sum();
         let duration = self.config.cost.step(prefill_tokens, decode_requests);
         let end = start + duration;
         self.publish(None);
@@ -296,7 +346,7 @@ impl Scheduler {
             };
             self.shared.queued.fetch_sub(1, Ordering::Relaxed);
             active.schedule();
-            self.kv_reserved += active.kv_reserved();
+            self.look_up_prefix(&mut active);
             self.running.push(active);
             admitted += 1;
         }
@@ -307,22 +357,31 @@ impl Scheduler {
     /// `ended` and free their KV cache.
     fn emit(&mut self) -> usize {
         let mut emitted = 0;
-        let mut freed = 0;
+        let speculation = self.config.speculation;
+        let (rng, totals, sinks) = (&mut self.rng, &mut self.totals, &self.step_sinks);
         let leaving = self.running.extract_if(.., |active| {
             if !std::mem::take(&mut active.in_step) {
                 return false;
             }
             emitted += 1;
-            match active.emit() {
-                Emitted::Token => false,
-                Emitted::Ended => {
-                    freed += active.kv_reserved();
-                    true
+            // a decode step (not the prefill) may accept draft tokens besides its own
+            let tokens = match speculation {
+                Some(spec) if active.prefilled && active.remaining() > 1 => {
+                    let mut accepted = 0;
+                    while accepted < spec.tokens && rng.random_bool(spec.acceptance) {
+                        accepted += 1;
+                    }
+                    totals.drafts += 1;
+                    totals.draft_tokens += u64::from(spec.tokens);
+                    totals.accepted_tokens += u64::from(accepted);
+                    sinks.add_speculation(1, u64::from(spec.tokens), u64::from(accepted));
+                    1 + accepted
                 }
-            }
+                _ => 1,
+            };
+            active.emit_tokens(tokens) == Emitted::Ended
         });
         self.ended.extend(leaving);
-        self.kv_reserved -= freed;
         emitted
     }
 
@@ -335,7 +394,8 @@ impl Scheduler {
             .unwrap_or_else(PoisonError::into_inner);
         snapshot.running = self.running.len();
         snapshot.kv_used_tokens = self.running.iter().map(Active::kv_used).sum();
-        snapshot.kv_reserved_tokens = self.kv_reserved;
+        snapshot.kv_reserved_tokens = self.kv_held();
+        snapshot.totals = self.totals;
         snapshot.steps = self.steps;
         if last_step.is_some() {
             snapshot.last_step = last_step;
