@@ -50,6 +50,9 @@ pub struct Usage {
     pub prompt_tokens: Option<u64>,
     /// `usage.completion_tokens`.
     pub completion_tokens: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens the provider served from its
+    /// prompt (prefix) cache.
+    pub cached_tokens: Option<u64>,
     /// The server sent a count (or a `usage`) that is not a non-negative integer; it was ignored.
     pub unusable: bool,
 }
@@ -65,6 +68,7 @@ impl Usage {
         Self {
             prompt_tokens,
             completion_tokens,
+            cached_tokens: None,
             unusable: false,
         }
     }
@@ -95,6 +99,10 @@ impl Usage {
         let completion_tokens = count("completion_tokens");
         usage.prompt_tokens = prompt_tokens;
         usage.completion_tokens = completion_tokens;
+        usage.cached_tokens = object
+            .get("prompt_tokens_details")
+            .and_then(|details| details.get("cached_tokens"))
+            .and_then(serde_json::Value::as_u64);
         Some(usage)
     }
 }
@@ -104,6 +112,9 @@ impl Usage {
 pub struct Parsed {
     /// Token-bearing deltas (content, reasoning or tool calls), one per choice that has one.
     pub tokens: u32,
+    /// Of [`tokens`](Self::tokens), the deltas that carried only reasoning
+    /// (`reasoning_content` or `reasoning`, no content nor tool call).
+    pub reasoning: u32,
     /// The finish reason, if a choice gave one.
     pub finish: Option<FinishReason>,
     /// The `usage` object, if present.
@@ -179,6 +190,7 @@ struct TextWire<'a> {
 #[derive(Default)]
 struct Choices {
     tokens: u32,
+    reasoning: u32,
     finish: Option<FinishReason>,
 }
 
@@ -202,6 +214,7 @@ impl<'de> serde::de::Visitor<'de> for ChoicesVisitor {
         while let Some(choice) = seq.next_element::<Choice<'de>>()? {
             if choice.bears_tokens() {
                 choices.tokens += 1;
+                choices.reasoning += u32::from(choice.only_reasoning());
             }
             if let Some(reason) = choice.finish_reason.as_deref() {
                 choices.finish = Some(FinishReason::parse(reason));
@@ -238,6 +251,15 @@ fn filled(s: &Option<Cow<'_, str>>) -> bool {
 }
 
 impl Choice<'_> {
+    /// A delta with reasoning and neither content nor tool calls.
+    fn only_reasoning(&self) -> bool {
+        self.delta.as_ref().is_some_and(|d| {
+            (filled(&d.reasoning_content) || filled(&d.reasoning))
+                && !filled(&d.content)
+                && !d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+        })
+    }
+
     /// A content, reasoning or tool-call delta, or completion text.
     fn bears_tokens(&self) -> bool {
         let delta_tokens = self.delta.as_ref().is_some_and(|d| {
@@ -266,6 +288,7 @@ pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
     let choices = wire.choices.unwrap_or_default();
     Ok(Parsed {
         tokens: choices.tokens,
+        reasoning: choices.reasoning,
         finish: choices.finish,
         usage: wire.usage.and_then(Usage::from_wire),
         id: wire.id.map(Cow::into_owned),
@@ -379,6 +402,11 @@ mod tests {
         assert_eq!(parse(content).unwrap().tokens, 1);
         let reasoning = r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#;
         assert_eq!(parse(reasoning).unwrap().tokens, 1);
+        assert_eq!(parse(reasoning).unwrap().reasoning, 1);
+        let answer = r#"{"choices":[{"delta":{"content":"Hi","reasoning_content":""}}]}"#;
+        assert_eq!(parse(answer).unwrap().reasoning, 0);
+        let cached = r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":8}}}"#;
+        assert_eq!(parse(cached).unwrap().usage.unwrap().cached_tokens, Some(8));
         let tools =
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#;
         assert_eq!(parse(tools).unwrap().tokens, 1);

@@ -51,7 +51,10 @@
 //!   role-only frame, keep-alives, usage chunks and `[DONE]` carry no token.
 //! - ITL: one gap per token-bearing chunk; output tokens from the final `usage` when the server
 //!   sends it (`"stream_options": {"include_usage": true}`), else one per token-bearing delta;
-//!   input tokens from `usage.prompt_tokens`.
+//!   input tokens from `usage.prompt_tokens`, cached ones from
+//!   `usage.prompt_tokens_details.cached_tokens`.
+//! - Time to first *output* token: the first chunk with content or a tool call, after the
+//!   chunks that carried only reasoning (`reasoning_content` or `reasoning`).
 //! - The finish reason, and one outcome: success; an error classified from the HTTP status and
 //!   the body's error object (429 `rate_limited`, 503 `overloaded`, 5xx `server_error`, 4xx
 //!   `client_error`, 408/504 `timeout`), from the transport, or from the stream (an error

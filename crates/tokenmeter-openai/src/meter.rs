@@ -34,7 +34,13 @@ impl Observe<Result<Chunk, StreamError>> for ChunkObserver {
     fn observe(&mut self, item: &Result<Chunk, StreamError>) -> Observation {
         match item {
             Ok(chunk) => {
-                let observation = Observation::tokens(chunk.parsed.tokens).at(chunk.at);
+                let parsed = &chunk.parsed;
+                let observation = if parsed.reasoning > 0 && parsed.reasoning == parsed.tokens {
+                    Observation::reasoning(parsed.tokens)
+                } else {
+                    Observation::tokens(parsed.tokens)
+                }
+                .at(chunk.at);
                 match chunk.parsed.finish {
                     Some(reason) => observation.with_finish(reason),
                     None => observation,
@@ -50,7 +56,9 @@ pin_project! {
     /// [`Metered`] stream over [`SseChunks`] that also takes the token counts from `usage`.
     ///
     /// - TTFT: the first chunk with a content, reasoning or tool-call delta (never the role
-    ///   frame). ITL: the gaps between token-bearing chunks.
+    ///   frame). ITL: the gaps between token-bearing chunks. Time to first output token: the
+    ///   first such chunk that is not only reasoning.
+    /// - Cached input tokens from `usage.prompt_tokens_details.cached_tokens`.
     /// - Tokens: `usage.completion_tokens` when the stream sends it (ask with
     ///   `"stream_options": {"include_usage": true}`), else one per token-bearing delta;
     ///   input tokens from `usage.prompt_tokens` (see
@@ -169,6 +177,9 @@ where
             }
             if let (true, Some(tokens)) = (*this.input_from_usage, usage.prompt_tokens) {
                 request.set_input_tokens(tokens);
+            }
+            if let Some(tokens) = usage.cached_tokens {
+                request.set_cached_input_tokens(tokens);
             }
         }
         Poll::Ready(item)

@@ -154,6 +154,13 @@ where
             if *this.input_from_usage {
                 request.set_input_tokens(u64::from(usage.prompt_tokens));
             }
+            if let Some(cached) = usage
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|details| details.cached_tokens)
+            {
+                request.set_cached_input_tokens(u64::from(cached));
+            }
         }
         Poll::Ready(item)
     }

@@ -22,8 +22,6 @@
 //! - `[DONE]`: async-openai ends its stream there, and also when the body ends without it, so
 //!   a body cut off cleanly is a success (a reset or a body cut mid-chunk is a `transport`
 //!   error).
-//! - `usage.prompt_tokens_details.cached_tokens`: tokenmeter's record has no field for it;
-//!   read it from the usage chunk yourself.
 //!
 //! async-openai's client retries a 429, a 5xx and a failed connection before `create_stream`
 //! returns (3 times by default, with backoff and `retry-after`): [`send`] records them as one
