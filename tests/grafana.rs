@@ -12,11 +12,12 @@ use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
 use tokenmeter_prometheus::{Builder, Profile};
 use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::SloSpec;
-use tokenmeter_slo::rules::{RuleOptions, generate};
+use tokenmeter_slo::rules::{EngineMetrics, RuleOptions, generate};
 
 const SEMCONV: &str = include_str!("../grafana/tokenmeter-semconv.json");
 const VLLM: &str = include_str!("../grafana/tokenmeter-vllm.json");
 const SPEC: &str = include_str!("../examples/slo.toml");
+const VLLM_UPSTREAM: &str = include_str!("grafana/vllm-upstream-queries.txt");
 
 #[path = "grafana/promql.rs"]
 mod promql;
@@ -122,14 +123,18 @@ impl Known {
         ));
         steps.set_kv_cache_usage(0.4);
         steps.add_preemptions(1);
+        steps.add_prefix_cache(200, 64);
+        steps.add_speculation(2, 8, 5);
         let options = match profile {
-            Profile::Vllm => {
+            Profile::Vllm | Profile::VllmLegacy => {
                 RuleOptions::new("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")
+                    .engine(EngineMetrics::vllm())
             }
             _ => RuleOptions::new(
                 "tokenmeter_requests_waiting",
                 "tokenmeter_kv_cache_usage_ratio",
-            ),
+            )
+            .engine(EngineMetrics::semconv()),
         };
         Self {
             exposed: exposed_names(&handle.render()),
@@ -142,6 +147,9 @@ impl Known {
         for (i, fail) in [false, false, true].into_iter().enumerate() {
             let mut request = series.start();
             request.set_input_tokens(100 + i as u64);
+            request.set_cached_input_tokens(32);
+            request.set_max_tokens(64);
+            request.set_choices(1);
             time.advance(Duration::from_millis(20));
             request.mark_scheduled();
             time.advance(Duration::from_millis(80));
@@ -171,6 +179,9 @@ impl Known {
                 }
             };
             for (name, labels) in names {
+                if self.recorded.contains(&name) {
+                    continue; // a recording rule of the generated file
+                }
                 let rule = name.starts_with("slo:") || name.starts_with("tokenmeter:");
                 if rule {
                     if !self.recorded.contains(&name) {
@@ -370,4 +381,45 @@ fn a_misspelt_name_is_reported() {
         problems.iter().any(|p| p.contains("datasource")),
         "{problems:?}"
     );
+}
+
+/// The series vLLM's own example dashboards and alert rules read (copied as data into
+/// `tests/grafana/vllm-upstream-queries.txt`): every line has data in the `vllm` profile (with
+/// the rules `tokenmeter slo rules --profile vllm` writes), the lines of names vLLM renamed in
+/// 0.11 only in the `vllm-legacy` profile; and every `vllm:` series carries `engine`.
+#[test]
+fn vllms_own_dashboards_and_rules_find_every_series() {
+    let lines: Vec<(bool, &str)> = VLLM_UPSTREAM
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.strip_prefix("[legacy]") {
+            Some(rest) => (true, rest.trim()),
+            None => (false, l),
+        })
+        .collect();
+    assert!(lines.len() > 40, "the data file has {} lines", lines.len());
+    let vllm = Known::of(Profile::Vllm);
+    let legacy = Known::of(Profile::VllmLegacy);
+    let found = |known: &Known, line: &str| {
+        line.split(" or ")
+            .any(|alternative| known.missing(&[alternative.to_owned()]).is_empty())
+    };
+    for (is_legacy, line) in &lines {
+        assert!(
+            found(&legacy, line),
+            "vllm-legacy has no data for `{line}`: {:#?}",
+            legacy.missing(&[(*line).to_owned()])
+        );
+        assert_eq!(
+            found(&vllm, line),
+            !is_legacy,
+            "`{line}` in the vllm profile (a pre-0.11 name is only in vllm-legacy)"
+        );
+    }
+    for (name, labels) in &vllm.exposed {
+        if name.starts_with("vllm:") {
+            assert!(labels.contains("engine"), "{name} has no engine label");
+        }
+    }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use tokenmeter_prometheus::names;
 use tokenmeter_slo::SloSpec;
-use tokenmeter_slo::rules::{RuleOptions, generate};
+use tokenmeter_slo::rules::{EngineMetrics, RuleOptions, generate};
 
 /// `tokenmeter slo …`
 #[derive(Debug, clap::Subcommand)]
@@ -50,11 +50,13 @@ fn options(profile: Profile) -> RuleOptions {
         Profile::Semconv => RuleOptions::new(
             names::semconv::REQUESTS_WAITING.prometheus,
             names::semconv::KV_CACHE_USAGE.prometheus,
-        ),
+        )
+        .engine(EngineMetrics::semconv()),
         Profile::Vllm => RuleOptions::new(
             names::vllm::NUM_REQUESTS_WAITING.prometheus,
             names::vllm::KV_CACHE_USAGE.prometheus,
-        ),
+        )
+        .engine(EngineMetrics::vllm()),
     }
 }
 
