@@ -118,4 +118,4 @@ pub use error::{ConfigError, StreamError, SubmitError};
 pub use request::{GenerateRequest, Operation};
 pub use snapshot::{Snapshot, StepKind, StepStats};
 pub use stream::{TokenResult, TokenStream};
-pub use token::Token;
+pub use token::{Token, VOCABULARY};
