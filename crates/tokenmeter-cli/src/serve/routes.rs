@@ -153,7 +153,7 @@ async fn models(State(state): State<AppState>) -> Response {
 
 /// `GET /v1/models/{id}`: the model object of a served name, else vLLM's 404.
 async fn model(State(state): State<AppState>, Path(id): Path<String>) -> Response {
-    if state.models.iter().any(|m| *m == id) {
+    if state.models.contains(&id) {
         json_response(StatusCode::OK, &state.model_card(&id, unix_now()))
     } else {
         api_error(&ApiError::unknown_model(&id))
