@@ -218,7 +218,8 @@ fn a_planted_key_reaches_no_output_of_serve() {
         }
         assert!(
             responses.iter().any(|(_, r)| r.status == 400
-                && r.text().contains("`max_tokens` must be a whole number, not a string")),
+                && r.text()
+                    .contains("`max_tokens` must be a whole number, not a string")),
             "{profile}: the 400s still say what was wrong, without quoting it"
         );
         println!(
