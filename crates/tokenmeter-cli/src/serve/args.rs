@@ -398,6 +398,7 @@ mod tests {
             ("--max-body-size", "2 parsecs", "size unit"),
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
+            ("--served-model-name", " ", "cannot be empty"),
         ] {
             let error = Cli::try_parse_from(["serve", flag, value])
                 .err()
@@ -405,6 +406,25 @@ mod tests {
             let text = error.to_string();
             assert!(text.contains(hint), "{flag} {value}: {text}");
         }
+    }
+
+    #[test]
+    fn served_names_default_to_the_model() {
+        let args = Cli::try_parse_from(["serve", "--model", "org/llama"])
+            .expect("valid")
+            .args;
+        assert_eq!(args.served_names(), ["org/llama"]);
+        let args = Cli::try_parse_from([
+            "serve",
+            "--served-model-name",
+            "a",
+            "b",
+            "--accept-any-model",
+        ])
+        .expect("valid")
+        .args;
+        assert_eq!(args.served_names(), ["a", "b"]);
+        assert!(args.accept_any_model);
     }
 
     #[test]
