@@ -79,3 +79,6 @@ cargo nextest run --workspace --all-features --all-targets --no-fail-fast \
 
 echo "==> third-party clients hang up on serve (the openai Python SDK, curl): /metrics counts what they got"
 python3 scripts/third_party_hangups.py
+
+echo "==> the openai Python SDK against serve: models, unknown model (404), bad values (400), stop, n, logprobs"
+python3 scripts/openai_sdk_compat.py

@@ -46,7 +46,7 @@ def binary():
 
 def start_serve(path, log):
     args = [path, "serve", "--listen", "127.0.0.1:0", "--send-buffer", "4096",
-            "--decode-table", "1=5ms", "--max-batch", "64"]
+            "--decode-table", "1=5ms", "--max-batch", "64", "--served-model-name", "m"]
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

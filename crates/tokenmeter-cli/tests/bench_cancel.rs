@@ -13,7 +13,7 @@ use support::Serve;
 fn run(server: &Serve, cancel_after: &str) -> Value {
     let args = [
         "--model",
-        "m",
+        "sim-llama-3-8b",
         "-n",
         "30",
         "--rate",

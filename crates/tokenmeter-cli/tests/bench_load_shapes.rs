@@ -29,7 +29,7 @@ fn server() -> Serve {
 fn bench(server: &Serve, args: &[&str]) -> (Value, Vec<Value>, String, Duration) {
     let mut all = vec![
         "--model",
-        "m",
+        "sim-llama-3-8b",
         "--input-tokens",
         "8",
         "--output-tokens",
@@ -192,7 +192,7 @@ fn load_flags_that_contradict_each_other_are_refused() {
                 "--url",
                 &server.url(),
                 "--model",
-                "m",
+                "sim-llama-3-8b",
                 "--no-progress",
             ])
             .args(&args)

@@ -27,7 +27,7 @@ fn bench(server: &Serve, extra: &[&str]) -> Child {
             "--url",
             &server.url(),
             "--model",
-            "m",
+            "sim-llama-3-8b",
             "--no-progress",
         ])
         .args([

@@ -86,7 +86,7 @@ fn the_queue_rises_at_least_one_slice_before_the_clients_ttft_p95_crosses_its_ob
         "--url",
         &url,
         "--model",
-        "m",
+        "sim-llama-3-8b",
         "--no-preflight",
         "--output-tokens",
         "10",

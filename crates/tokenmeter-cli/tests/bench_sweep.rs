@@ -28,7 +28,7 @@ fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
             "--url",
             &server.url(),
             "--model",
-            "m",
+            "sim-llama-3-8b",
             "--no-progress",
         ])
         .args([

@@ -12,7 +12,14 @@ use support::Serve;
 use tokenmeter_tests::TempDir;
 
 fn bench(server: &Serve, extra: &[&str]) -> (Vec<Value>, String) {
-    let mut args = vec!["--model", "m", "--endpoint", "/v1/completions", "-n", "40"];
+    let mut args = vec![
+        "--model",
+        "sim-llama-3-8b",
+        "--endpoint",
+        "/v1/completions",
+        "-n",
+        "40",
+    ];
     args.extend_from_slice(&[
         "--rate",
         "inf",

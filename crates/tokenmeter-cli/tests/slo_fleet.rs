@@ -18,8 +18,7 @@ use tokenmeter_tests::prometheus::{Job, Prometheus};
 async fn load(addr: SocketAddr, n: usize) {
     let client = support::http::reqwest_client();
     let url = format!("http://{addr}/v1/chat/completions");
-    let body =
-        r#"{"model":"m","messages":[{"role":"user","content":"tell me a story"}],"max_tokens":12}"#;
+    let body = r#"{"model":"sim-llama-3-8b","messages":[{"role":"user","content":"tell me a story"}],"max_tokens":12}"#;
     let requests = (0..n).map(|_| {
         let request = client
             .post(&url)

@@ -120,4 +120,4 @@ pub use prefix::{BLOCK_TOKENS, prompt_blocks};
 pub use request::{GenerateRequest, Operation};
 pub use snapshot::{EngineTotals, Snapshot, StepKind, StepStats};
 pub use stream::{TokenResult, TokenStream};
-pub use token::Token;
+pub use token::{Token, VOCABULARY};

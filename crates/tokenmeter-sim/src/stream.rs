@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures_core::Stream;
 use tokenmeter::stream::HasErrorClass;
-use tokenmeter::{ErrorClass, Request};
+use tokenmeter::{ErrorClass, FinishReason, Request};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -221,6 +221,56 @@ impl TokenStream {
             self.end = End::Closed;
             if let Some(mut request) = self.request.take() {
                 request.succeed();
+            }
+        }
+    }
+
+    /// Ends the request before the engine's last token with `reason`, e.g. at a stop sequence
+    /// the consumer found in the text: the tokens taken so far count, the engine frees the
+    /// request's batch slot and KV cache at its next step, and the request succeeds now (or at
+    /// [`delivered`](Self::delivered), after [`hold_success`](Self::hold_success)). After the
+    /// last token was taken, only the recorded finish reason changes; after an error, nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures_util::StreamExt;
+    /// use tokenmeter::{Clock, FinishReason, Meter, Outcome, sink::InMemorySink};
+    /// use tokenmeter_sim::{Engine, GenerateRequest};
+    ///
+    /// let memory = InMemorySink::new();
+    /// let meter = Meter::builder().clock(Clock::tokio()).sink(memory.clone()).build();
+    /// let engine = Engine::builder().meter(meter).build()?;
+    /// let mut tokens = engine.submit(GenerateRequest::chat(10, 50))?;
+    /// tokens.next().await.expect("a token")?;
+    /// tokens.finish_early(FinishReason::Stop); // e.g. the text reached a stop sequence
+    /// assert!(tokens.next().await.is_none());
+    /// let record = &memory.records()[0];
+    /// assert_eq!((record.outcome, record.output_tokens), (Outcome::Success, 1));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn finish_early(&mut self, reason: FinishReason) {
+        match self.end {
+            End::Closed => {}
+            End::Held => {
+                if let Some(request) = self.request.as_mut() {
+                    request.set_finish_reason(reason);
+                }
+            }
+            End::Open => {
+                if let Some(request) = self.request.as_mut() {
+                    request.set_finish_reason(reason);
+                }
+                self.end = End::Held;
+                self.peeked = None;
+                self.rx.close();
+                self.link.wake.notify_one();
+                if !self.hold {
+                    self.delivered();
+                }
             }
         }
     }

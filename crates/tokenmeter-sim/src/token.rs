@@ -3,8 +3,9 @@
 use rand::Rng;
 use tokenmeter::FinishReason;
 
-/// The words generated text is drawn from; each is one token and starts with a space.
-pub(crate) const VOCABULARY: [&str; 32] = [
+/// The words generated text is drawn from; each is one token and starts with a space (a
+/// server that simulates log probabilities can draw the alternatives of a token from it).
+pub const VOCABULARY: [&str; 32] = [
     " the", " a", " model", " token", " stream", " latency", " of", " and", " to", " is", " first",
     " time", " request", " server", " batch", " queue", " cache", " fast", " slow", " user",
     " answer", " text", " in", " on", " for", " with", " each", " step", " decode", " prefill",

@@ -5,9 +5,6 @@ use anyhow::Context as _;
 
 use crate::serve::{ServeArgs, ServeHandle, spawn};
 
-/// The model the embedded simulator is asked for (it answers for any name).
-pub(crate) const MODEL: &str = "tokenmeter-sim";
-
 /// Starts the embedded server on 127.0.0.1 with an ephemeral port.
 pub(crate) async fn start() -> anyhow::Result<ServeHandle> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))

@@ -146,7 +146,7 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 &plan,
                 url,
                 key,
-                Some(embedded::MODEL),
+                Some(server.model()),
                 Some(&batching),
                 &stop,
             )

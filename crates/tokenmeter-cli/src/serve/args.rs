@@ -39,9 +39,20 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub(crate) listen: SocketAddr,
 
-    /// Model name the server reports (requests may name any model).
+    /// The model: the name the server serves it under unless --served-model-name is given.
     #[arg(long, default_value = tokenmeter_sim::DEFAULT_MODEL)]
     pub(crate) model: String,
+
+    /// Names the model is served under (vLLM's flag): responses and /metrics report the first,
+    /// requests may name any of them, GET /v1/models lists them all (default: --model). A
+    /// request naming another model is answered 404 `The model `x` does not exist.`
+    #[arg(long, value_name = "NAME", num_args = 1.., value_parser = model_name)]
+    pub(crate) served_model_name: Vec<String>,
+
+    /// Serve requests that name any model under the first served name, instead of answering
+    /// 404 (as serve did before it checked names).
+    #[arg(long)]
+    pub(crate) accept_any_model: bool,
 
     /// Seed of every random choice (faults, generated words).
     #[arg(long, default_value_t = 0)]
@@ -158,6 +169,8 @@ impl Default for ServeArgs {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
             model: tokenmeter_sim::DEFAULT_MODEL.to_owned(),
+            served_model_name: Vec::new(),
+            accept_any_model: false,
             seed: 0,
             profile: MetricsProfile::Semconv,
             default_max_tokens: DEFAULT_MAX_TOKENS,
@@ -187,6 +200,16 @@ impl Default for ServeArgs {
 }
 
 impl ServeArgs {
+    /// The names the model is served under: `--served-model-name`, else `--model`. Never
+    /// empty; the first is the one responses report.
+    pub(crate) fn served_names(&self) -> Vec<String> {
+        if self.served_model_name.is_empty() {
+            vec![self.model.clone()]
+        } else {
+            self.served_model_name.clone()
+        }
+    }
+
     /// The simulator's configuration.
     pub(crate) fn sim_config(&self) -> anyhow::Result<SimConfig> {
         let cost = CostModel::new(
@@ -257,6 +280,14 @@ pub(crate) fn parse_decode_table(s: &str) -> Result<DecodeTable, String> {
 /// Parses a duration: a number and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`, …; e.g. `7ms`,
 /// `1.5s`), the same syntax as SLO specs.
 pub(crate) use tokenmeter_slo::spec::parse_duration;
+
+/// A served model name: not empty, not blank.
+fn model_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("a model name cannot be empty".to_owned());
+    }
+    Ok(s.to_owned())
+}
 
 fn probability(s: &str) -> Result<f64, String> {
     let value: f64 = s
@@ -370,6 +401,7 @@ mod tests {
             ("--max-body-size", "2 parsecs", "size unit"),
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
+            ("--served-model-name", " ", "cannot be empty"),
         ] {
             let error = Cli::try_parse_from(["serve", flag, value])
                 .err()
@@ -377,6 +409,25 @@ mod tests {
             let text = error.to_string();
             assert!(text.contains(hint), "{flag} {value}: {text}");
         }
+    }
+
+    #[test]
+    fn served_names_default_to_the_model() {
+        let args = Cli::try_parse_from(["serve", "--model", "org/llama"])
+            .expect("valid")
+            .args;
+        assert_eq!(args.served_names(), ["org/llama"]);
+        let args = Cli::try_parse_from([
+            "serve",
+            "--served-model-name",
+            "a",
+            "b",
+            "--accept-any-model",
+        ])
+        .expect("valid")
+        .args;
+        assert_eq!(args.served_names(), ["a", "b"]);
+        assert!(args.accept_any_model);
     }
 
     #[test]

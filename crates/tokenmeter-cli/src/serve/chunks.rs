@@ -4,18 +4,23 @@
 //! content chunk per token, a chunk with an empty delta and the `finish_reason`, then (with
 //! `stream_options.include_usage`) a chunk with `"choices":[]` and the `usage`, and `[DONE]`.
 //! With `include_usage` every other chunk carries `"usage":null`, as OpenAI's do. Completion
-//! streams are the same without the role frame, with `text` instead of `delta`.
+//! streams are the same without the role frame, with `text` instead of `delta`. With `n` > 1
+//! each choice has its role frame, its chunks and its finish chunk, interleaved as its tokens
+//! come, each with its `index`; the `usage` chunk comes once, after every choice finished. A
+//! chunk carries `logprobs` when they were asked for (see `logprobs.rs`), else `null`.
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokenmeter::FinishReason;
 use tokenmeter_sim::Operation;
 
+use super::logprobs::{self, TokenLogprobs};
+
 /// The SSE terminator.
 pub(crate) const DONE: &[u8] = b"data: [DONE]\n\n";
 
 /// Renders every frame of one response. The per-token chunk is a precomputed prefix, the
-/// token's JSON string, and a precomputed suffix.
+/// choice's index, the token's JSON string, and a precomputed suffix.
 #[derive(Debug, Clone)]
 pub(crate) struct Frames {
     operation: Operation,
@@ -24,7 +29,19 @@ pub(crate) struct Frames {
     model: String,
     include_usage: bool,
     head: String,
+    choice: &'static str,
     tail: String,
+}
+
+/// One finished choice of a whole (non-streaming) response.
+#[derive(Debug, Clone)]
+pub(crate) struct Completed {
+    /// The text.
+    pub(crate) text: String,
+    /// Why it ended.
+    pub(crate) finish: FinishReason,
+    /// Its `logprobs`, when asked for.
+    pub(crate) logprobs: Option<Value>,
 }
 
 impl Frames {
@@ -38,11 +55,11 @@ impl Frames {
         let model_json = Value::from(model).to_string();
         let id_json = Value::from(id.as_str()).to_string();
         let (object, choice) = match operation {
-            Operation::TextCompletion => ("text_completion", r#""text":"#),
-            _ => ("chat.completion.chunk", r#""delta":"#),
+            Operation::TextCompletion => ("text_completion", r#","text":"#),
+            _ => ("chat.completion.chunk", r#","delta":"#),
         };
         let head = format!(
-            r#"data: {{"id":{id_json},"object":"{object}","created":{created},"model":{model_json},"choices":[{{"index":0,{choice}"#
+            r#"data: {{"id":{id_json},"object":"{object}","created":{created},"model":{model_json},"choices":[{{"index":"#
         );
         let usage = if include_usage {
             r#","usage":null"#
@@ -57,6 +74,7 @@ impl Frames {
             model: model.to_owned(),
             include_usage,
             head,
+            choice,
             tail,
         }
     }
@@ -73,41 +91,69 @@ impl Frames {
         }
     }
 
-    fn frame(&self, choice: &str, finish: Option<FinishReason>) -> Bytes {
-        let finish = match finish {
-            Some(reason) => format!(r#""{}""#, reason.as_str()),
-            None => "null".to_owned(),
-        };
-        let mut out = String::with_capacity(self.head.len() + choice.len() + 64);
+    fn frame(
+        &self,
+        index: u32,
+        choice: &str,
+        logprobs: Option<&Value>,
+        finish: Option<FinishReason>,
+    ) -> Bytes {
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(self.head.len() + choice.len() + 96);
         out.push_str(&self.head);
+        let _ = write!(out, "{index}");
+        out.push_str(self.choice);
         out.push_str(choice);
-        out.push_str(r#","logprobs":null,"finish_reason":"#);
-        out.push_str(&finish);
+        out.push_str(r#","logprobs":"#);
+        match logprobs {
+            Some(logprobs) => {
+                let _ = write!(out, "{logprobs}");
+            }
+            None => out.push_str("null"),
+        }
+        out.push_str(r#","finish_reason":"#);
+        match finish {
+            Some(reason) => {
+                let _ = write!(out, r#""{}""#, reason.as_str());
+            }
+            None => out.push_str("null"),
+        }
         out.push_str("}]");
         out.push_str(&self.tail);
         Bytes::from(out)
     }
 
-    /// The chat stream's first frame: the role, no content. `None` for completions.
-    pub(crate) fn role(&self) -> Option<Bytes> {
+    /// The chat stream's first frame of choice `index`: the role, no content. `None` for
+    /// completions.
+    pub(crate) fn role(&self, index: u32) -> Option<Bytes> {
         self.is_chat()
-            .then(|| self.frame(r#"{"role":"assistant","content":""}"#, None))
+            .then(|| self.frame(index, r#"{"role":"assistant","content":""}"#, None, None))
     }
 
-    /// One token's chunk.
-    pub(crate) fn token(&self, text: &str) -> Bytes {
+    /// One token's chunk of choice `index`, with its `logprobs` if asked for.
+    pub(crate) fn token(&self, index: u32, text: &str, logprobs: Option<&Value>) -> Bytes {
         let text = Value::from(text).to_string();
         if self.is_chat() {
-            self.frame(&format!(r#"{{"content":{text}}}"#), None)
+            self.frame(index, &format!(r#"{{"content":{text}}}"#), logprobs, None)
         } else {
-            self.frame(&text, None)
+            self.frame(index, &text, logprobs, None)
         }
     }
 
-    /// The chunk that carries the finish reason and no token.
-    pub(crate) fn finish(&self, reason: FinishReason) -> Bytes {
+    /// The chunk of choice `index` that carries the finish reason and no token.
+    pub(crate) fn finish(&self, index: u32, reason: FinishReason) -> Bytes {
         let empty = if self.is_chat() { "{}" } else { r#""""# };
-        self.frame(empty, Some(reason))
+        self.frame(index, empty, None, Some(reason))
+    }
+
+    /// The `logprobs` of `tokens` in this endpoint's shape; `offsets` are their byte offsets
+    /// in the choice's text (completions).
+    pub(crate) fn logprobs(&self, tokens: &[TokenLogprobs], offsets: &[usize]) -> Value {
+        if self.is_chat() {
+            logprobs::chat(tokens)
+        } else {
+            logprobs::completion(tokens, offsets)
+        }
     }
 
     /// The `usage` chunk (`"choices":[]`), when `include_usage` was asked for.
@@ -125,41 +171,37 @@ impl Frames {
         })
     }
 
-    /// The whole (non-streaming) response.
-    pub(crate) fn complete(
-        &self,
-        text: &str,
-        finish: FinishReason,
-        prompt: u32,
-        completion: u32,
-    ) -> Value {
-        let (object, choice) = if self.is_chat() {
-            (
-                "chat.completion",
-                json!({
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "logprobs": null,
-                    "finish_reason": finish.as_str(),
-                }),
-            )
+    /// The whole (non-streaming) response: `choices` in order of their index; `completion`
+    /// counts the tokens of every choice.
+    pub(crate) fn complete(&self, choices: &[Completed], prompt: u32, completion: u32) -> Value {
+        let object = if self.is_chat() {
+            "chat.completion"
         } else {
-            (
-                "text_completion",
-                json!({
-                    "index": 0,
-                    "text": text,
-                    "logprobs": null,
-                    "finish_reason": finish.as_str(),
-                }),
-            )
+            "text_completion"
         };
+        let choices: Vec<Value> = choices
+            .iter()
+            .enumerate()
+            .map(|(index, choice)| {
+                let mut out = json!({
+                    "index": index,
+                    "logprobs": choice.logprobs,
+                    "finish_reason": choice.finish.as_str(),
+                });
+                if self.is_chat() {
+                    out["message"] = json!({"role": "assistant", "content": choice.text});
+                } else {
+                    out["text"] = json!(choice.text);
+                }
+                out
+            })
+            .collect();
         json!({
             "id": self.id,
             "object": object,
             "created": self.created,
             "model": self.model,
-            "choices": [choice],
+            "choices": choices,
             "usage": usage(prompt, completion),
         })
     }
@@ -200,16 +242,16 @@ mod tests {
     #[test]
     fn chat_chunks_have_openais_shape() {
         let frames = Frames::new(Operation::Chat, "chatcmpl-1".into(), 42, "m\"x", true);
-        let role = parse(&frames.role().expect("chat"));
+        let role = parse(&frames.role(0).expect("chat"));
         assert_eq!(
             role,
             json!({"id":"chatcmpl-1","object":"chat.completion.chunk","created":42,"model":"m\"x",
                 "choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],
                 "usage":null})
         );
-        let token = parse(&frames.token(" a\"b"));
+        let token = parse(&frames.token(0, " a\"b", None));
         assert_eq!(token["choices"][0]["delta"], json!({"content": " a\"b"}));
-        let finish = parse(&frames.finish(FinishReason::Length));
+        let finish = parse(&frames.finish(0, FinishReason::Length));
         assert_eq!(finish["choices"][0]["delta"], json!({}));
         assert_eq!(finish["choices"][0]["finish_reason"], "length");
         let usage = parse(&frames.usage(10, 3).expect("asked"));
@@ -223,18 +265,25 @@ mod tests {
     #[test]
     fn completion_chunks_have_openais_shape() {
         let frames = Frames::new(Operation::TextCompletion, "cmpl-1".into(), 1, "m", false);
-        assert!(frames.role().is_none());
+        assert!(frames.role(0).is_none());
         assert!(frames.usage(1, 1).is_none());
-        let token = parse(&frames.token(" hi"));
+        let token = parse(&frames.token(0, " hi", None));
         assert_eq!(
             token,
             json!({"id":"cmpl-1","object":"text_completion","created":1,"model":"m",
                 "choices":[{"index":0,"text":" hi","logprobs":null,"finish_reason":null}]})
         );
-        let finish = parse(&frames.finish(FinishReason::Stop));
+        let finish = parse(&frames.finish(2, FinishReason::Stop));
+        assert_eq!(finish["choices"][0]["index"], 2);
         assert_eq!(finish["choices"][0]["text"], "");
         assert_eq!(finish["choices"][0]["finish_reason"], "stop");
-        let whole = frames.complete(" hi there", FinishReason::Stop, 4, 2);
+        let completed = Completed {
+            text: " hi there".to_owned(),
+            finish: FinishReason::Stop,
+            logprobs: None,
+        };
+        let whole = frames.complete(&[completed.clone(), completed], 4, 2);
+        assert_eq!(whole["choices"][1]["index"], 1);
         assert_eq!(whole["choices"][0]["text"], " hi there");
         assert_eq!(whole["usage"]["total_tokens"], 6);
     }

@@ -5,23 +5,32 @@
 //! |---|---|
 //! | `POST /v1/chat/completions` | chat; SSE when `"stream": true` (role frame, one chunk per token, finish chunk, `usage` chunk with `stream_options.include_usage`, `[DONE]`), else one JSON body with `usage` |
 //! | `POST /v1/completions` | the same for text completions |
-//! | `GET /v1/models` | the served model |
+//! | `GET /v1/models` | the served names (`--served-model-name`, default `--model`) |
+//! | `GET /v1/models/{id}` | one served name's model object |
 //! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage and every HTTP answer by route, method and status class |
 //! | `GET /health` | `{"status":"ok"}` |
 //! | `GET /slo` | the SLO monitor's report (with `--slo-spec`) |
 //! | any other path / method | 404 / 405 with OpenAI's error body |
 //!
-//! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`:
+//! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`; a request refused
+//! for its body or its model has vLLM's values (`type` `BadRequestError` or `NotFoundError`,
+//! `param` the field, `code` the status; `api_error.rs`):
 //!
 //! | Status | When |
 //! |---|---|
-//! | 400 | a body the server cannot parse or serve; prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`) |
-//! | 404, 405 | an unknown path, or a method the route does not answer |
+//! | 400 | a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`) |
+//! | 404 | a `model` not served: ``The model `x` does not exist.`` (also `GET /v1/models/x`) |
+//! | 404, 405 | an unknown path, or a method the route does not answer (with `Allow`) |
 //! | 408 | a body not whole within `--body-timeout` (default 30 s) of its headers |
 //! | 413 | a body over `--max-body-size` (default 2 MiB), refused from its `content-length` before it is read |
 //! | 429 | the queue holds `--queue-limit` requests (default 256), with `retry-after` |
 //! | 500 | an injected failure before the first token (mid-stream: an SSE `data: {"error":{...}}` then `data: [DONE]`) |
 //! | 503 | every connection at `--max-connections` is busy (a quick answer, then the connection closes) |
+//!
+//! A request naming a model that is not served is answered 404 (below) unless
+//! `--accept-any-model`; responses report the first served name. The request options clients
+//! notice behave as in vLLM: `stop` (`stop.rs`), `n` (`choices.rs`), `logprobs` (simulated,
+//! `logprobs.rs`), and every sampling value is checked (`sampling.rs`).
 //!
 //! A client that disconnects mid-stream cancels its request (recorded as cancelled).
 //!
@@ -45,18 +54,24 @@
 //! one request's record with [`ServeHandle::record_for`], keyed by the response `id`),
 //! [`ServeHandle::metrics_text`], and stop with [`ServeHandle::shutdown`].
 
+mod api_error;
 mod args;
+mod choices;
 mod chunks;
 mod connections;
+mod fields;
 mod http_counts;
 mod limits;
 mod listener;
+mod logprobs;
 mod metrics;
 mod openai;
 mod routes;
+mod sampling;
 mod slo;
 mod socket;
 mod sse;
+mod stop;
 #[cfg(test)]
 mod tests;
 
@@ -105,6 +120,11 @@ impl ServeHandle {
     /// The bound address.
     pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The model name responses report (the first served name): what clients ask for.
+    pub(crate) fn model(&self) -> &str {
+        self.state.model()
     }
 
     /// `http://<addr>`, the base URL clients use (`/v1/chat/completions` goes after it).
@@ -184,7 +204,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         )
     })?;
     let profile = args.profile;
-    let model = args.model.clone();
+    let model = args.served_names().join(", ");
     let limits = args.limits();
     if limits.max_connections < args.max_connections {
         eprintln!(
@@ -263,14 +283,18 @@ fn start(
     if let Some(memory) = &records {
         meter = meter.sink(memory.clone());
     }
+    let models: Arc<[String]> = args.served_names().into();
     let engine = Engine::builder()
         .meter(meter.build())
-        .model(args.model.clone())
+        .model(models[0].clone())
         .config(config)
         .build()?;
     let state = AppState {
         engine,
-        model: Arc::from(args.model.as_str()),
+        models,
+        accept_any_model: args.accept_any_model,
+        root: Arc::from(args.model.as_str()),
+        max_model_len: args.max_model_len,
         default_max_tokens: args.default_max_tokens,
         counter: match &args.tokenizer {
             Some(path) => {

@@ -10,100 +10,40 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::Value;
 use serde_json::error::Category;
 use tokenmeter::FinishReason;
 use tokenmeter_sim::{GenerateRequest, Operation};
 
+use super::api_error::ApiError;
+use super::fields::{Fields, type_name};
+use super::sampling::{self, Options};
 use crate::tokenizer::PromptTokenizer;
 
-/// A request the server cannot serve, answered with HTTP 400.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum BadRequest {
-    /// The body is not the JSON the endpoint expects.
-    #[error("invalid request body: {}", describe(.0))]
-    Json(#[from] serde_json::Error),
-    /// A field has a value the server does not support.
-    #[error("{0}")]
-    Unsupported(String),
-}
-
-/// What is wrong with a body, in words that never quote it: serde's own text for a value of
-/// the wrong type quotes the value (`invalid type: string "…", expected u32`), and that value
-/// can be an API key or a prompt a client put in the wrong field. Only the position and what
-/// was expected (which comes from this file's types) are kept.
+/// What is wrong with a body that is not JSON, in words that never quote it (only the
+/// position).
 fn describe(error: &serde_json::Error) -> String {
     let at = format!("at line {} column {}", error.line(), error.column());
     match error.classify() {
-        Category::Data => {
-            let text = error.to_string();
-            let text = text
-                .rsplit_once(" at line ")
-                .map_or(text.as_str(), |(t, _)| t);
-            if text.starts_with("missing field `") {
-                format!("{text} {at}")
-            } else if let Some((_, expected)) = text.rsplit_once(", expected ") {
-                format!("a value of the wrong type {at}: expected {expected}")
-            } else {
-                format!("a value the endpoint does not accept {at}")
-            }
-        }
-        Category::Syntax => format!("not valid JSON {at}"),
+        Category::Syntax | Category::Data => format!("not valid JSON {at}"),
         Category::Eof => "the JSON ends early: send the whole object".to_owned(),
         Category::Io => format!("the body could not be read {at}"),
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct StreamOptions {
-    #[serde(default)]
-    include_usage: bool,
-}
-
-#[derive(Debug, Deserialize)]
-struct Message {
-    #[serde(default)]
-    content: Value,
-}
-
-#[derive(Debug, Deserialize)]
-struct ChatBody {
-    messages: Vec<Message>,
-    #[serde(default)]
-    stream: bool,
-    #[serde(default)]
-    stream_options: Option<StreamOptions>,
-    #[serde(default)]
-    max_tokens: Option<u32>,
-    #[serde(default)]
-    max_completion_tokens: Option<u32>,
-    #[serde(default)]
-    n: Option<u32>,
-}
-
-#[derive(Debug, Deserialize)]
-struct CompletionBody {
-    prompt: Value,
-    #[serde(default)]
-    stream: bool,
-    #[serde(default)]
-    stream_options: Option<StreamOptions>,
-    #[serde(default)]
-    max_tokens: Option<u32>,
-    #[serde(default)]
-    n: Option<u32>,
-}
-
 /// What the server needs from a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Parsed {
-    /// The generation to run.
+    /// The generation to run (for each choice).
     pub(crate) generate: GenerateRequest,
-    /// Stream the answer as SSE.
-    pub(crate) stream: bool,
-    /// Send a final `usage` chunk (`stream_options.include_usage`).
-    pub(crate) include_usage: bool,
+    /// The options: model, streaming, `n`, stop sequences, logprobs.
+    pub(crate) options: Options,
+}
+
+/// The JSON of a body, as [`Fields`] read it.
+fn json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(None, format!("invalid request body: {}", describe(&e))))
 }
 
 /// Parses a `/v1/chat/completions` body.
@@ -111,26 +51,49 @@ pub(crate) fn chat(
     body: &[u8],
     default_max_tokens: u32,
     counter: &Counter,
-) -> Result<Parsed, BadRequest> {
-    let body: ChatBody = serde_json::from_slice(body)?;
-    check_n(body.n)?;
-    if body.messages.is_empty() {
-        return Err(BadRequest::Unsupported(
-            "`messages` is empty: send at least one message".to_owned(),
+) -> Result<Parsed, ApiError> {
+    let body = json(body)?;
+    let fields = Fields::of(&body)?;
+    let messages = match fields.required("messages")? {
+        Value::Array(messages) => messages,
+        other => {
+            return Err(ApiError::bad_request(
+                Some("messages"),
+                format!(
+                    "`messages` must be an array of messages, not {}",
+                    type_name(other)
+                ),
+            ));
+        }
+    };
+    if messages.is_empty() {
+        return Err(ApiError::bad_request(
+            Some("messages"),
+            "`messages` is empty: send at least one message",
         ));
     }
-    let prompt = body
-        .messages
-        .iter()
-        .map(|m| 3 + content_tokens(&m.content, counter))
-        .fold(3u64, u64::saturating_add);
-    let max = body.max_completion_tokens.or(body.max_tokens);
-    let generate = generation(Operation::Chat, prompt, max, default_max_tokens)?;
-    Ok(Parsed {
-        generate,
-        stream: body.stream,
-        include_usage: body.stream_options.is_some_and(|o| o.include_usage),
-    })
+    let mut prompt = 3u64;
+    for message in messages {
+        let Value::Object(message) = message else {
+            return Err(ApiError::bad_request(
+                Some("messages"),
+                format!(
+                    "each of `messages` must be an object, not {}",
+                    type_name(message)
+                ),
+            ));
+        };
+        let content = message.get("content").unwrap_or(&Value::Null);
+        prompt = prompt.saturating_add(3 + content_tokens(content, counter));
+    }
+    let options = sampling::read(fields, Operation::Chat)?;
+    let generate = generation(
+        Operation::Chat,
+        prompt,
+        options.max_tokens,
+        default_max_tokens,
+    );
+    Ok(Parsed { generate, options })
 }
 
 /// Parses a `/v1/completions` body.
@@ -138,30 +101,18 @@ pub(crate) fn completion(
     body: &[u8],
     default_max_tokens: u32,
     counter: &Counter,
-) -> Result<Parsed, BadRequest> {
-    let body: CompletionBody = serde_json::from_slice(body)?;
-    check_n(body.n)?;
-    let prompt = prompt_tokens(&body.prompt, counter)?;
+) -> Result<Parsed, ApiError> {
+    let body = json(body)?;
+    let fields = Fields::of(&body)?;
+    let prompt = prompt_tokens(fields.required("prompt")?, counter)?;
+    let options = sampling::read(fields, Operation::TextCompletion)?;
     let generate = generation(
         Operation::TextCompletion,
         prompt,
-        body.max_tokens,
+        options.max_tokens,
         default_max_tokens,
-    )?;
-    Ok(Parsed {
-        generate,
-        stream: body.stream,
-        include_usage: body.stream_options.is_some_and(|o| o.include_usage),
-    })
-}
-
-fn check_n(n: Option<u32>) -> Result<(), BadRequest> {
-    match n {
-        None | Some(1) => Ok(()),
-        Some(n) => Err(BadRequest::Unsupported(format!(
-            "n = {n} is not supported: the simulator generates one choice; send n = 1"
-        ))),
-    }
+    );
+    Ok(Parsed { generate, options })
 }
 
 /// The generation: `max_tokens` tokens ending with `length`, or the default ending with `stop`.
@@ -170,18 +121,13 @@ fn generation(
     prompt: u64,
     max_tokens: Option<u32>,
     default_max_tokens: u32,
-) -> Result<GenerateRequest, BadRequest> {
+) -> GenerateRequest {
     let prompt = u32::try_from(prompt).unwrap_or(u32::MAX);
     let (output, finish) = match max_tokens {
-        Some(0) => {
-            return Err(BadRequest::Unsupported(
-                "max_tokens is 0: ask for at least 1 token".to_owned(),
-            ));
-        }
-        Some(n) => (n, FinishReason::Length),
+        Some(n) => (n.max(1), FinishReason::Length),
         None => (default_max_tokens.max(1), FinishReason::Stop),
     };
-    Ok(GenerateRequest::new(operation, prompt, output).finish_reason(finish))
+    GenerateRequest::new(operation, prompt, output).finish_reason(finish)
 }
 
 /// Estimated tokens of a text: `ceil(chars / 4)`.
@@ -223,11 +169,11 @@ fn content_tokens(content: &Value, counter: &Counter) -> u64 {
 }
 
 /// Tokens of a completion prompt: a string, token ids, or a one-element array of either.
-fn prompt_tokens(prompt: &Value, counter: &Counter) -> Result<u64, BadRequest> {
+fn prompt_tokens(prompt: &Value, counter: &Counter) -> Result<u64, ApiError> {
     let unsupported = || {
-        BadRequest::Unsupported(
-            "`prompt` must be a string or an array of token ids; send one prompt per request"
-                .to_owned(),
+        ApiError::bad_request(
+            Some("prompt"),
+            "`prompt` must be a string or an array of token ids; send one prompt per request",
         )
     };
     match prompt {
@@ -266,7 +212,7 @@ mod tests {
         assert_eq!(parsed.generate.prompt_tokens, 16);
         assert_eq!(parsed.generate.output_tokens, 7);
         assert_eq!(parsed.generate.finish, FinishReason::Length);
-        assert!(parsed.stream && parsed.include_usage);
+        assert!(parsed.options.stream && parsed.options.include_usage);
 
         let plain = chat(
             br#"{"messages":[{"role":"user","content":"hi"}]}"#,
@@ -276,7 +222,7 @@ mod tests {
         .expect("ok");
         assert_eq!(plain.generate.output_tokens, 128);
         assert_eq!(plain.generate.finish, FinishReason::Stop);
-        assert!(!plain.stream && !plain.include_usage);
+        assert!(!plain.options.stream && !plain.options.include_usage);
     }
 
     #[test]
@@ -295,23 +241,28 @@ mod tests {
 
     #[test]
     fn bad_requests_say_what_to_change() {
-        let cases: [&[u8]; 5] = [
-            b"not json",
-            br#"{"messages":[]}"#,
-            br#"{"messages":[{"role":"user","content":"x"}],"n":2}"#,
-            br#"{"messages":[{"role":"user","content":"x"}],"max_tokens":0}"#,
-            br#"{"prompt":"x"#,
-        ];
-        for body in cases {
+        for (body, param) in [
+            (&b"not json"[..], None),
+            (br#"{"messages":[]}"#, Some("messages")),
+            (
+                br#"{"messages":[{"role":"user","content":"x"}],"n":0}"#,
+                Some("n"),
+            ),
+            (
+                br#"{"messages":[{"role":"user","content":"x"}],"max_tokens":0}"#,
+                Some("max_tokens"),
+            ),
+            (br#"{"messages":[7]}"#, Some("messages")),
+            (br#"{"prompt":"x"#, None),
+            (b"[]", None),
+        ] {
             let error = chat(body, 16, &Counter::Estimate).expect_err("refused");
-            assert!(!error.to_string().is_empty());
+            assert_eq!(error.param(), param, "{error}");
+            assert!(!error.message().is_empty());
         }
-        let n = chat(
-            br#"{"messages":[{"role":"user","content":"x"}],"n":2}"#,
-            16,
-            &Counter::Estimate,
-        );
-        assert!(n.expect_err("n").to_string().contains("send n = 1"));
+        let error =
+            completion(br#"{"max_tokens":3}"#, 16, &Counter::Estimate).expect_err("no prompt");
+        assert_eq!(error.param(), Some("prompt"));
     }
 
     #[test]
@@ -320,19 +271,19 @@ mod tests {
         for (body, says) in [
             (
                 format!(r#"{{"messages":"{secret}"}}"#),
-                "expected a sequence",
+                "`messages` must be an array of messages, not a string",
             ),
             (
                 format!(r#"{{"messages":[{{"content":"x"}}],"max_tokens":"{secret}"}}"#),
-                "expected u32",
+                "`max_tokens` must be a whole number, not a string",
             ),
             (
                 format!(r#"{{"messages":[{{"content":"x"}}],"stream":"{secret}"}}"#),
-                "expected a boolean",
+                "`stream` must be a boolean, not a string",
             ),
             (
                 format!(r#"{{"model":"{secret}"}}"#),
-                "missing field `messages`",
+                "`messages` is required",
             ),
             (format!(r#"{{"model":"{secret}""#), "ends early"),
             (secret.to_owned(), "not valid JSON at line 1 column 1"),
@@ -347,7 +298,7 @@ mod tests {
             .expect_err("refused")
             .to_string();
         assert!(
-            text.contains("expected u32") && !text.contains("sk-secret"),
+            text.contains("`n` must be a whole number") && !text.contains("sk-secret"),
             "{text}"
         );
     }

@@ -7,18 +7,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::BytesMut;
-use futures_util::StreamExt;
 use http_body::Body as _;
 use serde_json::{Value, json};
 use tokenmeter::{ErrorClass, FinishReason};
 use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 
-use super::chunks::{Frames, error_body};
+use super::api_error::ApiError;
+use super::choices::{Choices, Event};
+use super::chunks::{Completed, Frames, error_body};
+use super::logprobs::TokenLogprobs;
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
 use super::slo::SloState;
@@ -28,7 +30,14 @@ use super::sse::{SseBody, WholeBody};
 #[derive(Clone, Debug)]
 pub(crate) struct AppState {
     pub(crate) engine: Engine,
-    pub(crate) model: Arc<str>,
+    /// The names the model is served under; responses report the first.
+    pub(crate) models: Arc<[String]>,
+    /// Serve a request that names any model (`--accept-any-model`).
+    pub(crate) accept_any_model: bool,
+    /// `--model`, the `root` of the model objects.
+    pub(crate) root: Arc<str>,
+    /// `--max-model-len`, shown in the model objects.
+    pub(crate) max_model_len: u64,
     pub(crate) default_max_tokens: u32,
     /// How prompt tokens are counted.
     pub(crate) counter: openai::Counter,
@@ -46,6 +55,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
         .route("/v1/models", get(models))
+        .route("/v1/models/{*id}", get(model))
         .route("/metrics", get(metrics))
         .route("/health", get(health))
         .route("/slo", get(slo))
@@ -54,7 +64,38 @@ pub(crate) fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-const ROUTE_LIST: &str = "POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /metrics, GET /health, GET /slo";
+const ROUTE_LIST: &str = "POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /v1/models/{id}, GET /metrics, GET /health, GET /slo";
+
+impl AppState {
+    /// The name responses report: the first served name.
+    pub(crate) fn model(&self) -> &str {
+        &self.models[0]
+    }
+
+    /// Refuses a request naming a model this server does not serve (404, as vLLM); a request
+    /// that names none is served.
+    fn check_model(&self, model: Option<&str>) -> Result<(), ApiError> {
+        match model {
+            Some(name) if !self.accept_any_model && !self.models.iter().any(|m| m == name) => {
+                Err(ApiError::unknown_model(name))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The model object of `name` (vLLM's `ModelCard`).
+    fn model_card(&self, name: &str, created: u64) -> Value {
+        json!({
+            "id": name,
+            "object": "model",
+            "created": created,
+            "owned_by": "tokenmeter",
+            "root": &*self.root,
+            "parent": null,
+            "max_model_len": self.max_model_len,
+        })
+    }
+}
 
 async fn not_found() -> Response {
     let message = format!("no such route: this server answers {ROUTE_LIST}");
@@ -62,7 +103,7 @@ async fn not_found() -> Response {
     json_response(StatusCode::NOT_FOUND, &body)
 }
 
-async fn method_not_allowed(method: Method) -> Response {
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     // The method is one of a bounded set or named as other: never echo arbitrary input.
     let method = match method {
         Method::GET | Method::POST | Method::HEAD | Method::PUT | Method::DELETE => method.as_str(),
@@ -77,7 +118,15 @@ async fn method_not_allowed(method: Method) -> Response {
         "invalid_request_error",
         Some("method_not_allowed"),
     );
-    json_response(StatusCode::METHOD_NOT_ALLOWED, &body)
+    let mut response = json_response(StatusCode::METHOD_NOT_ALLOWED, &body);
+    let allow = match uri.path() {
+        "/v1/chat/completions" | "/v1/completions" => "POST",
+        _ => "GET, HEAD",
+    };
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
 }
 
 async fn chat(State(state): State<AppState>, request: Request) -> Response {
@@ -93,13 +142,22 @@ async fn health() -> Response {
 }
 
 async fn models(State(state): State<AppState>) -> Response {
-    let model = json!({
-        "id": &*state.model,
-        "object": "model",
-        "created": unix_now(),
-        "owned_by": "tokenmeter",
-    });
-    json_response(StatusCode::OK, &json!({"object": "list", "data": [model]}))
+    let created = unix_now();
+    let data: Vec<Value> = state
+        .models
+        .iter()
+        .map(|name| state.model_card(name, created))
+        .collect();
+    json_response(StatusCode::OK, &json!({"object": "list", "data": data}))
+}
+
+/// `GET /v1/models/{id}`: the model object of a served name, else vLLM's 404.
+async fn model(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    if state.models.contains(&id) {
+        json_response(StatusCode::OK, &state.model_card(&id, unix_now()))
+    } else {
+        api_error(&ApiError::unknown_model(&id))
+    }
 }
 
 async fn slo(State(state): State<AppState>) -> Response {
@@ -133,7 +191,10 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
         _ => openai::chat(&body, state.default_max_tokens, &state.counter),
     };
     drop(body);
-    let parsed = match parsed {
+    let parsed = match parsed.and_then(|parsed| {
+        state.check_model(parsed.options.model.as_deref())?;
+        Ok(parsed)
+    }) {
         Ok(parsed) => parsed,
         Err(error) => {
             state
@@ -141,36 +202,49 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
                 .series(operation)
                 .start()
                 .fail(ErrorClass::ClientError);
-            let body = error_body(&error.to_string(), "invalid_request_error", None);
-            return json_response(StatusCode::BAD_REQUEST, &body);
+            return api_error(&error);
         }
     };
-    let tokens = match state.engine.submit(parsed.generate.clone()) {
-        Ok(tokens) => tokens,
+    let streams = match submit(&state.engine, &parsed) {
+        Ok(streams) => streams,
         Err(error) => return refused(&error),
     };
     let prefix = match operation {
         Operation::TextCompletion => "cmpl",
         _ => "chatcmpl",
     };
-    let id = format!("{prefix}-sim-{}", tokens.id());
+    let id = format!("{prefix}-sim-{}", streams[0].id());
     let request_id = HeaderValue::from_str(&id).ok();
+    let options = &parsed.options;
     let frames = Frames::new(
         operation,
         id,
         unix_now(),
-        &state.model,
-        parsed.include_usage,
+        state.model(),
+        options.include_usage,
     );
-    let mut response = if parsed.stream {
-        stream(tokens, frames, parsed).await
+    let choices = Choices::new(streams, options.stop.as_ref(), options.logprobs);
+    let prompt = parsed.generate.prompt_tokens;
+    let mut response = if options.stream {
+        stream(choices, frames, prompt).await
     } else {
-        whole(tokens, &frames, parsed).await
+        whole(choices, &frames, prompt, options.logprobs.is_some()).await
     };
     if let Some(value) = request_id {
         response.headers_mut().insert("x-request-id", value);
     }
     response
+}
+
+/// Submits one engine request per choice. A refusal drops the choices already submitted
+/// (recorded as cancelled).
+fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
+    let n = parsed.options.n.max(1) as usize;
+    let mut streams = Vec::with_capacity(n);
+    for _ in 0..n {
+        streams.push(engine.submit(parsed.generate.clone())?);
+    }
+    Ok(streams)
 }
 
 /// Why a request body was not read.
@@ -253,19 +327,14 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// A streaming answer. Waits for the first item without taking it (as vLLM sends its role
-/// frame with the first token), so a failure before any token is a plain HTTP 500; the tokens
-/// are taken, and counted, as [`SseBody`] hands them to hyper.
-async fn stream(mut tokens: TokenStream, frames: Frames, parsed: Parsed) -> Response {
-    if !matches!(tokens.peek().await, Some(Ok(_))) {
-        // Taken, so that the failure is recorded.
-        return match tokens.next().await {
-            Some(Err(error)) => failed(&error.to_string()),
-            _ => stopped(),
-        };
+/// A streaming answer. Waits for every choice's first item without taking it (as vLLM sends
+/// its role frames with the first tokens), so a failure before any token is a plain HTTP 500;
+/// the tokens are taken, and counted, as [`SseBody`] hands them to hyper.
+async fn stream(mut choices: Choices, frames: Frames, prompt: u32) -> Response {
+    if let Err(event) = choices.first().await {
+        return ended(event);
     }
-    let prompt = parsed.generate.prompt_tokens;
-    let body = Body::from_stream(SseBody::new(tokens, frames, prompt));
+    let body = Body::from_stream(SseBody::new(choices, frames, prompt));
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
@@ -276,36 +345,71 @@ async fn stream(mut tokens: TokenStream, frames: Frames, parsed: Parsed) -> Resp
     response
 }
 
-/// A non-streaming answer: every token, then one JSON body with `usage`. A client that hangs
-/// up before [`WholeBody`] is handed to hyper leaves the request cancelled.
-async fn whole(mut tokens: TokenStream, frames: &Frames, parsed: Parsed) -> Response {
-    tokens.hold_success();
-    let mut text = String::new();
-    let mut count = 0;
-    let mut finish = FinishReason::Stop;
-    while let Some(item) = tokens.next().await {
-        match item {
-            Ok(token) => {
-                text.push_str(token.text);
-                count += 1;
-                if let Some(reason) = token.finish_reason {
-                    finish = reason;
-                }
-            }
-            Err(error) => return failed(&error.to_string()),
+/// One choice of a whole answer, as its tokens come.
+#[derive(Debug)]
+struct Gathered {
+    text: String,
+    finish: FinishReason,
+    logprobs: Vec<TokenLogprobs>,
+    offsets: Vec<usize>,
+}
+
+/// A non-streaming answer: every token of every choice, then one JSON body with `usage`. A
+/// client that hangs up before [`WholeBody`] is handed to hyper leaves the request cancelled.
+async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: bool) -> Response {
+    let mut gathered: Vec<Gathered> = (0..choices.len())
+        .map(|_| Gathered {
+            text: String::new(),
+            finish: FinishReason::Stop,
+            logprobs: Vec::new(),
+            offsets: Vec::new(),
+        })
+        .collect();
+    while let Some(event) = poll_fn(|cx| choices.poll_event(cx)).await {
+        let piece = match event {
+            Event::Piece(piece) => piece,
+            other => return ended(other),
+        };
+        let choice = &mut gathered[piece.index as usize];
+        choice.text.push_str(&piece.text);
+        if let Some(reason) = piece.finish {
+            choice.finish = reason;
+        }
+        if let Some(lp) = piece.logprobs {
+            choice.logprobs.push(lp);
+            choice.offsets.push(piece.offset);
         }
     }
-    if count == 0 {
-        return stopped();
-    }
-    let prompt = parsed.generate.prompt_tokens;
-    let json = frames.complete(&text, finish, prompt, count).to_string();
-    let mut response = Response::new(Body::new(WholeBody::new(Bytes::from(json), tokens)));
+    let completed: Vec<Completed> = gathered
+        .into_iter()
+        .map(|choice| Completed {
+            logprobs: logprobs.then(|| frames.logprobs(&choice.logprobs, &choice.offsets)),
+            text: choice.text,
+            finish: choice.finish,
+        })
+        .collect();
+    let completion = choices.completion_tokens();
+    let json = frames.complete(&completed, prompt, completion).to_string();
+    let mut response = Response::new(Body::new(WholeBody::new(Bytes::from(json), choices)));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The answer when a choice failed before the answer started: 500, or 503 if the engine
+/// stopped.
+fn ended(event: Event) -> Response {
+    match event {
+        Event::Failed(message) => failed(&message),
+        _ => stopped(),
+    }
+}
+
+/// The answer to a request refused before the engine: vLLM's error shape.
+fn api_error(error: &ApiError) -> Response {
+    json_response(error.status(), &error.body())
 }
 
 /// The answer to a refused submission: 429 (queue full), 400 (past the context length, with

@@ -1,7 +1,8 @@
 //! The response bodies of a generation, which account for what they hand to hyper: [`SseBody`]
 //! (a stream rendered as OpenAI's SSE frames) and [`WholeBody`] (one JSON answer).
 //!
-//! A request's tokens are counted as the body takes them from its [`TokenStream`], in the
+//! A request's tokens are counted as the body takes them from its engine streams
+//! ([`Choices`]), in the
 //! poll that hands their frame to hyper, and it succeeds only once its end (`[DONE]`, or the
 //! whole JSON) is handed over. When hyper drops a body (the client went away, or the server
 //! is shutting down), the token stream is dropped with it: the request is cancelled with the
@@ -18,13 +19,13 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use futures_util::Stream;
 use http_body::{Frame, SizeHint};
-use tokenmeter_sim::{Token, TokenStream};
 
+use super::choices::{Choices, Event, Piece};
 use super::chunks::{DONE, Frames, error_event};
 
 /// The body of a streaming response.
 pub(crate) struct SseBody {
-    tokens: TokenStream,
+    choices: Choices,
     frames: Frames,
     prompt: u32,
     pending: VecDeque<Bytes>,
@@ -32,14 +33,15 @@ pub(crate) struct SseBody {
 }
 
 impl SseBody {
-    /// The body of a stream whose first item is a token (peeked, not taken): the role frame
-    /// (chat), then the tokens as hyper asks for them.
-    pub(crate) fn new(mut tokens: TokenStream, frames: Frames, prompt: u32) -> Self {
-        tokens.hold_success();
+    /// The body of a stream whose choices each have a first token (peeked, not taken): the
+    /// role frames (chat), then the tokens as hyper asks for them.
+    pub(crate) fn new(choices: Choices, frames: Frames, prompt: u32) -> Self {
         let mut pending = VecDeque::with_capacity(4);
-        pending.extend(frames.role());
+        for index in 0..choices.len() {
+            pending.extend(frames.role(index as u32));
+        }
         Self {
-            tokens,
+            choices,
             pending,
             done: false,
             prompt,
@@ -47,13 +49,22 @@ impl SseBody {
         }
     }
 
-    fn push(&mut self, token: Token) {
-        self.pending.push_back(self.frames.token(token.text));
-        if let Some(reason) = token.finish_reason {
-            self.pending.push_back(self.frames.finish(reason));
+    fn push(&mut self, piece: Piece) {
+        let logprobs = piece.logprobs.as_ref().map(|lp| {
+            self.frames
+                .logprobs(std::slice::from_ref(lp), &[piece.offset])
+        });
+        // With stop sequences a token may free no text yet: then it has no chunk of its own,
+        // unless its logprobs are to be sent.
+        if !piece.text.is_empty() || logprobs.is_some() {
+            let frame = self
+                .frames
+                .token(piece.index, &piece.text, logprobs.as_ref());
+            self.pending.push_back(frame);
+        }
+        if let Some(reason) = piece.finish {
             self.pending
-                .extend(self.frames.usage(self.prompt, token.index + 1));
-            self.end();
+                .push_back(self.frames.finish(piece.index, reason));
         }
     }
 
@@ -70,9 +81,9 @@ impl Stream for SseBody {
         loop {
             if let Some(frame) = self.pending.pop_front() {
                 if self.done && self.pending.is_empty() {
-                    // `[DONE]` goes to hyper now: the request succeeded (if its last token
+                    // `[DONE]` goes to hyper now: the request succeeded (if its last tokens
                     // came; an error already ended it).
-                    self.tokens.delivered();
+                    self.choices.delivered();
                 }
                 return Poll::Ready(Some(Ok(frame)));
             }
@@ -80,17 +91,24 @@ impl Stream for SseBody {
                 return Poll::Ready(None);
             }
             // Taken (and counted) only now that hyper asks for the next frame.
-            match Pin::new(&mut self.tokens).poll_next(cx) {
-                Poll::Ready(Some(Ok(token))) => self.push(token),
-                Poll::Ready(Some(Err(error))) => {
-                    self.pending.push_back(error_event(&error.to_string()));
+            match self.choices.poll_event(cx) {
+                Poll::Ready(Some(Event::Piece(piece))) => self.push(piece),
+                Poll::Ready(Some(Event::Failed(message))) => {
+                    self.pending.push_back(error_event(&message));
                     self.end();
                 }
                 // The engine stopped without finishing the stream.
-                Poll::Ready(None) => {
+                Poll::Ready(Some(Event::Vanished)) => {
                     self.pending.push_back(error_event(
                         "the engine stopped before the end of the stream",
                     ));
+                    self.end();
+                }
+                // Every choice finished.
+                Poll::Ready(None) => {
+                    let completion = self.choices.completion_tokens();
+                    let usage = self.frames.usage(self.prompt, completion);
+                    self.pending.extend(usage);
                     self.end();
                 }
                 Poll::Pending => return Poll::Pending,
@@ -103,16 +121,15 @@ impl Stream for SseBody {
 /// succeeds when hyper takes the JSON, and is cancelled if hyper drops the body before.
 pub(crate) struct WholeBody {
     json: Option<Bytes>,
-    tokens: TokenStream,
+    choices: Choices,
 }
 
 impl WholeBody {
-    /// `tokens` has yielded its last token with its success held
-    /// ([`TokenStream::hold_success`]).
-    pub(crate) fn new(json: Bytes, tokens: TokenStream) -> Self {
+    /// Every choice of `choices` has ended, its success held.
+    pub(crate) fn new(json: Bytes, choices: Choices) -> Self {
         Self {
             json: Some(json),
-            tokens,
+            choices,
         }
     }
 }
@@ -128,7 +145,7 @@ impl http_body::Body for WholeBody {
         let Some(json) = self.json.take() else {
             return Poll::Ready(None);
         };
-        self.tokens.delivered();
+        self.choices.delivered();
         Poll::Ready(Some(Ok(Frame::data(json))))
     }
 

@@ -41,7 +41,7 @@ impl Client {
     /// Sends a chat completion for `max_tokens` tokens, streamed or not.
     pub(crate) fn send(addr: SocketAddr, max_tokens: u32, stream: bool) -> Self {
         let body = format!(
-            r#"{{"model":"m","messages":[{{"role":"user","content":"hello"}}],"max_tokens":{max_tokens},"stream":{stream}}}"#
+            r#"{{"model":"sim-llama-3-8b","messages":[{{"role":"user","content":"hello"}}],"max_tokens":{max_tokens},"stream":{stream}}}"#
         );
         let head = format!(
             "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",

@@ -47,7 +47,7 @@ fn client_seen(
     let target = Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap(),
         api: Api::Chat,
-        model: "m".into(),
+        model: tokenmeter_sim::DEFAULT_MODEL.into(),
         ignore_eos: false,
         follow_redirects: false,
         timeout,

@@ -10,6 +10,7 @@ use tokenmeter::sink::InMemorySink;
 use tokenmeter::{Clock, Meter, Outcome};
 use tokenmeter_sim::{Engine, GenerateRequest, Operation, TokenStream};
 
+use crate::serve::choices::{Choices, Event};
 use crate::serve::chunks::Frames;
 use crate::serve::sse::{SseBody, WholeBody};
 
@@ -28,11 +29,12 @@ fn frames() -> Frames {
 }
 
 async fn sse(engine: &Engine, output: u32) -> SseBody {
-    let mut tokens = engine
+    let tokens = engine
         .submit(GenerateRequest::chat(10, output))
         .expect("accepted");
-    assert!(matches!(tokens.peek().await, Some(Ok(_))));
-    SseBody::new(tokens, frames(), 10)
+    let mut choices = Choices::new(vec![tokens], None, None);
+    assert!(choices.first().await.is_ok());
+    SseBody::new(choices, frames(), 10)
 }
 
 /// The record of the one request, once it ended.
@@ -80,14 +82,14 @@ async fn an_sse_body_succeeds_when_done_is_handed_over() {
 }
 
 async fn whole(engine: &Engine) -> WholeBody {
-    let mut tokens: TokenStream = engine
+    let tokens: TokenStream = engine
         .submit(GenerateRequest::chat(10, 5))
         .expect("accepted");
-    tokens.hold_success();
-    while let Some(token) = tokens.next().await {
-        token.expect("a token");
+    let mut choices = Choices::new(vec![tokens], None, None);
+    while let Some(event) = choices.next().await {
+        assert!(matches!(event, Event::Piece(_)), "{event:?}");
     }
-    WholeBody::new(Bytes::from_static(b"{}"), tokens)
+    WholeBody::new(Bytes::from_static(b"{}"), choices)
 }
 
 #[tokio::test]

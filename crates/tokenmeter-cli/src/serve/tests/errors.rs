@@ -134,7 +134,7 @@ async fn bad_requests_are_400s_and_recorded() {
         .expect("answered");
     assert_eq!(response.status(), 400);
     let body = json(&response.text().await.expect("body"));
-    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert_eq!(body["error"]["type"], "BadRequestError");
 
     let too_large = post(&handle, "/v1/chat/completions", &chat(500, false)).await;
     assert_eq!(too_large.status(), 400);

@@ -72,8 +72,7 @@ async fn vllm_metrics_are_served() {
     ] {
         assert!(text.contains(name), "{name} missing from:\n{text}");
     }
-    let finished =
-        r#"vllm:request_success_total{model_name="sim-llama-3-8b",finished_reason="length"} 1"#;
+    let finished = r#"vllm:request_success_total{model_name="sim-llama-3-8b",engine="0",finished_reason="length"} 1"#;
     assert!(text.contains(finished), "{text}");
 }
 

@@ -13,7 +13,7 @@ use crate::serve::openai::estimate;
 
 fn chat_body(stream: bool, include_usage: bool, max_tokens: Option<u32>) -> Value {
     let mut body = json!({
-        "model": "anything",
+        "model": "sim-llama-3-8b",
         "messages": [{"role": "user", "content": "Say hello to the simulator, please."}],
         "stream": stream,
     });
@@ -108,7 +108,7 @@ async fn chat_stream_without_usage_has_no_usage_field() {
 async fn completion_stream_has_openais_shape() {
     let handle = server(ServeArgs::default()).await;
     let body = json!({
-        "model": "m", "prompt": "Once upon a time", "max_tokens": 4, "stream": true,
+        "model": "sim-llama-3-8b", "prompt": "Once upon a time", "max_tokens": 4, "stream": true,
         "stream_options": {"include_usage": true},
     });
     let response = post(&handle, "/v1/completions", &body).await;
