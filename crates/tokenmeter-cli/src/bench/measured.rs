@@ -147,7 +147,9 @@ impl Measured {
         let Some(times) = self.record.as_mut().and_then(|r| r.item_times.take()) else {
             return;
         };
-        let each = times.windows(2).map(|w| w[1].offset.saturating_sub(w[0].offset));
+        let each = times
+            .windows(2)
+            .map(|w| w[1].offset.saturating_sub(w[0].offset));
         self.max_gap = each.clone().max();
         self.gaps = gaps.add(each);
     }
@@ -181,7 +183,9 @@ impl Measured {
             .record
             .as_ref()
             .and_then(|r| r.item_times.as_ref())
-            .map_or(0, |t| t.capacity() * std::mem::size_of::<tokenmeter::ItemTime>());
+            .map_or(0, |t| {
+                t.capacity() * std::mem::size_of::<tokenmeter::ItemTime>()
+            });
         let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
         times + text(&self.error) + text(&self.response_id)
     }

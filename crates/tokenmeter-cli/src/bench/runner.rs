@@ -91,7 +91,16 @@ pub(crate) async fn run(
     progress: &mut Progress,
 ) -> Collected {
     let mut into = Collector::new(None);
-    run_until(client, specs, load, rng, progress, &Interrupt::never(), &mut into).await;
+    run_until(
+        client,
+        specs,
+        load,
+        rng,
+        progress,
+        &Interrupt::never(),
+        &mut into,
+    )
+    .await;
     into.finish().0
 }
 
@@ -108,7 +117,16 @@ pub(crate) async fn run_until(
     into: &mut Collector,
 ) {
     let stage = schedule::Stage::requests(load, specs.len());
-    run_stages(client, specs.into_iter(), &[stage], rng, progress, stop, into).await;
+    run_stages(
+        client,
+        specs.into_iter(),
+        &[stage],
+        rng,
+        progress,
+        stop,
+        into,
+    )
+    .await;
 }
 
 /// Sends `specs` through `stages` in order, until the specs run out or `stop` (see

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use crate::bench::args::{BenchArgs, Plan};
 use crate::bench::client::Client;
-use crate::bench::interrupt::Interrupt;
 use crate::bench::collect::Collector;
+use crate::bench::interrupt::Interrupt;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
 use crate::bench::slo::Slo;

@@ -131,7 +131,11 @@ impl Gaps {
     #[cfg(test)]
     pub(crate) fn retained_bytes(&self) -> usize {
         use std::mem::size_of;
-        let blocks: usize = self.blocks.iter().map(|b| b.capacity() * size_of::<u32>()).sum();
+        let blocks: usize = self
+            .blocks
+            .iter()
+            .map(|b| b.capacity() * size_of::<u32>())
+            .sum();
         blocks
             + self.blocks.capacity() * size_of::<Vec<u32>>()
             + self.long.capacity() * size_of::<(u64, u64)>()

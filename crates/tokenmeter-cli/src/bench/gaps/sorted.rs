@@ -134,7 +134,8 @@ pub(crate) fn summary(gaps: &Gaps, spans: &[GapSpan]) -> Summary {
     out.count = n;
     out.mean = mean;
     out.std = (squares / n as f64).sqrt();
-    [out.p50, out.p90, out.p95, out.p99] = [at[0], at[1], at[2], at[3]].map(Option::unwrap_or_default);
+    [out.p50, out.p90, out.p95, out.p99] =
+        [at[0], at[1], at[2], at[3]].map(Option::unwrap_or_default);
     out.max = max;
     out
 }

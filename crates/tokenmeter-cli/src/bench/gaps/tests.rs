@@ -11,7 +11,13 @@ fn spans_give_back_their_gaps_across_blocks_and_long_gaps_whole() {
     let mut gaps = Gaps::new();
     let first: Vec<u64> = (0..BLOCK as u64 + 10).collect();
     let a = gaps.add(ns(&first));
-    let long = [5, u64::from(u32::MAX), u64::from(u32::MAX) + 7, 3, 60_000_000_000];
+    let long = [
+        5,
+        u64::from(u32::MAX),
+        u64::from(u32::MAX) + 7,
+        3,
+        60_000_000_000,
+    ];
     let b = gaps.add(ns(&long));
     let c = gaps.add(Vec::new());
     assert_eq!(gaps.raw(a).collect::<Vec<_>>(), first);

@@ -20,13 +20,13 @@ use serde_json::json;
 
 use crate::bench::counts::{self, Counts};
 use crate::bench::exit::{self, Exit};
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::output::{self, RunInfo, html, table};
 use crate::bench::run_block::{RunNumbers, utc};
 use crate::bench::samples;
 use crate::bench::sanitize::Sanitizer;
 use crate::bench::slo::Slo;
-use crate::bench::gaps::Gaps;
 use crate::bench::summary::summarize;
 
 /// The subcommands of `tokenmeter bench`.

@@ -21,11 +21,7 @@ pub(crate) struct TurnResult {
 }
 
 /// The results by turn, when some request is a later turn (`None` otherwise).
-pub(crate) fn results(
-    measured: &[Measured],
-    gaps: &Gaps,
-    slo: &Slo,
-) -> Option<Vec<TurnResult>> {
+pub(crate) fn results(measured: &[Measured], gaps: &Gaps, slo: &Slo) -> Option<Vec<TurnResult>> {
     let last = measured.iter().map(|m| m.turn).max().filter(|&t| t > 0)?;
     Some(
         (0..=last)

@@ -265,9 +265,10 @@ fn secs(values: Vec<f64>) -> Summary {
 
 fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
     let truth = &rounds.truth;
-    let traces = rounds.runs.iter().flat_map(|run| {
-        run.measured.iter().map(move |trace| (trace, &run.gaps))
-    });
+    let traces = rounds
+        .runs
+        .iter()
+        .flat_map(|run| run.measured.iter().map(move |trace| (trace, &run.gaps)));
     let (mut requests, mut failed) = (0, 0);
     let mut client_ttft = Vec::new();
     let mut true_ttft = Vec::new();

@@ -25,10 +25,10 @@ use std::time::Duration;
 use serde::Serialize;
 use tokenmeter::report::Summary;
 
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::server_view::scraper::{ScrapeReport, Scrapes};
 use crate::bench::slo::Slo;
-use crate::bench::gaps::Gaps;
 use crate::bench::summary::{BenchSummary, summarize_over};
 
 pub(crate) use args::SliceArgs;
