@@ -250,7 +250,7 @@ pub(crate) async fn run(
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
-    let result = SweepResult {
+    SweepResult {
         slo: args.slo,
         target: args.sweep_target,
         resolution: args.sweep_resolution,
@@ -258,8 +258,7 @@ pub(crate) async fn run(
         capacities: capacities(&steps, args.sweep_target, args.gpus),
         steps,
         warnings,
-    };
-    result
+    }
 }
 
 #[cfg(test)]
