@@ -3,12 +3,17 @@
 //! Every latency comes from the core's [`RequestRecord`]: TTFT, decode, the time of every
 //! token-bearing chunk (the SSE reader's parse instants), the outcome. The client adds the HTTP
 //! status, the server's `usage` and response id, and what went wrong, in words.
+//!
+//! Once the request has ended and its trace line is written, [`Measured::settle`] moves the
+//! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap): what is
+//! kept per request is then of a fixed size, whatever the length of its stream.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
+use crate::bench::gaps::{GapSpan, Gaps};
 use crate::bench::sanitize::ServerText;
 
 /// Token counts from the final `usage` object.
@@ -78,6 +83,10 @@ pub(crate) struct Measured {
     pub(crate) usage_discrepancy: Option<Discrepancy>,
     /// Cancelled in flight by an interrupt (no record).
     pub(crate) cancelled: bool,
+    /// Its inter-token gaps in the run's [`Gaps`], once settled.
+    pub(crate) gaps: GapSpan,
+    /// The longest of its gaps, once settled.
+    pub(crate) max_gap: Option<Duration>,
 }
 
 impl Measured {
@@ -130,6 +139,55 @@ impl Measured {
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
         self.usage = Some(usage);
+    }
+
+    /// Moves the chunk times out of the record: its gaps go into `gaps` (see the module), the
+    /// longest is kept here. Settling twice changes nothing.
+    pub(crate) fn settle(&mut self, gaps: &mut Gaps) {
+        let Some(times) = self.record.as_mut().and_then(|r| r.item_times.take()) else {
+            return;
+        };
+        let each = times
+            .windows(2)
+            .map(|w| w[1].offset.saturating_sub(w[0].offset));
+        self.max_gap = each.clone().max();
+        self.gaps = gaps.add(each);
+    }
+
+    /// The time of every token-bearing chunk since the send, rebuilt from the TTFT and the
+    /// gaps once settled (exact: both are whole nanoseconds); from the record before.
+    pub(crate) fn chunk_offsets<'a>(&'a self, gaps: &'a Gaps) -> Vec<Duration> {
+        let Some(record) = &self.record else {
+            return Vec::new();
+        };
+        if let Some(times) = &record.item_times {
+            return times.iter().map(|t| t.offset).collect();
+        }
+        let Some(first) = record.ttft else {
+            return Vec::new();
+        };
+        let mut at = first;
+        std::iter::once(first)
+            .chain(gaps.of(self.gaps).map(|gap| {
+                at += gap;
+                at
+            }))
+            .collect()
+    }
+
+    /// Bytes this request holds on the heap beyond its own size: the chunk times of a record
+    /// not yet settled, and the texts.
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let times = self
+            .record
+            .as_ref()
+            .and_then(|r| r.item_times.as_ref())
+            .map_or(0, |t| {
+                t.capacity() * std::mem::size_of::<tokenmeter::ItemTime>()
+            });
+        let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
+        times + text(&self.error) + text(&self.response_id)
     }
 
     /// The latency `vllm bench serve` reports as E2EL: the last token-bearing chunk − send

@@ -18,6 +18,8 @@
 //! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
+//! | [`collect`] | each request kept as it ends: its trace line written, a fixed size in memory |
+//! | [`gaps`] | every request's inter-token gaps in one buffer, 4 bytes a gap; their sorted walk |
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
 //! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
 //! | [`summary`] | the `vllm bench serve` statistics of the core's records |
@@ -38,10 +40,12 @@
 mod args;
 mod client;
 mod clock;
+mod collect;
 mod counts;
 mod discover;
 mod embedded;
 mod exit;
+mod gaps;
 mod interrupt;
 mod load_args;
 mod measured;
@@ -236,7 +240,18 @@ pub(crate) async fn bench(
     let mut rng = StdRng::seed_from_u64(args.seed ^ ARRIVAL_SEED);
     let mut verdict: anyhow::Result<()> = Ok(());
     let quiet = args.stdout_taken();
-    let traces = match &plan.sweep {
+    let trace_file = match &args.trace {
+        Some(path) => Some(trace::TraceWriter::create(
+            path,
+            trace::TraceRun {
+                run_start_unix_ns: Some(trace::ns(run_start)),
+                shard: shard.map(|s| s.to_string()),
+            },
+        )?),
+        None => None,
+    };
+    let mut collector = collect::Collector::new(trace_file);
+    match &plan.sweep {
         None => {
             if args.load.warmup > 0 {
                 warm_up(args, plan, client.clone(), stop).await;
@@ -274,18 +289,28 @@ pub(crate) async fn bench(
             let mut progress = Progress::new(planned.unwrap_or(0) as u64, label, !args.no_progress);
             let embedded = server_batching.is_some();
             let view = slices::View::start(&args.slices, &client, &base, embedded).await?;
-            let traces =
-                runner::run_stages(client, specs, &plan.stages, &mut rng, &mut progress, stop)
-                    .await;
+            runner::run_stages(
+                client,
+                specs,
+                &plan.stages,
+                &mut rng,
+                &mut progress,
+                stop,
+                &mut collector,
+            )
+            .await;
             progress.done();
-            let slices = view.finish(&traces, &args.slo).await;
+            let done = collector.done();
+            let traces = &done.measured;
+            let slices = view.finish(traces, &done.gaps, &args.slo).await;
             let planned = planned.unwrap_or(traces.len());
             let run = output::single::Single {
                 args,
                 plan,
                 info: &info,
                 api,
-                traces: &traces,
+                traces,
+                gaps: &done.gaps,
                 slices: &slices,
                 monitor: monitor.as_ref(),
                 server_batching,
@@ -293,15 +318,16 @@ pub(crate) async fn bench(
                 planned,
             };
             verdict = run.report()?;
-            traces
         }
         Some(rates) => {
-            let (sweep, traces) = sweep::run(args, plan, rates, client, &mut rng, stop).await;
+            let sweep = sweep::run(args, plan, rates, client, &mut rng, stop, &mut collector).await;
+            let done = collector.done();
+            let traces = &done.measured;
             info.load = "sweep".to_owned();
             output::show(quiet, &table::render_sweep(&info, &sweep));
-            let counts = Counts::of(&traces, &args.slo);
+            let counts = Counts::of(traces, &args.slo);
             output::show(quiet, &counts.render());
-            let samples = samples::error_samples(&traces);
+            let samples = samples::error_samples(traces);
             output::show(quiet, &samples::render(&samples));
             let interrupted = stop.interrupted();
             if interrupted {
@@ -312,7 +338,7 @@ pub(crate) async fn bench(
                 output::write_json(path, &value)?;
             }
             if let Some(path) = &args.html {
-                let report = html::render_sweep(&info, &sweep, &traces)
+                let report = html::render_sweep(&info, &sweep, traces, &done.gaps)
                     .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
                     .map(|h| counts::insert_html(h, &counts.html(html::esc)));
                 let n = traces.len();
@@ -322,16 +348,11 @@ pub(crate) async fn bench(
                 });
                 output::write_html(path, report)?;
             }
-            traces
         }
-    };
-    if let Some(path) = &args.trace {
-        let run = trace::TraceRun {
-            run_start_unix_ns: Some(trace::ns(run_start)),
-            shard: shard.map(|s| s.to_string()),
-        };
-        trace::write_jsonl(path, &traces, &run)?;
     }
+    let (done, written) = collector.finish();
+    written?;
+    let traces = done.measured;
     let warnings = Counts::of(&traces, &args.slo).warnings();
     for warning in summary::usage_warnings(&traces).into_iter().chain(warnings) {
         eprintln!("warning: {warning}");
@@ -360,16 +381,19 @@ async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Inte
     let specs = workload::specs(&plan.source, args.load.warmup, &mut rng);
     let mut progress = Progress::new(args.load.warmup as u64, "warm-up", !args.no_progress);
     let stage = Stage::requests(plan.stages[0].load, args.load.warmup);
-    let done = runner::run_stages(
+    let mut done = collect::Collector::new(None);
+    runner::run_stages(
         client,
         specs.into_iter(),
         &[stage],
         &mut rng,
         &mut progress,
         stop,
+        &mut done,
     )
     .await;
     progress.done();
+    let done = done.finish().0.measured;
     let ok = done.iter().filter(|m| m.succeeded()).count();
     eprintln!(
         "warm-up: {} requests sent ({ok} succeeded), left out of the results",

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tokenmeter::report::percentile;
 
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::output::vllm_json::{p_word, values};
 use crate::bench::peer::{PeerArgs, PercentileMetric};
@@ -24,7 +24,7 @@ pub(crate) struct Chosen {
 
 impl Chosen {
     /// The chosen percentiles of `measured`; `None` when neither flag was given.
-    pub(crate) fn of(peer: &PeerArgs, measured: &[Measured]) -> Option<Self> {
+    pub(crate) fn of(peer: &PeerArgs, measured: &[Measured], gaps: &Gaps) -> Option<Self> {
         if !peer.percentiles_chosen() {
             return None;
         }
@@ -32,12 +32,7 @@ impl Chosen {
         let rows = peer
             .metrics()
             .iter()
-            .map(|&metric| {
-                let mut seconds = values(metric, measured);
-                seconds.sort_by(f64::total_cmp);
-                let at = percentiles.iter().map(|&p| percentile(&seconds, p));
-                (metric, at.collect())
-            })
+            .map(|&metric| (metric, values(metric, measured, gaps).at(&percentiles)))
             .collect();
         Some(Self { percentiles, rows })
     }

@@ -1,5 +1,5 @@
 //! Runs one load: sends the request specs at their arrival times (or at a fixed concurrency)
-//! and collects every request's measurement.
+//! and hands every request's measurement to a [`Collector`] as it ends.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::bench::client::Client;
+use crate::bench::collect::{Collected, Collector};
 use crate::bench::interrupt::{Interrupt, Stage as Step};
 use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
@@ -81,20 +82,31 @@ impl std::fmt::Display for Load {
     }
 }
 
-/// Sends every spec and returns the measurements, ordered by request id.
+/// Sends every spec and returns the measurements, ordered by request id (no trace).
 pub(crate) async fn run(
     client: Arc<Client>,
     specs: Vec<RequestSpec>,
     load: Load,
     rng: &mut impl Rng,
     progress: &mut Progress,
-) -> Vec<Measured> {
-    run_until(client, specs, load, rng, progress, &Interrupt::never()).await
+) -> Collected {
+    let mut into = Collector::new(None);
+    run_until(
+        client,
+        specs,
+        load,
+        rng,
+        progress,
+        &Interrupt::never(),
+        &mut into,
+    )
+    .await;
+    into.finish().0
 }
 
 /// [`run`] until `stop`: once [`Step::Draining`], no request is sent any more and the ones
 /// in flight finish; at [`Step::Cancelling`] those are cancelled too (their outcome is
-/// `cancelled`). Returns what was sent.
+/// `cancelled`). What was sent goes `into` the collector, ordered by id.
 pub(crate) async fn run_until(
     client: Arc<Client>,
     specs: Vec<RequestSpec>,
@@ -102,15 +114,26 @@ pub(crate) async fn run_until(
     rng: &mut impl Rng,
     progress: &mut Progress,
     stop: &Interrupt,
-) -> Vec<Measured> {
+    into: &mut Collector,
+) {
     let stage = schedule::Stage::requests(load, specs.len());
-    run_stages(client, specs.into_iter(), &[stage], rng, progress, stop).await
+    run_stages(
+        client,
+        specs.into_iter(),
+        &[stage],
+        rng,
+        progress,
+        stop,
+        into,
+    )
+    .await;
 }
 
 /// Sends `specs` through `stages` in order, until the specs run out or `stop` (see
 /// [`run_until`]). A stage ends after its requests, or when its duration is over (requests in
 /// flight then go on: the next stage starts at once, with a lower concurrency cap waiting for
-/// them). Each measurement carries its stage's index.
+/// them). Each measurement carries its stage's index, and goes `into` the collector as its
+/// request ends; those of this run are then ordered by id.
 pub(crate) async fn run_stages(
     client: Arc<Client>,
     specs: impl Iterator<Item = RequestSpec>,
@@ -118,10 +141,11 @@ pub(crate) async fn run_stages(
     rng: &mut impl Rng,
     progress: &mut Progress,
     stop: &Interrupt,
-) -> Vec<Measured> {
+    traces: &mut Collector,
+) {
+    let first = traces.len();
     let mut specs = specs.peekable();
     let mut tasks = JoinSet::new();
-    let mut traces = Vec::new();
     let mut stage_start = Instant::now();
     'run: for (index, stage) in stages.iter().enumerate() {
         let end = stage.duration.map(|d| stage_start + d);
@@ -187,7 +211,7 @@ pub(crate) async fn run_stages(
                     }
                     () = stop.reached(Step::Draining) => break 'run,
                     Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                        collect(done, &mut traces, progress);
+                        collect(done, traces, progress);
                     }
                 }
             }
@@ -211,10 +235,9 @@ pub(crate) async fn run_stages(
         };
     }
     while let Some(done) = tasks.join_next().await {
-        collect(done, &mut traces, progress);
+        collect(done, traces, progress);
     }
-    traces.sort_by_key(|t| t.id);
-    traces
+    traces.sort_from(first);
 }
 
 /// Sends `spec`, then the later turns of its conversation one after another, each its think
@@ -253,7 +276,7 @@ async fn sleep_until_some(at: Option<Instant>) {
 
 fn collect(
     done: Result<(usize, Vec<Measured>), tokio::task::JoinError>,
-    traces: &mut Vec<Measured>,
+    traces: &mut Collector,
     progress: &mut Progress,
 ) {
     let measured = match done {
@@ -261,7 +284,7 @@ fn collect(
             for mut measured in turns {
                 measured.stage = stage;
                 progress.finished(&measured);
-                traces.push(measured);
+                traces.add(measured);
             }
             return;
         }
@@ -279,5 +302,5 @@ fn collect(
         },
     };
     progress.finished(&measured);
-    traces.push(measured);
+    traces.add(measured);
 }

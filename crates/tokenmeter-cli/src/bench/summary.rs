@@ -6,7 +6,8 @@
 //!   E2E = last token-bearing chunk − send (`RequestRecord::time_to_last_token`; the stream's
 //!   end when no token came); TPOT = (E2E − TTFT) / (output tokens − 1) for more than one
 //!   output token, in floating point (`RequestRecord::tpot_seconds`); ITL = gaps between
-//!   consecutive token-bearing chunks (`RequestRecord::item_gaps`), pooled over requests.
+//!   consecutive token-bearing chunks (`RequestRecord::item_gaps`), pooled over requests,
+//!   read from the run's [`Gaps`] (the same nanoseconds, the same statistics).
 //! - The end of the stream (the finish and usage frames come after the last token), what a
 //!   caller waits, is `e2e_stream` (`RequestRecord::e2e`).
 //! - Latency and token statistics are over successful requests.
@@ -25,6 +26,7 @@ use serde::{Serialize, Serializer};
 use tokenmeter::Outcome;
 use tokenmeter::report::Summary;
 
+use crate::bench::gaps::{Gaps, sorted};
 use crate::bench::measured::Measured;
 use crate::bench::slo::{Judge, Slo};
 
@@ -194,14 +196,19 @@ pub(crate) fn duration(measured: &[Measured]) -> Duration {
     end.saturating_sub(start)
 }
 
-/// Summarises a run.
-pub(crate) fn summarize(measured: &[Measured], slo: &Slo) -> BenchSummary {
-    summarize_over(measured, slo, duration(measured).as_secs_f64())
+/// Summarises a run (whose gaps are in `gaps`).
+pub(crate) fn summarize(measured: &[Measured], gaps: &Gaps, slo: &Slo) -> BenchSummary {
+    summarize_over(measured, gaps, slo, duration(measured).as_secs_f64())
 }
 
 /// Summarises requests with the rates taken over `duration` seconds (a time slice's length)
 /// instead of their own last end − first send.
-pub(crate) fn summarize_over(measured: &[Measured], slo: &Slo, duration: f64) -> BenchSummary {
+pub(crate) fn summarize_over(
+    measured: &[Measured],
+    gaps: &Gaps,
+    slo: &Slo,
+    duration: f64,
+) -> BenchSummary {
     let ok: Vec<&Measured> = measured.iter().filter(|m| m.succeeded()).collect();
     let records = || ok.iter().filter_map(|m| m.record.as_ref());
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
@@ -211,6 +218,7 @@ pub(crate) fn summarize_over(measured: &[Measured], slo: &Slo, duration: f64) ->
     let good: Vec<&Measured> = measured.iter().filter(|m| judge.is_good(m)).collect();
     let good_output = total(good.iter().map(|m| m.output_tokens()));
     let (usage_discrepancies, usage_unusable) = usage_counts(measured);
+    let spans: Vec<_> = ok.iter().map(|m| m.gaps).collect();
     BenchSummary {
         requests: measured.len() as u64,
         successful: ok.len() as u64,
@@ -222,7 +230,7 @@ pub(crate) fn summarize_over(measured: &[Measured], slo: &Slo, duration: f64) ->
         total_output_tokens: total_output,
         ttft: secs(records().filter_map(|r| r.ttft)),
         tpot: Summary::of(records().filter_map(|r| r.tpot_seconds()).collect()),
-        itl: secs(records().flat_map(|r| r.item_gaps())),
+        itl: sorted::summary(gaps, &spans),
         e2e: secs(ok.iter().filter_map(|m| m.latency())),
         e2e_stream: secs(records().map(|r| r.e2e)),
         input_tokens: Summary::of(ok.iter().map(|m| m.prompt_tokens() as f64).collect()),
@@ -258,7 +266,7 @@ mod tests {
         run.measured.push(Measured::default()); // a lost task: an error, no record
         // The first request meets E2E 202 ms at its last token (200 ms), not at its end (205).
         let slo: Slo = "ttft=200ms,e2e=202ms".parse().unwrap();
-        let s = summarize(&run.measured, &slo);
+        let s = summarize(&run.measured, &run.gaps, &slo);
         assert_eq!((s.requests, s.successful, s.good_requests), (4, 2, 1));
         // duration: first send 0, last end: the error's at 950 ms
         assert!((s.duration_s - 0.95).abs() < 1e-12, "{}", s.duration_s);

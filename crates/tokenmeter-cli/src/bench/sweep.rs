@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use crate::bench::args::{BenchArgs, Plan};
 use crate::bench::client::Client;
+use crate::bench::collect::Collector;
 use crate::bench::interrupt::Interrupt;
-use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
 use crate::bench::slo::Slo;
@@ -197,7 +197,8 @@ pub(crate) async fn run(
     client: Arc<Client>,
     rng: &mut StdRng,
     stop: &Interrupt,
-) -> (SweepResult, Vec<Measured>) {
+    into: &mut Collector,
+) -> SweepResult {
     let rates = if rates.is_empty() {
         Rates::Search {
             start: match plan.load {
@@ -216,7 +217,6 @@ pub(crate) async fn run(
         Load::Concurrency(_) | Load::Replay { .. } => None,
     };
     let mut steps: Vec<SweepStep> = Vec::new();
-    let mut all = Vec::new();
     let mut warnings = Vec::new();
     while let Some(rate) = rates.next(&steps, args.sweep_target) {
         if stop.interrupted() {
@@ -232,13 +232,12 @@ pub(crate) async fn run(
             burstiness: args.load.burstiness,
             ramp: None,
         };
-        let mut traces =
-            runner::run_until(client.clone(), specs, load, rng, &mut progress, stop).await;
+        let first = into.len();
+        into.set_rate(Some(rate));
+        runner::run_until(client.clone(), specs, load, rng, &mut progress, stop, into).await;
         progress.done();
-        for trace in &mut traces {
-            trace.rate = Some(rate);
-        }
-        let summary = summarize(&traces, &args.slo);
+        let done = into.done();
+        let summary = summarize(&done.measured[first..], &done.gaps, &args.slo);
         eprintln!(
             "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s",
             summary.attainment * 100.0,
@@ -247,12 +246,11 @@ pub(crate) async fn run(
         let step = SweepStep { rate, summary };
         warnings.extend(short_step(&step));
         steps.push(step);
-        all.extend(traces);
     }
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }
-    let result = SweepResult {
+    SweepResult {
         slo: args.slo,
         target: args.sweep_target,
         resolution: args.sweep_resolution,
@@ -260,8 +258,7 @@ pub(crate) async fn run(
         capacities: capacities(&steps, args.sweep_target, args.gpus),
         steps,
         warnings,
-    };
-    (result, all)
+    }
 }
 
 #[cfg(test)]

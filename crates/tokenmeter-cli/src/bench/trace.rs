@@ -1,5 +1,6 @@
 //! The per-request trace (`--trace FILE`): one JSON line per request, written from the core's
-//! record of it ([`Measured`]).
+//! record of it ([`Measured`]) as soon as the request ends ([`TraceWriter`]), in the order
+//! requests end.
 //!
 //! Every offset is in integer nanoseconds since the start of the run (one monotonic clock): the
 //! send, the first token, every token-bearing chunk and the end of the stream, so the summary
@@ -10,7 +11,7 @@
 //! control sequence reaches the file.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -152,32 +153,74 @@ impl Trace {
     }
 }
 
-/// Writes one JSON line per request.
-pub(crate) fn write_jsonl(
-    path: &Path,
-    measured: &[Measured],
-    run: &TraceRun,
-) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    if crate::bench::output::is_stdout(path) {
-        let mut text = Vec::new();
-        for one in measured {
-            serde_json::to_writer(&mut text, &Trace::of_run(one, run))?;
-            text.push(b'\n');
+/// Writes the trace as the run goes: one JSON line per request, as it ends (so in the order
+/// requests end, not by id), through a buffer.
+///
+/// A write that fails is remembered (the run goes on) and reported by [`finish`](Self::finish).
+pub(crate) struct TraceWriter {
+    out: Box<dyn Write + Send>,
+    path: PathBuf,
+    run: TraceRun,
+    failed: Option<std::io::Error>,
+}
+
+impl std::fmt::Debug for TraceWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceWriter")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TraceWriter {
+    /// Creates (or truncates) the trace at `path` (`-`: stdout) for the run `run`.
+    pub(crate) fn create(path: &Path, run: TraceRun) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        let out: Box<dyn Write + Send> = if crate::bench::output::is_stdout(path) {
+            Box::new(std::io::BufWriter::new(std::io::stdout()))
+        } else {
+            let file = std::fs::File::create(path).with_context(|| {
+                format!("cannot create trace file {}; check --trace", path.display())
+            })?;
+            Box::new(std::io::BufWriter::new(file))
+        };
+        Ok(Self {
+            out,
+            path: path.to_owned(),
+            run,
+            failed: None,
+        })
+    }
+
+    /// Writes the line of `measured` (whose record still holds its chunk times).
+    pub(crate) fn write(&mut self, measured: &Measured) {
+        if self.failed.is_some() {
+            return;
         }
-        let text = String::from_utf8_lossy(&text);
-        return crate::bench::output::write_text(path, &text, "--trace");
+        let line = Trace::of_run(measured, &self.run);
+        let written = serde_json::to_writer(&mut self.out, &line)
+            .map_err(std::io::Error::from)
+            .and_then(|()| self.out.write_all(b"\n"));
+        self.failed = written.err();
     }
-    let file = std::fs::File::create(path)
-        .with_context(|| format!("cannot create trace file {}; check --trace", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    for one in measured {
-        serde_json::to_writer(&mut out, &Trace::of_run(one, run))?;
-        out.write_all(b"\n")?;
+
+    /// Flushes the buffer; the first write that failed, if any, is the error.
+    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
+        let flushed = match self.failed.take() {
+            Some(error) => Err(error),
+            None => self.out.flush(),
+        };
+        flushed.map_err(|error| {
+            anyhow::anyhow!(
+                "cannot write trace file {}: {error}",
+                if crate::bench::output::is_stdout(&self.path) {
+                    "(stdout)".to_owned()
+                } else {
+                    self.path.display().to_string()
+                }
+            )
+        })
     }
-    out.flush()
-        .with_context(|| format!("cannot write trace file {}", path.display()))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -278,11 +278,18 @@ pub fn bench(url: &str, args: &[&str]) -> BenchRun {
     );
     let text = std::fs::read_to_string(&json).expect("bench wrote --json");
     let value: serde_json::Value = serde_json::from_str(&text).expect("--json is JSON");
-    let trace = std::fs::read_to_string(&trace)
+    let mut trace: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
         .expect("bench wrote --trace")
         .lines()
         .map(|line| serde_json::from_str(line).expect("a --trace line is JSON"))
         .collect();
+    // Lines are written as requests end; the tests read them by id (and sweep step).
+    trace.sort_by(|a, b| {
+        let key = |l: &serde_json::Value| (l["rate"].as_f64().unwrap_or(0.0), l["id"].as_u64());
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     BenchRun {
         summary: value["summary"].clone(),
         json: value,

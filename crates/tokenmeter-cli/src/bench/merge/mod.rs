@@ -20,6 +20,7 @@ use serde_json::json;
 
 use crate::bench::counts::{self, Counts};
 use crate::bench::exit::{self, Exit};
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::output::{self, RunInfo, html, table};
 use crate::bench::run_block::{RunNumbers, utc};
@@ -71,7 +72,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
     for warning in &merged.warnings {
         eprintln!("warning: {warning}");
     }
-    let summary = summarize(&merged.measured, &args.slo);
+    let summary = summarize(&merged.measured, &merged.gaps, &args.slo);
     let info = info(&merged);
     output::show(quiet, &table::render(&info, &summary));
     let classes = output::classes::breakdown(&merged.measured, None, None);
@@ -94,7 +95,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
         output::write_json(path, &value)?;
     }
     if let Some(path) = &args.html {
-        let report = html::render(&info, &summary, &merged.measured)
+        let report = html::render(&info, &summary, &merged.measured, &merged.gaps)
             .map(|h| counts::insert_html(h, &counts.html(html::esc)));
         output::write_html(path, report)?;
     }
@@ -104,8 +105,10 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
 /// The union of several traces.
 #[derive(Debug)]
 pub(crate) struct Merged {
-    /// Every request, on one time line, by id.
+    /// Every request, on one time line, by id (settled).
     pub(crate) measured: Vec<Measured>,
+    /// Their gaps.
+    pub(crate) gaps: Gaps,
     /// The files, as given.
     pub(crate) files: Vec<String>,
     /// Their shards (`I/N`), where written.
@@ -125,8 +128,9 @@ pub(crate) fn load(paths: &[PathBuf]) -> anyhow::Result<Merged> {
     let traces = read::align(&files)?;
     let replay = replay::Replay::default();
     let mut measured = Vec::with_capacity(traces.len());
+    let mut gaps = Gaps::new();
     for trace in &traces {
-        let one = replay.measured(trace).with_context(|| {
+        let mut one = replay.measured(trace).with_context(|| {
             let file = files.iter().find(|f| {
                 f.lines
                     .iter()
@@ -138,10 +142,12 @@ pub(crate) fn load(paths: &[PathBuf]) -> anyhow::Result<Merged> {
                 file.map_or_else(String::new, |f| f.path.display().to_string())
             )
         })?;
+        one.settle(&mut gaps);
         measured.push(one);
     }
     Ok(Merged {
         measured,
+        gaps,
         files: files.iter().map(|f| f.path.display().to_string()).collect(),
         shards: files.iter().map(|f| f.shard.clone()).collect(),
         start_unix_ns: files.iter().filter_map(|f| f.start).min(),

@@ -11,6 +11,7 @@ use tokenmeter::{
     Clock, Degradation, ErrorClass, FinishReason, Labels, Meter, Outcome, TimeSource,
 };
 
+use crate::bench::gaps::GapSpan;
 use crate::bench::measured::Measured;
 use crate::bench::records::Records;
 use crate::bench::trace::Trace;
@@ -87,6 +88,9 @@ impl Replay {
             error: trace.error.clone(),
             response_id: trace.response_id.clone(),
             usage_discrepancy: trace.usage_discrepancy,
+            // Not settled yet: the record holds the chunk times.
+            gaps: GapSpan::default(),
+            max_gap: None,
         })
     }
 

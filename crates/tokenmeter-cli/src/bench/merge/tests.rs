@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Outcome};
 
-use super::load;
+use super::{load, read, replay};
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::{Measured, Usage};
 use crate::bench::records::Records;
 use crate::bench::slo::Slo;
@@ -95,23 +96,42 @@ fn three_shards_merge_into_the_summary_of_their_union() {
     let merged = load(&paths).unwrap();
     assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
     assert_eq!(merged.measured.len(), all.len());
-    for (a, b) in merged.measured.iter().zip(&all) {
+    // Each line replayed (before its chunk times are settled) is the request's line.
+    let files: Vec<_> = paths.iter().map(|p| read::read(p).unwrap()).collect();
+    let replay = replay::Replay::default();
+    let lines = read::align(&files).unwrap();
+    for (line, b) in lines.iter().zip(&all) {
+        let a = replay.measured(line).unwrap();
         assert_eq!(
-            Trace::of(a),
+            Trace::of(&a),
             Trace::of(b),
             "request {} replayed exactly",
             b.id
         );
     }
+    // Loaded and settled: the same chunk times, from the gaps.
+    for (a, b) in merged.measured.iter().zip(&all) {
+        let (mut a_line, mut b_line) = (Trace::of(a), Trace::of(b));
+        (a_line.chunks, b_line.chunks) = (Vec::new(), Vec::new());
+        assert_eq!(a_line, b_line, "request {}", b.id);
+        assert_eq!(a.chunk_offsets(&merged.gaps), b.chunk_offsets(&Gaps::new()));
+    }
+    let mut gaps = Gaps::new();
+    let settled: Vec<Measured> = (all.iter().cloned())
+        .map(|mut m| {
+            m.settle(&mut gaps);
+            m
+        })
+        .collect();
     for slo in ["ttft=1s,tpot=50ms", "ttft=20ms,tpot=8ms,e2e=60ms", "none"] {
         let slo: Slo = slo.parse().unwrap();
         assert_eq!(
-            summarize(&merged.measured, &slo),
-            summarize(&all, &slo),
+            summarize(&merged.measured, &merged.gaps, &slo),
+            summarize(&settled, &gaps, &slo),
             "the same summary, bit for bit"
         );
     }
-    let s = summarize(&merged.measured, &Slo::default());
+    let s = summarize(&merged.measured, &merged.gaps, &Slo::default());
     assert_eq!((s.requests, s.successful), (9, 7));
     assert_eq!(
         merged.measured[4].outcome(),

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use tokenmeter::report::Summary;
 
+use crate::bench::gaps::{GapSpan, Gaps};
 use crate::bench::measured::Measured;
 use crate::bench::slo::Judge;
 use crate::bench::summary::BenchSummary;
@@ -96,8 +97,29 @@ fn header(out: &mut String, title: &str, info: &RunInfo) {
     );
 }
 
+/// Gaps drawn in the ITL histogram, at most.
+const ITL_SAMPLE: usize = 200_000;
+
+/// At most [`ITL_SAMPLE`] of the gaps of `spans`, evenly spread over them, in seconds: the
+/// histogram's shape without a copy of every gap of a long run.
+fn itl_sample(gaps: &Gaps, spans: &[GapSpan]) -> Vec<f64> {
+    let n: usize = spans.iter().map(|s| s.len()).sum();
+    let step = n.div_ceil(ITL_SAMPLE).max(1);
+    spans
+        .iter()
+        .flat_map(|&s| gaps.of(s))
+        .step_by(step)
+        .map(|d| d.as_secs_f64())
+        .collect()
+}
+
 /// The charts of one set of requests (successful ones for latencies), from their records.
-fn run_charts(out: &mut String, traces: &[Measured], summary: &BenchSummary) -> Result<(), String> {
+fn run_charts(
+    out: &mut String,
+    traces: &[Measured],
+    gaps: &Gaps,
+    summary: &BenchSummary,
+) -> Result<(), String> {
     let ok: Vec<&Measured> = traces.iter().filter(|t| t.succeeded()).collect();
     let records = || ok.iter().filter_map(|t| t.record.as_ref());
     let ttft: Vec<f64> = records()
@@ -110,10 +132,8 @@ fn run_charts(out: &mut String, traces: &[Measured], summary: &BenchSummary) -> 
         .filter_map(|t| t.latency())
         .map(|d| d.as_secs_f64())
         .collect();
-    let itl: Vec<f64> = records()
-        .flat_map(|r| r.item_gaps())
-        .map(|d| d.as_secs_f64())
-        .collect();
+    let spans: Vec<GapSpan> = ok.iter().map(|t| t.gaps).collect();
+    let itl = itl_sample(gaps, &spans);
     out.push_str("<div class=\"charts\">\n");
     for svg in [
         charts::cdf("TTFT: cumulative distribution", &ttft, colour::TTFT)?,
@@ -135,11 +155,12 @@ pub(crate) fn render(
     info: &RunInfo,
     summary: &BenchSummary,
     traces: &[Measured],
+    gaps: &Gaps,
 ) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench report", info);
     summary_table(&mut out, summary);
-    run_charts(&mut out, traces, summary)?;
+    run_charts(&mut out, traces, gaps, summary)?;
     out.push_str("</body></html>\n");
     Ok(out)
 }
@@ -149,6 +170,7 @@ pub(crate) fn render_sweep(
     info: &RunInfo,
     sweep: &SweepResult,
     traces: &[Measured],
+    gaps: &Gaps,
 ) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench sweep report", info);
@@ -207,7 +229,7 @@ pub(crate) fn render_sweep(
             .collect();
         let _ = writeln!(out, "<h2>At {:.2} req/s</h2>", step.rate);
         summary_table(&mut out, &step.summary);
-        run_charts(&mut out, &step_traces, &step.summary)?;
+        run_charts(&mut out, &step_traces, gaps, &step.summary)?;
     }
     out.push_str("</body></html>\n");
     Ok(out)

@@ -10,6 +10,7 @@ use crate::bench::args::{BenchArgs, Plan};
 use crate::bench::client::Api;
 use crate::bench::counts::{self, Counts};
 use crate::bench::exit::{self, Exit};
+use crate::bench::gaps::Gaps;
 use crate::bench::interrupt;
 use crate::bench::measured::Measured;
 use crate::bench::output::{self, RunInfo, html, table};
@@ -31,6 +32,8 @@ pub(crate) struct Single<'a> {
     pub(crate) api: Api,
     /// Every request measured.
     pub(crate) traces: &'a [Measured],
+    /// Their inter-token gaps.
+    pub(crate) gaps: &'a Gaps,
     /// The run over time, with the server's view.
     pub(crate) slices: &'a Slices,
     /// The `--slo-spec` monitor, when given.
@@ -53,6 +56,7 @@ impl Single<'_> {
             info,
             api,
             traces,
+            gaps,
             slices,
             monitor,
             server_batching,
@@ -61,9 +65,9 @@ impl Single<'_> {
         } = *self;
         let quiet = args.stdout_taken();
         let mut verdict;
-        let summary = summarize(traces, &args.slo);
+        let summary = summarize(traces, gaps, &args.slo);
         let samples = samples::error_samples(traces);
-        let chosen = percentiles::Chosen::of(&args.peer, traces);
+        let chosen = percentiles::Chosen::of(&args.peer, traces, gaps);
         if summary.successful > 0 {
             output::show(quiet, &table::render(info, &summary));
             if let Some(chosen) = &chosen {
@@ -81,7 +85,7 @@ impl Single<'_> {
             );
         }
         let stages = (plan.stages.len() > 1)
-            .then(|| output::stages::results(&plan.stages, traces, &args.slo));
+            .then(|| output::stages::results(&plan.stages, traces, gaps, &args.slo));
         if let Some(stages) = &stages {
             output::show(quiet, &output::stages::render(stages));
         }
@@ -93,7 +97,7 @@ impl Single<'_> {
         if summary.successful > 0 {
             output::show(quiet, &output::classes::render(&classes));
         }
-        let turns = output::turns::results(traces, &args.slo);
+        let turns = output::turns::results(traces, gaps, &args.slo);
         if let Some(turns) = &turns {
             output::show(quiet, &output::turns::render(turns));
         }
@@ -141,7 +145,7 @@ impl Single<'_> {
                         arrival: args.load.arrival,
                         peer: &args.peer,
                     };
-                    output::vllm_json::result(&run, &summary, traces)
+                    output::vllm_json::result(&run, &summary, traces, gaps)
                 }
                 peer::ResultFormat::Tokenmeter => json!({
                     "run": info,
@@ -162,7 +166,7 @@ impl Single<'_> {
             output::write_json(path, &result)?;
         }
         if let Some(path) = &args.html {
-            let report = html::render(info, &summary, traces)
+            let report = html::render(info, &summary, traces, gaps)
                 .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
                 .map(|h| match &chosen {
                     Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),

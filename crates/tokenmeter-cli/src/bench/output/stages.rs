@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::output::table::outcomes_line;
 use crate::bench::schedule::{Stage, StageInfo};
@@ -24,7 +25,12 @@ pub(crate) struct StageResult {
 }
 
 /// The results of each stage, from the measurements of the whole run.
-pub(crate) fn results(stages: &[Stage], measured: &[Measured], slo: &Slo) -> Vec<StageResult> {
+pub(crate) fn results(
+    stages: &[Stage],
+    measured: &[Measured],
+    gaps: &Gaps,
+    slo: &Slo,
+) -> Vec<StageResult> {
     stages
         .iter()
         .enumerate()
@@ -37,7 +43,7 @@ pub(crate) fn results(stages: &[Stage], measured: &[Measured], slo: &Slo) -> Vec
             StageResult {
                 index,
                 stage: StageInfo::from(stage),
-                summary: summarize(&mine, slo),
+                summary: summarize(&mine, gaps, slo),
             }
         })
         .collect()

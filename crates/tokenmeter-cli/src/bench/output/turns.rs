@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::slo::Slo;
 use crate::bench::summary::{BenchSummary, summarize};
@@ -20,7 +21,7 @@ pub(crate) struct TurnResult {
 }
 
 /// The results by turn, when some request is a later turn (`None` otherwise).
-pub(crate) fn results(measured: &[Measured], slo: &Slo) -> Option<Vec<TurnResult>> {
+pub(crate) fn results(measured: &[Measured], gaps: &Gaps, slo: &Slo) -> Option<Vec<TurnResult>> {
     let last = measured.iter().map(|m| m.turn).max().filter(|&t| t > 0)?;
     Some(
         (0..=last)
@@ -32,7 +33,7 @@ pub(crate) fn results(measured: &[Measured], slo: &Slo) -> Option<Vec<TurnResult
                     .collect();
                 TurnResult {
                     turn,
-                    summary: summarize(&mine, slo),
+                    summary: summarize(&mine, gaps, slo),
                 }
             })
             .collect(),

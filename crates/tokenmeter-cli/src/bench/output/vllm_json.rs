@@ -11,6 +11,7 @@
 use serde_json::{Map, Value, json};
 use tokenmeter::report::{Summary, percentile};
 
+use crate::bench::gaps::{GapSpan, Gaps, sorted};
 use crate::bench::measured::Measured;
 use crate::bench::output::RunInfo;
 use crate::bench::peer::{PeerArgs, PercentileMetric};
@@ -29,25 +30,57 @@ pub(crate) struct VllmRun<'a> {
     pub(crate) peer: &'a PeerArgs,
 }
 
-/// The values of `metric` over the successful requests, in seconds.
-pub(crate) fn values(metric: PercentileMetric, measured: &[Measured]) -> Vec<f64> {
+/// The values of one metric over the successful requests: seconds, sorted, or the gaps of
+/// the requests for the ITL (walked in order, not copied: [`sorted`]).
+pub(crate) enum Values<'a> {
+    /// Seconds, ascending.
+    Seconds(Vec<f64>),
+    /// The requests' gaps.
+    Gaps(&'a Gaps, Vec<GapSpan>),
+}
+
+impl Values<'_> {
+    /// Their statistics.
+    pub(crate) fn summary(&self) -> Summary {
+        match self {
+            Values::Seconds(seconds) => Summary::of(seconds.clone()),
+            Values::Gaps(gaps, spans) => sorted::summary(gaps, spans),
+        }
+    }
+
+    /// Their percentiles `ps`, in seconds (`None`: no value).
+    pub(crate) fn at(&self, ps: &[f64]) -> Vec<Option<f64>> {
+        match self {
+            Values::Seconds(seconds) => ps.iter().map(|&p| percentile(seconds, p)).collect(),
+            Values::Gaps(gaps, spans) => sorted::percentiles(gaps, spans, ps),
+        }
+    }
+}
+
+/// The values of `metric` over the successful requests, in seconds (their gaps in `gaps`).
+pub(crate) fn values<'a>(
+    metric: PercentileMetric,
+    measured: &[Measured],
+    gaps: &'a Gaps,
+) -> Values<'a> {
     let ok = measured.iter().filter(|m| m.succeeded());
     let records = ok.clone().filter_map(|m| m.record.as_ref());
-    match metric {
+    let mut seconds: Vec<f64> = match metric {
         PercentileMetric::Ttft => records
             .filter_map(|r| r.ttft)
             .map(|d| d.as_secs_f64())
             .collect(),
         PercentileMetric::Tpot => records.filter_map(|r| r.tpot_seconds()).collect(),
-        PercentileMetric::Itl => records
-            .flat_map(|r| r.item_gaps())
-            .map(|d| d.as_secs_f64())
-            .collect(),
+        PercentileMetric::Itl => {
+            return Values::Gaps(gaps, ok.map(|m| m.gaps).collect());
+        }
         PercentileMetric::E2el => ok
             .filter_map(Measured::latency)
             .map(|d| d.as_secs_f64())
             .collect(),
-    }
+    };
+    seconds.sort_by(f64::total_cmp);
+    Values::Seconds(seconds)
 }
 
 /// vLLM's name of percentile `p`: `99`, `99.9`.
@@ -60,7 +93,12 @@ pub(crate) fn p_word(p: f64) -> String {
 }
 
 /// The vLLM result of a single run.
-pub(crate) fn result(run: &VllmRun<'_>, summary: &BenchSummary, measured: &[Measured]) -> Value {
+pub(crate) fn result(
+    run: &VllmRun<'_>,
+    summary: &BenchSummary,
+    measured: &[Measured],
+    gaps: &Gaps,
+) -> Value {
     let numbers = &run.info.numbers;
     let started = numbers.started_at.as_str();
     let date = format!(
@@ -101,21 +139,23 @@ pub(crate) fn result(run: &VllmRun<'_>, summary: &BenchSummary, measured: &[Meas
         summary.total_token_throughput.into(),
     );
     for &metric in run.peer.metrics() {
-        let mut seconds = values(metric, measured);
-        seconds.sort_by(f64::total_cmp);
-        let stats = Summary::of(seconds.clone());
+        let values = values(metric, measured, gaps);
+        let stats = values.summary();
         let name = metric.name();
         let ms = |s: f64| if s.is_finite() { s * 1e3 } else { 0.0 };
         put(&format!("mean_{name}_ms"), ms(stats.mean).into());
         put(&format!("median_{name}_ms"), ms(stats.p50).into());
         put(&format!("std_{name}_ms"), ms(stats.std).into());
-        for &p in run.peer.percentiles() {
-            let value = percentile(&seconds, p).unwrap_or(0.0);
-            put(&format!("p{}_{name}_ms", p_word(p)), ms(value).into());
+        let at = values.at(run.peer.percentiles());
+        for (&p, value) in run.peer.percentiles().iter().zip(at) {
+            put(
+                &format!("p{}_{name}_ms", p_word(p)),
+                ms(value.unwrap_or(0.0)).into(),
+            );
         }
     }
     if run.peer.save_detailed {
-        detailed(&mut out, measured);
+        detailed(&mut out, measured, gaps);
     }
     for (key, value) in &numbers.metadata {
         out.entry(key.clone())
@@ -130,7 +170,7 @@ fn record(m: &Measured) -> Option<&tokenmeter::RequestRecord> {
 }
 
 /// The per-request lists, one entry per request sent, in seconds.
-fn detailed(out: &mut Map<String, Value>, measured: &[Measured]) {
+fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
     let secs = |d: std::time::Duration| d.as_secs_f64();
     let lists: [(&str, Vec<Value>); 7] = [
         (
@@ -156,8 +196,8 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured]) {
             measured
                 .iter()
                 .map(|m| {
-                    let gaps = record(m).into_iter().flat_map(|r| r.item_gaps());
-                    Value::Array(gaps.map(|g| secs(g).into()).collect())
+                    let mine = record(m).map(|_| m.gaps).unwrap_or_default();
+                    Value::Array(gaps.of(mine).map(|g| secs(g).into()).collect())
                 })
                 .collect(),
         ),

@@ -33,7 +33,7 @@ use tokenmeter::report::Summary;
 
 use crate::bench::client::{Api, Client, Target};
 use crate::bench::clock::BenchClock;
-use crate::bench::measured::Measured;
+use crate::bench::collect::Collected;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
 use crate::bench::workload::{LengthDist, Source, specs};
@@ -123,7 +123,7 @@ pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
 
 /// Everything the rounds measured.
 struct Rounds {
-    traces: Vec<Measured>,
+    runs: Vec<Collected>,
     truth: HashMap<u64, Sent>,
     clients: Vec<Cpu>,
     floors: Vec<Cpu>,
@@ -140,7 +140,7 @@ fn run_rounds(
     shared: &Shared,
 ) -> anyhow::Result<Rounds> {
     let mut rounds = Rounds {
-        traces: Vec::new(),
+        runs: Vec::new(),
         truth: HashMap::new(),
         clients: Vec::new(),
         floors: Vec::new(),
@@ -152,7 +152,7 @@ fn run_rounds(
         let _ = shared.take();
         let (traces, cpu, wall) = client_side(params, origin, addr, round)?;
         let (truth, connections) = shared.take();
-        rounds.traces.extend(traces);
+        rounds.runs.push(traces);
         rounds.truth.extend(truth);
         rounds.clients.push(cpu);
         rounds.wall += wall;
@@ -213,7 +213,7 @@ fn client_side(
     origin: Instant,
     addr: std::net::SocketAddr,
     round: usize,
-) -> anyhow::Result<(Vec<Measured>, Cpu, Duration)> {
+) -> anyhow::Result<(Collected, Cpu, Duration)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -252,10 +252,9 @@ fn client_side(
         })
     })?;
     let wall = wall.elapsed();
-    let tokens = traces
-        .iter()
+    let tokens = (traces.measured.iter())
         .filter_map(|t| t.record.as_ref())
-        .map(|r| r.item_times.as_ref().map_or(0, Vec::len) as u64)
+        .map(|r| r.items)
         .sum();
     Ok((traces, per_million(cpu, tokens), wall))
 }
@@ -265,7 +264,12 @@ fn secs(values: Vec<f64>) -> Summary {
 }
 
 fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
-    let (traces, truth) = (&rounds.traces, &rounds.truth);
+    let truth = &rounds.truth;
+    let traces = rounds
+        .runs
+        .iter()
+        .flat_map(|run| run.measured.iter().map(move |trace| (trace, &run.gaps)));
+    let (mut requests, mut failed) = (0, 0);
     let mut client_ttft = Vec::new();
     let mut true_ttft = Vec::new();
     let mut server_ttft = Vec::new();
@@ -273,20 +277,20 @@ fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
     let mut true_itl = Vec::new();
     let mut lag = Vec::new();
     let mut rates = Vec::new();
-    for trace in traces.iter() {
+    for (trace, gaps) in traces {
+        requests += 1;
+        failed += usize::from(!trace.succeeded());
         let Some(record) = &trace.record else {
             continue;
         };
         // When the client parsed each token-bearing chunk, on the run's clock.
-        let received: Vec<Duration> = record
-            .item_times
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .map(|item| record.arrival + item.offset)
+        let received: Vec<Duration> = trace
+            .chunk_offsets(gaps)
+            .into_iter()
+            .map(|offset| record.arrival + offset)
             .collect();
         client_ttft.extend(record.ttft.map(|d| d.as_secs_f64()));
-        client_itl.extend(record.item_gaps().map(|d| d.as_secs_f64()));
+        client_itl.extend(gaps.of(trace.gaps).map(|d| d.as_secs_f64()));
         let Some(sent) = truth.get(&trace.id) else {
             continue;
         };
@@ -308,8 +312,8 @@ fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
     }
     SelfCheck {
         streams: params.streams,
-        requests: traces.len(),
-        failed: traces.iter().filter(|t| !t.succeeded()).count(),
+        requests,
+        failed,
         rounds: params.rounds,
         connections: rounds.connections,
         wall_s: rounds.wall.as_secs_f64(),

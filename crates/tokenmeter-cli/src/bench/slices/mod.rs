@@ -25,6 +25,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokenmeter::report::Summary;
 
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::server_view::scraper::{ScrapeReport, Scrapes};
 use crate::bench::slo::Slo;
@@ -91,6 +92,7 @@ impl Slices {
     /// from `scrapes` when there were any.
     pub(crate) fn of(
         measured: &[Measured],
+        gaps: &Gaps,
         slo: &Slo,
         width: Option<Duration>,
         scrapes: Option<(&Scrapes, ScrapeReport)>,
@@ -134,7 +136,7 @@ impl Slices {
                 } else {
                     start_s + w
                 };
-                let mut summary = summarize_over(&ended, slo, end_s - start_s);
+                let mut summary = summarize_over(&ended, gaps, slo, end_s - start_s);
                 summary.ttft = Summary::of_durations(ttft);
                 Slice {
                     index: i,

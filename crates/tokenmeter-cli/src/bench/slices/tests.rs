@@ -36,7 +36,13 @@ fn close(a: f64, b: f64) -> bool {
 fn ttft_by_first_token_everything_else_by_end() {
     let run = Run::three();
     let slo: Slo = "ttft=200ms".parse().unwrap();
-    let s = Slices::of(&run.measured, &slo, Some(Duration::from_secs(1)), None);
+    let s = Slices::of(
+        &run.measured,
+        &run.gaps,
+        &slo,
+        Some(Duration::from_secs(1)),
+        None,
+    );
     assert_eq!(s.slices.len(), 3);
     assert!(!s.automatic && s.server_metrics.is_none());
     let [zero, one, two] = [&s.slices[0], &s.slices[1], &s.slices[2]];
@@ -77,10 +83,11 @@ fn automatic_widths_are_round_and_slices_bounded() {
         [1, 2, 5, 60, 3600]
     );
     let run = Run::three();
-    let s = Slices::of(&run.measured, &Slo::default(), None, None);
+    let s = Slices::of(&run.measured, &run.gaps, &Slo::default(), None, None);
     assert!(s.automatic && close(s.width_s, 1.0));
     let tiny = Slices::of(
         &run.measured,
+        &run.gaps,
         &Slo::default(),
         Some(Duration::from_nanos(1)),
         None,
@@ -130,6 +137,7 @@ fn the_server_view_of_each_slice_from_gauges_and_bucket_deltas() {
     let report = scrapes.report("http://x/metrics".into(), Duration::from_millis(500));
     let s = Slices::of(
         &run.measured,
+        &run.gaps,
         &Slo::default(),
         Some(Duration::from_secs(1)),
         Some((&scrapes, report)),

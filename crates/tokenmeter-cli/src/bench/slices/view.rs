@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::bench::client::Client;
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::server_view::scraper::Scraper;
 use crate::bench::slo::Slo;
@@ -47,7 +48,7 @@ impl View {
     }
 
     /// Takes the last scrape and cuts the run into slices.
-    pub(crate) async fn finish(self, measured: &[Measured], slo: &Slo) -> Slices {
+    pub(crate) async fn finish(self, measured: &[Measured], gaps: &Gaps, slo: &Slo) -> Slices {
         let scrapes = match self.scraper {
             Some((scraper, url)) => {
                 let scrapes = scraper.finish().await;
@@ -58,6 +59,7 @@ impl View {
         };
         Slices::of(
             measured,
+            gaps,
             slo,
             self.width,
             scrapes.as_ref().map(|(s, r)| (s, r.clone())),

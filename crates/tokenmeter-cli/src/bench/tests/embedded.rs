@@ -88,7 +88,9 @@ async fn client_and_server_agree_request_by_request() {
         burstiness: 1.0,
         ramp: None,
     };
-    let traces = runner::run(client, specs, load, &mut rng, &mut progress).await;
+    let traces = runner::run(client, specs, load, &mut rng, &mut progress)
+        .await
+        .measured;
     let outcomes = Outcomes::of(&traces);
     assert!(outcomes.success > 0, "{outcomes:?}");
     assert!(

@@ -195,9 +195,10 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
         burstiness: 1.0,
         ramp: None,
     };
-    let traces = runner::run(client, specs, load, &mut rng, &mut progress).await;
+    let run = runner::run(client, specs, load, &mut rng, &mut progress).await;
+    let traces = run.measured;
     assert_eq!(traces.len(), 20);
-    let summary = summarize(&traces, &"ttft=1s".parse().unwrap());
+    let summary = summarize(&traces, &run.gaps, &"ttft=1s".parse().unwrap());
     assert_eq!(summary.outcomes.success, 5);
     let errors = &summary.outcomes.errors;
     assert_eq!(errors.get("rate_limited"), Some(&5));

@@ -14,6 +14,7 @@ use super::{client, spec};
 use crate::bench::client::{Api, ApiKey, Client, Target};
 use crate::bench::clock::BenchClock;
 use crate::bench::discover;
+use crate::bench::gaps::Gaps;
 use crate::bench::sanitize::{PIECE, REDACTED, SHOWN_CHARS, Sanitizer};
 use crate::bench::summary::{summarize, usage_warnings};
 use crate::bench::trace::Trace;
@@ -267,7 +268,7 @@ async fn usage_counts_saturate_and_implausible_ones_are_kept_and_reported() {
     let traces = vec![client.send(&spec(0)).await, client.send(&spec(1)).await];
     assert!(traces.iter().all(|t| t.succeeded()), "{traces:?}");
     assert_eq!(traces[0].output_tokens(), max, "usage is kept");
-    let summary = summarize(&traces, &"ttft=10s".parse().unwrap());
+    let summary = summarize(&traces, &Gaps::new(), &"ttft=10s".parse().unwrap());
     assert_eq!(summary.total_output_tokens, max, "saturated, not wrapped");
     assert_eq!(summary.total_input_tokens, max);
     assert!(summary.total_token_throughput.is_finite());
@@ -291,7 +292,7 @@ async fn zero_usage_against_five_chunks_is_kept_but_counted_and_warned() {
     let line = serde_json::to_string(&Trace::of(&trace)).unwrap();
     assert!(line.contains(r#""usage_discrepancy":{"completion_tokens":0,"token_chunks":5}"#));
     let traces = [trace];
-    let summary = summarize(&traces, &"ttft=10s".parse().unwrap());
+    let summary = summarize(&traces, &Gaps::new(), &"ttft=10s".parse().unwrap());
     assert_eq!(summary.usage_discrepancies, 1);
     let warnings = usage_warnings(&traces);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
@@ -314,7 +315,7 @@ async fn a_float_or_string_usage_keeps_the_stream_a_success() {
         assert_eq!(trace.usage_discrepancy, None);
         let traces = [trace];
         assert_eq!(
-            summarize(&traces, &"ttft=10s".parse().unwrap()).usage_unusable,
+            summarize(&traces, &Gaps::new(), &"ttft=10s".parse().unwrap()).usage_unusable,
             1
         );
         assert!(usage_warnings(&traces)[0].contains("not a non-negative integer"));

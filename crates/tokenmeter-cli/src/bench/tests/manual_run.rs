@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter};
 
+use crate::bench::gaps::Gaps;
 use crate::bench::measured::Measured;
 use crate::bench::records::Records;
 
@@ -16,8 +17,10 @@ pub(crate) struct Run {
     time: ManualClock,
     records: Records,
     meter: Meter,
-    /// What was measured, in the order added.
+    /// What was measured, in the order added (settled).
     pub(crate) measured: Vec<Measured>,
+    /// Their gaps.
+    pub(crate) gaps: Gaps,
 }
 
 impl Run {
@@ -34,6 +37,7 @@ impl Run {
             records,
             meter,
             measured: Vec::new(),
+            gaps: Gaps::new(),
         }
     }
 
@@ -62,11 +66,13 @@ impl Run {
     }
 
     fn push(&mut self, id: u64) {
-        self.measured.push(Measured {
+        let mut measured = Measured {
             id: self.measured.len() as u64,
             record: self.records.take(id),
             input_tokens: 10,
             ..Measured::default()
-        });
+        };
+        measured.settle(&mut self.gaps);
+        self.measured.push(measured);
     }
 }
