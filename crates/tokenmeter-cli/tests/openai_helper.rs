@@ -256,3 +256,46 @@ async fn dropping_the_stream_mid_way_is_cancelled_on_both_sides() {
     assert_eq!(ended, 1.0, "only the cancellation was recorded");
     assert!(serve.metric("tokenmeter_output_tokens_total", &[]) < 5_000.0);
 }
+
+/// A reasoning model (`serve --reasoning-tokens 10`): its first 10 tokens come as
+/// `reasoning_content` deltas. The client's TTFT is the first of them; its time to first
+/// output token waits for the answer, 10 decode steps (7 ms each for a batch of one) later;
+/// `usage` reports the prompt tokens the prefix cache had on a repeated prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reasoning_stream_delays_the_first_output_token_by_the_reasoning_time() {
+    let serve = start_serve(&["--reasoning-tokens", "10"]);
+    let (series, memory) = client_meter("chat");
+    let long = json!({
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "a repeated question about caches ".repeat(20)}],
+        "max_tokens": 16,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    let first = stream(&serve, &series, "/v1/chat/completions", long.clone()).await;
+    assert!(first.error.is_none(), "{first:?}");
+    let record = only(&memory);
+    let (ttft, output) = (
+        record.ttft.expect("a first token"),
+        record.first_output.expect("an answer token"),
+    );
+    // 10 reasoning tokens: the answer is 10 decode steps of 7 ms after the TTFT (70 ms by the
+    // engine's clock; the client reads both chunks off the wire, a few ms either way)
+    assert!(
+        output >= ttft + Duration::from_millis(60),
+        "ttft {ttft:?}, first output {output:?}"
+    );
+    assert_eq!(record.output_tokens, 16);
+    assert_eq!(first.usage.and_then(|u| u.cached_tokens), Some(0));
+    // the same prompt again: the prefix cache has its whole blocks
+    memory.clear();
+    let again = stream(&serve, &series, "/v1/chat/completions", long).await;
+    let cached = again
+        .usage
+        .and_then(|u| u.cached_tokens)
+        .expect("cached_tokens");
+    assert!(cached > 100, "{again:?}");
+    assert_eq!(only(&memory).cached_input_tokens, Some(cached));
+    let served = serve.metric("tokenmeter_prefix_cache_hits_total", &[]);
+    assert_eq!(served, cached as f64);
+}

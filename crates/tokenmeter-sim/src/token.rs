@@ -37,6 +37,9 @@ pub struct Token {
     /// True for a reasoning token (the request's first
     /// [`reasoning_tokens`](crate::GenerateRequest::reasoning_tokens)).
     pub reasoning: bool,
+    /// Prompt tokens of its request that the prefix cache had (the prefill skipped them):
+    /// what an OpenAI-compatible server reports as `usage.prompt_tokens_details.cached_tokens`.
+    pub cached_prompt_tokens: u32,
 }
 
 /// Draws a word.

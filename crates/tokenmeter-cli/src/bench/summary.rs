@@ -116,12 +116,26 @@ pub(crate) struct BenchSummary {
     pub(crate) total_input_tokens: u64,
     /// Σ output tokens of successful requests.
     pub(crate) total_output_tokens: u64,
+    /// Σ prompt tokens the server served from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`) over successful requests.
+    pub(crate) total_cached_input_tokens: u64,
     /// Time to first token (s).
     #[serde(serialize_with = "stat")]
     pub(crate) ttft: Summary,
+    /// Time to first *output* token (s): the first answer token after any reasoning
+    /// (`reasoning_content`) chunks; the TTFT when the answer had no reasoning.
+    #[serde(serialize_with = "stat")]
+    pub(crate) ttfot: Summary,
+    /// Time to second token (s).
+    #[serde(serialize_with = "stat")]
+    pub(crate) ttst: Summary,
     /// Time per output token (s).
     #[serde(serialize_with = "stat")]
     pub(crate) tpot: Summary,
+    /// Normalised time per output token (s): end to end (to the end of the stream) ÷ output
+    /// tokens, as inference-perf and llm-d report it.
+    #[serde(serialize_with = "stat")]
+    pub(crate) ntpot: Summary,
     /// Inter-token latency (s), one sample per token-bearing chunk after the first.
     #[serde(serialize_with = "stat")]
     pub(crate) itl: Summary,
@@ -228,8 +242,12 @@ pub(crate) fn summarize_over(
         total_token_throughput: per_second(total_input.saturating_add(total_output) as f64),
         total_input_tokens: total_input,
         total_output_tokens: total_output,
+        total_cached_input_tokens: total(records().filter_map(|r| r.cached_input_tokens)),
         ttft: secs(records().filter_map(|r| r.ttft)),
+        ttfot: secs(records().filter_map(|r| r.first_output)),
+        ttst: secs(records().filter_map(|r| r.second_token)),
         tpot: Summary::of(records().filter_map(|r| r.tpot_seconds()).collect()),
+        ntpot: secs(records().filter_map(|r| r.normalized_tpot())),
         itl: sorted::summary(gaps, &spans),
         e2e: secs(ok.iter().filter_map(|m| m.latency())),
         e2e_stream: secs(records().map(|r| r.e2e)),

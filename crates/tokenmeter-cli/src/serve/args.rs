@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tokenmeter_sim::{CostModel, Faults, SimConfig};
+use tokenmeter_sim::{CostModel, Faults, SimConfig, Speculation};
 
 use super::limits::{self, Limits, parse_size};
 
@@ -161,6 +161,32 @@ pub(crate) struct ServeArgs {
     /// the engine's prefill) instead of estimating a token per 4 characters.
     #[arg(long, value_name = "FILE")]
     pub(crate) tokenizer: Option<std::path::PathBuf>,
+
+    /// Act as a reasoning model: every chat answer starts with this many reasoning tokens,
+    /// streamed as `reasoning_content` deltas (and a `reasoning_content` field when whole), as
+    /// vLLM's reasoning parsers send them.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) reasoning_tokens: u32,
+
+    /// Turn the prefix cache off (vLLM's `--no-enable-prefix-caching`). On, a prompt that
+    /// begins like an earlier one skips the prefill of their shared whole blocks of 16 tokens.
+    #[arg(long)]
+    pub(crate) no_prefix_caching: bool,
+
+    /// Allocate the KV cache as tokens are generated and preempt the newest request when it
+    /// runs out (recomputed when rescheduled), as vLLM does; without it each request reserves
+    /// its prompt and whole output when scheduled and is never preempted.
+    #[arg(long)]
+    pub(crate) preemption: bool,
+
+    /// Speculative decoding: tokens each decode step drafts (vLLM's `num_speculative_tokens`);
+    /// 0 turns it off.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) speculative_tokens: u32,
+
+    /// The probability that each draft token is accepted, given the ones before it were.
+    #[arg(long, default_value_t = 0.7, value_parser = probability)]
+    pub(crate) speculative_acceptance: f64,
 }
 
 impl Default for ServeArgs {
@@ -195,6 +221,11 @@ impl Default for ServeArgs {
             send_buffer: DEFAULT_SEND_BUFFER,
             slo_spec: None,
             tokenizer: None,
+            reasoning_tokens: 0,
+            no_prefix_caching: false,
+            preemption: false,
+            speculative_tokens: 0,
+            speculative_acceptance: 0.7,
         }
     }
 }
@@ -221,14 +252,27 @@ impl ServeArgs {
             .error_rate(self.error_rate)
             .stalls(self.stall_rate, self.stall)
             .queue_limit(self.queue_limit);
-        let config = SimConfig::default()
+        let mut config = SimConfig::default()
             .max_batch(self.max_batch)
             .kv_capacity_tokens(self.kv_capacity)
+            .prefix_cache_blocks(if self.no_prefix_caching {
+                0
+            } else {
+                usize::try_from(self.kv_capacity / u64::from(tokenmeter_sim::BLOCK_TOKENS))
+                    .unwrap_or(usize::MAX)
+            })
+            .preemption(self.preemption)
             .max_model_len(self.max_model_len)
             .cost(cost)
             .faults(faults)
             .seed(self.seed)
             .stall_limit(self.stall_limit);
+        if self.speculative_tokens > 0 {
+            config = config.speculation(Speculation::new(
+                self.speculative_tokens,
+                self.speculative_acceptance,
+            ));
+        }
         config.validate()?;
         Ok(config)
     }

@@ -41,6 +41,8 @@ pub(crate) struct Piece {
     pub(crate) logprobs: Option<TokenLogprobs>,
     /// The token's byte offset in the choice's generated text.
     pub(crate) offset: usize,
+    /// A reasoning token: sent as `reasoning_content` (chat).
+    pub(crate) reasoning: bool,
 }
 
 #[derive(Debug)]
@@ -61,6 +63,8 @@ pub(crate) struct Choices {
     next: usize,
     open: usize,
     logprobs: Option<u8>,
+    /// Prompt tokens the engine's prefix cache had (the most any choice saw).
+    cached: u32,
 }
 
 impl Choices {
@@ -89,7 +93,13 @@ impl Choices {
             choices,
             next: 0,
             logprobs,
+            cached: 0,
         }
+    }
+
+    /// Prompt tokens the engine's prefix cache had: `usage.prompt_tokens_details.cached_tokens`.
+    pub(crate) fn cached_tokens(&self) -> u32 {
+        self.cached
     }
 
     /// How many choices there are.
@@ -162,6 +172,7 @@ impl Choices {
         let choice = &mut self.choices[at];
         let index = at as u32;
         choice.taken += 1;
+        self.cached = self.cached.max(token.cached_prompt_tokens);
         let offset = choice.generated;
         choice.generated += token.text.len();
         let last = token.finish_reason.is_some();
@@ -187,6 +198,7 @@ impl Choices {
             finish,
             logprobs: logprobs.map(|k| TokenLogprobs::simulate(token.text, token.index, index, k)),
             offset,
+            reasoning: token.reasoning,
         }
     }
 }

@@ -38,6 +38,8 @@ pub(crate) struct Frames {
 pub(crate) struct Completed {
     /// The text.
     pub(crate) text: String,
+    /// The reasoning text before it (chat `reasoning_content`), empty without reasoning.
+    pub(crate) reasoning: String,
     /// Why it ended.
     pub(crate) finish: FinishReason,
     /// Its `logprobs`, when asked for.
@@ -79,7 +81,7 @@ impl Frames {
         }
     }
 
-    fn is_chat(&self) -> bool {
+    pub(crate) fn is_chat(&self) -> bool {
         self.operation != Operation::TextCompletion
     }
 
@@ -130,11 +132,23 @@ impl Frames {
             .then(|| self.frame(index, r#"{"role":"assistant","content":""}"#, None, None))
     }
 
-    /// One token's chunk of choice `index`, with its `logprobs` if asked for.
-    pub(crate) fn token(&self, index: u32, text: &str, logprobs: Option<&Value>) -> Bytes {
+    /// One token's chunk of choice `index`, with its `logprobs` if asked for; a chat
+    /// `reasoning` token goes in `reasoning_content`, as vLLM's reasoning parsers send it.
+    pub(crate) fn token(
+        &self,
+        index: u32,
+        text: &str,
+        logprobs: Option<&Value>,
+        reasoning: bool,
+    ) -> Bytes {
         let text = Value::from(text).to_string();
         if self.is_chat() {
-            self.frame(index, &format!(r#"{{"content":{text}}}"#), logprobs, None)
+            let key = if reasoning {
+                "reasoning_content"
+            } else {
+                "content"
+            };
+            self.frame(index, &format!(r#"{{"{key}":{text}}}"#), logprobs, None)
         } else {
             self.frame(index, &text, logprobs, None)
         }
@@ -157,7 +171,7 @@ impl Frames {
     }
 
     /// The `usage` chunk (`"choices":[]`), when `include_usage` was asked for.
-    pub(crate) fn usage(&self, prompt: u32, completion: u32) -> Option<Bytes> {
+    pub(crate) fn usage(&self, prompt: u32, completion: u32, cached: u32) -> Option<Bytes> {
         self.include_usage.then(|| {
             let body = json!({
                 "id": self.id,
@@ -165,7 +179,7 @@ impl Frames {
                 "created": self.created,
                 "model": self.model,
                 "choices": [],
-                "usage": usage(prompt, completion),
+                "usage": usage(prompt, completion, cached),
             });
             Bytes::from(format!("data: {body}\n\n"))
         })
@@ -173,7 +187,13 @@ impl Frames {
 
     /// The whole (non-streaming) response: `choices` in order of their index; `completion`
     /// counts the tokens of every choice.
-    pub(crate) fn complete(&self, choices: &[Completed], prompt: u32, completion: u32) -> Value {
+    pub(crate) fn complete(
+        &self,
+        choices: &[Completed],
+        prompt: u32,
+        completion: u32,
+        cached: u32,
+    ) -> Value {
         let object = if self.is_chat() {
             "chat.completion"
         } else {
@@ -190,6 +210,9 @@ impl Frames {
                 });
                 if self.is_chat() {
                     out["message"] = json!({"role": "assistant", "content": choice.text});
+                    if !choice.reasoning.is_empty() {
+                        out["message"]["reasoning_content"] = json!(choice.reasoning);
+                    }
                 } else {
                     out["text"] = json!(choice.text);
                 }
@@ -202,16 +225,17 @@ impl Frames {
             "created": self.created,
             "model": self.model,
             "choices": choices,
-            "usage": usage(prompt, completion),
+            "usage": usage(prompt, completion, cached),
         })
     }
 }
 
-fn usage(prompt: u32, completion: u32) -> Value {
+fn usage(prompt: u32, completion: u32, cached: u32) -> Value {
     json!({
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": u64::from(prompt) + u64::from(completion),
+        "prompt_tokens_details": {"cached_tokens": cached},
     })
 }
 
@@ -249,16 +273,22 @@ mod tests {
                 "choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],
                 "usage":null})
         );
-        let token = parse(&frames.token(0, " a\"b", None));
+        let token = parse(&frames.token(0, " a\"b", None, false));
         assert_eq!(token["choices"][0]["delta"], json!({"content": " a\"b"}));
+        let thinking = parse(&frames.token(0, " hmm", None, true));
+        assert_eq!(
+            thinking["choices"][0]["delta"],
+            json!({"reasoning_content": " hmm"})
+        );
         let finish = parse(&frames.finish(0, FinishReason::Length));
         assert_eq!(finish["choices"][0]["delta"], json!({}));
         assert_eq!(finish["choices"][0]["finish_reason"], "length");
-        let usage = parse(&frames.usage(10, 3).expect("asked"));
+        let usage = parse(&frames.usage(10, 3, 8).expect("asked"));
         assert_eq!(usage["choices"], json!([]));
         assert_eq!(
             usage["usage"],
-            json!({"prompt_tokens":10,"completion_tokens":3,"total_tokens":13})
+            json!({"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,
+                "prompt_tokens_details":{"cached_tokens":8}})
         );
     }
 
@@ -266,8 +296,8 @@ mod tests {
     fn completion_chunks_have_openais_shape() {
         let frames = Frames::new(Operation::TextCompletion, "cmpl-1".into(), 1, "m", false);
         assert!(frames.role(0).is_none());
-        assert!(frames.usage(1, 1).is_none());
-        let token = parse(&frames.token(0, " hi", None));
+        assert!(frames.usage(1, 1, 0).is_none());
+        let token = parse(&frames.token(0, " hi", None, false));
         assert_eq!(
             token,
             json!({"id":"cmpl-1","object":"text_completion","created":1,"model":"m",
@@ -279,10 +309,11 @@ mod tests {
         assert_eq!(finish["choices"][0]["finish_reason"], "stop");
         let completed = Completed {
             text: " hi there".to_owned(),
+            reasoning: String::new(),
             finish: FinishReason::Stop,
             logprobs: None,
         };
-        let whole = frames.complete(&[completed.clone(), completed], 4, 2);
+        let whole = frames.complete(&[completed.clone(), completed], 4, 2, 0);
         assert_eq!(whole["choices"][1]["index"], 1);
         assert_eq!(whole["choices"][0]["text"], " hi there");
         assert_eq!(whole["usage"]["total_tokens"], 6);

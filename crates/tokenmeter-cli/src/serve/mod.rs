@@ -306,6 +306,7 @@ fn start(
         body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),
+        reasoning_tokens: args.reasoning_tokens,
     };
     let (signal, stop) = oneshot::channel::<()>();
     let app = routes::router(state.clone());

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::error::Category;
 use tokenmeter::FinishReason;
-use tokenmeter_sim::{GenerateRequest, Operation};
+use tokenmeter_sim::{GenerateRequest, Operation, prompt_blocks};
 
 use super::api_error::ApiError;
 use super::fields::{Fields, type_name};
@@ -73,6 +73,7 @@ pub(crate) fn chat(
         ));
     }
     let mut prompt = 3u64;
+    let mut text = String::new();
     for message in messages {
         let Value::Object(message) = message else {
             return Err(ApiError::bad_request(
@@ -85,6 +86,7 @@ pub(crate) fn chat(
         };
         let content = message.get("content").unwrap_or(&Value::Null);
         prompt = prompt.saturating_add(3 + content_tokens(content, counter));
+        push_text(content, &mut text);
     }
     let options = sampling::read(fields, Operation::Chat)?;
     let generate = generation(
@@ -92,7 +94,8 @@ pub(crate) fn chat(
         prompt,
         options.max_tokens,
         default_max_tokens,
-    );
+    )
+    .prompt_blocks(prompt_blocks(&text, generate_prompt(prompt)));
     Ok(Parsed { generate, options })
 }
 
@@ -104,14 +107,18 @@ pub(crate) fn completion(
 ) -> Result<Parsed, ApiError> {
     let body = json(body)?;
     let fields = Fields::of(&body)?;
-    let prompt = prompt_tokens(fields.required("prompt")?, counter)?;
+    let prompt_value = fields.required("prompt")?;
+    let prompt = prompt_tokens(prompt_value, counter)?;
+    let mut text = String::new();
+    push_text(prompt_value, &mut text);
     let options = sampling::read(fields, Operation::TextCompletion)?;
     let generate = generation(
         Operation::TextCompletion,
         prompt,
         options.max_tokens,
         default_max_tokens,
-    );
+    )
+    .prompt_blocks(prompt_blocks(&text, generate_prompt(prompt)));
     Ok(Parsed { generate, options })
 }
 
@@ -122,12 +129,46 @@ fn generation(
     max_tokens: Option<u32>,
     default_max_tokens: u32,
 ) -> GenerateRequest {
-    let prompt = u32::try_from(prompt).unwrap_or(u32::MAX);
+    let prompt = generate_prompt(prompt);
     let (output, finish) = match max_tokens {
         Some(n) => (n.max(1), FinishReason::Length),
         None => (default_max_tokens.max(1), FinishReason::Stop),
     };
-    GenerateRequest::new(operation, prompt, output).finish_reason(finish)
+    let request = GenerateRequest::new(operation, prompt, output).finish_reason(finish);
+    match max_tokens {
+        Some(n) => request.max_tokens(n),
+        None => request,
+    }
+}
+
+/// The prompt length as the engine takes it.
+fn generate_prompt(prompt: u64) -> u32 {
+    u32::try_from(prompt).unwrap_or(u32::MAX)
+}
+
+/// Appends the text of a message `content` or completion `prompt` (a string, text parts, or
+/// token ids spelled as numbers), so that equal prompts give equal prefix-cache blocks.
+fn push_text(value: &Value, out: &mut String) {
+    match value {
+        Value::String(text) => out.push_str(text),
+        Value::Array(items) => {
+            for item in items {
+                match item {
+                    Value::Number(id) => {
+                        out.push_str(&id.to_string());
+                        out.push(' ');
+                    }
+                    Value::Object(part) => {
+                        if let Some(text) = part.get("text").and_then(Value::as_str) {
+                            out.push_str(text);
+                        }
+                    }
+                    other => push_text(other, out),
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Estimated tokens of a text: `ceil(chars / 4)`.

@@ -47,6 +47,8 @@ pub(crate) struct AppState {
     pub(crate) body_timeout: Duration,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) slo: Arc<SloState>,
+    /// `--reasoning-tokens`: chat answers start with this many reasoning tokens.
+    pub(crate) reasoning_tokens: u32,
 }
 
 /// The routes; any other path is a 404 and any other method a 405, with OpenAI's error body.
@@ -188,7 +190,13 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
         Operation::TextCompletion => {
             openai::completion(&body, state.default_max_tokens, &state.counter)
         }
-        _ => openai::chat(&body, state.default_max_tokens, &state.counter),
+        _ => openai::chat(&body, state.default_max_tokens, &state.counter).map(|mut parsed| {
+            let output = parsed.generate.generated();
+            parsed.generate = parsed
+                .generate
+                .reasoning_tokens(state.reasoning_tokens.min(output.saturating_sub(1)));
+            parsed
+        }),
     };
     drop(body);
     let parsed = match parsed.and_then(|parsed| {
@@ -349,6 +357,7 @@ async fn stream(mut choices: Choices, frames: Frames, prompt: u32) -> Response {
 #[derive(Debug)]
 struct Gathered {
     text: String,
+    reasoning: String,
     finish: FinishReason,
     logprobs: Vec<TokenLogprobs>,
     offsets: Vec<usize>,
@@ -360,6 +369,7 @@ async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: boo
     let mut gathered: Vec<Gathered> = (0..choices.len())
         .map(|_| Gathered {
             text: String::new(),
+            reasoning: String::new(),
             finish: FinishReason::Stop,
             logprobs: Vec::new(),
             offsets: Vec::new(),
@@ -371,7 +381,11 @@ async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: boo
             other => return ended(other),
         };
         let choice = &mut gathered[piece.index as usize];
-        choice.text.push_str(&piece.text);
+        if piece.reasoning && frames.is_chat() {
+            choice.reasoning.push_str(&piece.text);
+        } else {
+            choice.text.push_str(&piece.text);
+        }
         if let Some(reason) = piece.finish {
             choice.finish = reason;
         }
@@ -385,11 +399,14 @@ async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: boo
         .map(|choice| Completed {
             logprobs: logprobs.then(|| frames.logprobs(&choice.logprobs, &choice.offsets)),
             text: choice.text,
+            reasoning: choice.reasoning,
             finish: choice.finish,
         })
         .collect();
     let completion = choices.completion_tokens();
-    let json = frames.complete(&completed, prompt, completion).to_string();
+    let json = frames
+        .complete(&completed, prompt, completion, choices.cached_tokens())
+        .to_string();
     let mut response = Response::new(Body::new(WholeBody::new(Bytes::from(json), choices)));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -57,9 +57,9 @@ impl SseBody {
         // With stop sequences a token may free no text yet: then it has no chunk of its own,
         // unless its logprobs are to be sent.
         if !piece.text.is_empty() || logprobs.is_some() {
-            let frame = self
-                .frames
-                .token(piece.index, &piece.text, logprobs.as_ref());
+            let frame =
+                self.frames
+                    .token(piece.index, &piece.text, logprobs.as_ref(), piece.reasoning);
             self.pending.push_back(frame);
         }
         if let Some(reason) = piece.finish {
@@ -107,7 +107,9 @@ impl Stream for SseBody {
                 // Every choice finished.
                 Poll::Ready(None) => {
                     let completion = self.choices.completion_tokens();
-                    let usage = self.frames.usage(self.prompt, completion);
+                    let usage =
+                        self.frames
+                            .usage(self.prompt, completion, self.choices.cached_tokens());
                     self.pending.extend(usage);
                     self.end();
                 }

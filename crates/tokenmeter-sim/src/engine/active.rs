@@ -253,6 +253,7 @@ impl Active {
             text: word(&mut self.words),
             finish_reason: last.then_some(self.params.finish),
             reasoning: index < self.params.reasoning_tokens,
+            cached_prompt_tokens: self.cached,
         };
         if last {
             self.ending = Some(Ending::Last(token));

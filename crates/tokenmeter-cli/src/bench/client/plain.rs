@@ -52,6 +52,10 @@ fn usage_of(answer: &Value) -> Option<tokenmeter_openai::chunk::Usage> {
     );
     parsed.unusable = prompt.is_some_and(|v| v.as_u64().is_none())
         || completion.is_some_and(|v| v.as_u64().is_none());
+    parsed.cached_tokens = usage
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64);
     Some(parsed)
 }
 
@@ -121,6 +125,9 @@ impl Client {
         let usage = usage_of(&answer);
         if let Some(usage) = usage {
             measured.note_usage(usage);
+            if let Some(cached) = usage.cached_tokens {
+                request.set_cached_input_tokens(cached);
+            }
         }
         let tokens = usage
             .and_then(|u| u.completion_tokens)

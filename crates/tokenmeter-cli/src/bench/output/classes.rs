@@ -58,6 +58,14 @@ pub(crate) struct ByClass {
     pub(crate) ttft_by_input: Vec<ClassFigures>,
     /// E2E by input × output class, rows by input class.
     pub(crate) e2e_by_input_output: Vec<Vec<ClassFigures>>,
+    /// TTFT by input class of the requests the server served partly from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens` > 0), and of the others: empty when no
+    /// request was a hit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) ttft_by_input_cache_hit: Vec<ClassFigures>,
+    /// TTFT by input class of the requests that were not cache hits (when some were).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) ttft_by_input_cache_miss: Vec<ClassFigures>,
 }
 
 /// The successful requests' records, with the input length the summary uses.
@@ -98,7 +106,23 @@ pub(crate) fn breakdown(
         (&output, &output_key),
         RequestRecord::time_to_last_token,
     );
+    let hit = |r: &RequestRecord| r.cached_input_tokens.is_some_and(|n| n > 0);
+    let (hits, misses): (Vec<RequestRecord>, Vec<RequestRecord>) =
+        records.iter().cloned().partition(hit);
+    let (cache_hit, cache_miss) = if hits.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        let figures = |rs: &[RequestRecord]| -> Vec<ClassFigures> {
+            by_class(rs, &input, input_key, |r| r.ttft)
+                .iter()
+                .map(ClassFigures::from)
+                .collect()
+        };
+        (figures(&hits), figures(&misses))
+    };
     ByClass {
+        ttft_by_input_cache_hit: cache_hit,
+        ttft_by_input_cache_miss: cache_miss,
         input_edges: input.edges().to_vec(),
         output_edges: output.edges().to_vec(),
         automatic: input_edges.is_none() && output_edges.is_none(),
@@ -133,6 +157,32 @@ pub(crate) fn render(by: &ByClass) -> String {
             "  {:>14}{:>8}{:>10.1}ms{:>10.1}ms{:>10.1}ms",
             c.class, c.count, c.p50_ms, c.p95_ms, c.p99_ms
         );
+    }
+    if !by.ttft_by_input_cache_hit.is_empty() {
+        let _ = writeln!(
+            out,
+            "TTFT p50 by input tokens, prompt-cache hits (cached_tokens > 0) and misses:"
+        );
+        for (hit, miss) in by
+            .ttft_by_input_cache_hit
+            .iter()
+            .zip(&by.ttft_by_input_cache_miss)
+        {
+            let cell = |c: &ClassFigures| {
+                if c.count == 0 {
+                    "—".to_owned()
+                } else {
+                    format!("{:.1}ms ({})", c.p50_ms, c.count)
+                }
+            };
+            let _ = writeln!(
+                out,
+                "  {:>14}  hit {:>16}  miss {:>16}",
+                hit.class,
+                cell(hit),
+                cell(miss)
+            );
+        }
     }
     let columns: Vec<String> = by
         .e2e_by_input_output

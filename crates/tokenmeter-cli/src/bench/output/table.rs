@@ -89,7 +89,13 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
         "", "p50", "p90", "p95", "p99", "mean", "max", "n"
     );
     ms_row(&mut out, "TTFT (ms)", &s.ttft);
+    if s.ttfot != s.ttft {
+        // reasoning came first: the answer's first token is later
+        ms_row(&mut out, "TTFOT (ms)", &s.ttfot);
+    }
+    ms_row(&mut out, "TTST (ms)", &s.ttst);
     ms_row(&mut out, "TPOT (ms)", &s.tpot);
+    ms_row(&mut out, "NTPOT (ms)", &s.ntpot);
     ms_row(&mut out, "ITL (ms)", &s.itl);
     ms_row(&mut out, "E2E (ms)", &s.e2e);
     ms_row(&mut out, "to end (ms)", &s.e2e_stream);
