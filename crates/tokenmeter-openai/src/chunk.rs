@@ -256,7 +256,7 @@ impl Choice<'_> {
         self.delta.as_ref().is_some_and(|d| {
             (filled(&d.reasoning_content) || filled(&d.reasoning))
                 && !filled(&d.content)
-                && !d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+                && d.tool_calls.as_ref().is_none_or(|t| t.is_empty())
         })
     }
 
