@@ -542,7 +542,10 @@ mod tests {
         assert_eq!(all.rows().iter().filter(superseded).count(), 5);
         // each replacement reads what the instrument it replaces read
         for (old, new) in [
-            (names::CLIENT_OPERATION_DURATION, names::CLIENT_INFERENCE_DURATION),
+            (
+                names::CLIENT_OPERATION_DURATION,
+                names::CLIENT_INFERENCE_DURATION,
+            ),
             (
                 names::CLIENT_TIME_TO_FIRST_CHUNK,
                 names::CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
