@@ -89,6 +89,9 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
                 // the scripts set no request parameters
                 names::REQUEST_MAX_TOKENS.name,
                 names::REQUEST_CHOICES.name,
+                // nor cached input nor reasoning tokens on the client side
+                names::CLIENT_USAGE_CACHE_READ_INPUT_TOKENS.name,
+                names::CLIENT_USAGE_REASONING_OUTPUT_TOKENS.name,
             ]
             .contains(n)
         })

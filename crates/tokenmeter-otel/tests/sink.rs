@@ -133,6 +133,13 @@ fn client_role_exports_client_names_and_token_usage_by_type() {
     assert_eq!(
         s.names(),
         [
+            "gen_ai.client.inference.duration",
+            "gen_ai.client.inference.operation.input_tokens",
+            "gen_ai.client.inference.operation.output_tokens",
+            "gen_ai.client.inference.time_per_output_chunk",
+            "gen_ai.client.inference.time_to_first_chunk",
+            "gen_ai.client.inference.usage.input_tokens",
+            "gen_ai.client.inference.usage.output_tokens",
             "gen_ai.client.operation.duration",
             "gen_ai.client.operation.time_per_output_chunk",
             "gen_ai.client.operation.time_to_first_chunk",
@@ -190,6 +197,43 @@ fn client_role_exports_client_names_and_token_usage_by_type() {
         .collect();
     assert_eq!(sums["input"], e.input_tokens as f64);
     assert_eq!(sums["output"], e.output_tokens as f64);
+    // The GenAI conventions v0.1.0: the renamed histograms carry the same samples, the usage
+    // counters the sums by modality, the per-request histograms one sample per request.
+    for (old, new) in [
+        (
+            names::CLIENT_OPERATION_DURATION,
+            names::CLIENT_INFERENCE_DURATION,
+        ),
+        (
+            names::CLIENT_TIME_TO_FIRST_CHUNK,
+            names::CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
+        ),
+        (
+            names::CLIENT_TIME_PER_OUTPUT_CHUNK,
+            names::CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK,
+        ),
+    ] {
+        assert_eq!(s.total(old.name, &[]), s.total(new.name, &[]), "{new}");
+        assert_eq!(bucket_counts(&s, old.name), bucket_counts(&s, new.name));
+    }
+    let text = [(attr::TOKEN_MODALITY, "text")];
+    let counted = |name: &str| s.total(name, &text);
+    assert_eq!(
+        counted(names::CLIENT_USAGE_INPUT_TOKENS.name),
+        e.input_tokens as f64
+    );
+    assert_eq!(
+        counted(names::CLIENT_USAGE_OUTPUT_TOKENS.name),
+        e.output_tokens as f64
+    );
+    assert_eq!(
+        count(names::CLIENT_OPERATION_INPUT_TOKENS.name, &[]),
+        e.requests
+    );
+    assert_eq!(
+        count(names::CLIENT_OPERATION_OUTPUT_TOKENS.name, &[]),
+        e.requests
+    );
     // The client TTFT follows the doubling layout: 200 ms is in `le = 0.32`.
     let ttfc = bucket_counts(&s, names::CLIENT_TIME_TO_FIRST_CHUNK.name);
     assert_eq!(

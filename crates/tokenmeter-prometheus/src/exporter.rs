@@ -182,7 +182,7 @@ impl Builder {
     /// let (sink, handle) = Builder::new(Profile::Vllm).build_recorder()?;
     /// let meter = Meter::builder().sink(sink).build();
     /// drop(meter.series(&Labels::server("chat").request_model("m")).start());
-    /// assert!(handle.render().contains(r#"vllm:request_success_total{model_name="m",finished_reason="abort"} 1"#));
+    /// assert!(handle.render().contains(r#"vllm:request_success_total{model_name="m",engine="0",finished_reason="abort"} 1"#));
     /// # Ok::<(), tokenmeter_prometheus::Error>(())
     /// ```
     pub fn build_recorder(self) -> Result<(PrometheusSink, Handle), Error> {

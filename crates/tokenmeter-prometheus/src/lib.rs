@@ -121,6 +121,23 @@
 //! | `tokenmeter_spec_decode_drafts_total` | counter | `{draft}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) |
 //! | `tokenmeter_spec_decode_draft_tokens_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) |
 //! | `tokenmeter_spec_decode_accepted_tokens_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) (≤ draft tokens) |
+//! | `gen_ai_client_inference_duration_seconds` | histogram | s | B, `error_type` | doubling | as `gen_ai_client_operation_duration_seconds` (its GenAI-conventions v0.1.0 name) |
+//! | `gen_ai_client_inference_time_to_first_chunk_seconds` | histogram | s | B | doubling | as `gen_ai_client_operation_time_to_first_chunk_seconds` |
+//! | `gen_ai_client_inference_time_per_output_chunk_seconds` | histogram | s | B | doubling | as `gen_ai_client_operation_time_per_output_chunk_seconds` |
+//! | `gen_ai_client_inference_usage_input_tokens_total` | counter | `{token}` | B, `gen_ai_token_modality` | — | client: request end, when the input count is known; `text` |
+//! | `gen_ai_client_inference_usage_output_tokens_total` | counter | `{token}` | B, `gen_ai_token_modality` | — | client: request end, reasoning tokens included |
+//! | `gen_ai_client_inference_usage_cache_read_input_tokens_total` | counter | `{token}` | B, `gen_ai_token_modality` | — | client: request end, when [`Request::set_cached_input_tokens`](tokenmeter::Request::set_cached_input_tokens) was called |
+//! | `gen_ai_client_inference_usage_reasoning_output_tokens_total` | counter | `{token}` | B, `gen_ai_token_modality` | — | client: request end: the tokens of [`Request::record_reasoning_tokens`](tokenmeter::Request::record_reasoning_tokens) |
+//! | `gen_ai_client_inference_operation_input_tokens` | histogram | `{token}` | B, `error_type` | ×4 | client: request end, when the input count is known |
+//! | `gen_ai_client_inference_operation_output_tokens` | histogram | `{token}` | B, `error_type` | ×4 | client: every request end, 0 included |
+//!
+//! The `gen_ai_client_inference_*` metrics follow the GenAI semantic conventions v0.1.0
+//! (open-telemetry/semantic-conventions-genai), which renamed the `gen_ai_client_operation_*`
+//! histograms for inference and replaced `gen_ai_client_token_usage` (and its
+//! `gen_ai_token_type`) with the usage counters and the per-request histograms. The older four
+//! are still published, with the same samples, for existing dashboards;
+//! [`Conventions::current`](tokenmeter::conventions::Conventions::current) given to
+//! [`Builder::conventions`] leaves them out.
 //!
 //! These are the OTel→Prometheus translations of the OpenTelemetry instruments in [`names`], so
 //! the OTLP path (crate `tokenmeter-otel`) lands on the same series. Each is a row of the

@@ -77,6 +77,7 @@ impl Profile {
                 let mut rows: Vec<PromRow> = table
                     .rows()
                     .iter()
+                    .filter(|row| !vllm::left_out(row))
                     .map(|row| vllm::rename(row).unwrap_or_else(|| PromRow::semconv(row)))
                     .collect();
                 rows.extend(vllm::own_rows());

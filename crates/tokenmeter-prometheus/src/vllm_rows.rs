@@ -179,6 +179,27 @@ const RENAMES: &[Rename] = &[
     ),
 ];
 
+/// The instruments the vLLM profile leaves out: the GenAI conventions' v0.1.0 client
+/// instruments, whose samples it already publishes under vLLM's names (from the rows of the
+/// instruments they replace: `vllm:e2e_request_latency_seconds`, `vllm:request_prompt_tokens`,
+/// …) or under `tokenmeter_` ones.
+const SEMCONV_ONLY: &[Instrument] = &[
+    otel::CLIENT_INFERENCE_DURATION,
+    otel::CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
+    otel::CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK,
+    otel::CLIENT_USAGE_INPUT_TOKENS,
+    otel::CLIENT_USAGE_OUTPUT_TOKENS,
+    otel::CLIENT_USAGE_CACHE_READ_INPUT_TOKENS,
+    otel::CLIENT_USAGE_REASONING_OUTPUT_TOKENS,
+    otel::CLIENT_OPERATION_INPUT_TOKENS,
+    otel::CLIENT_OPERATION_OUTPUT_TOKENS,
+];
+
+/// Whether the vLLM profile leaves `row` out ([`SEMCONV_ONLY`]).
+pub(crate) fn left_out(row: &Row) -> bool {
+    SEMCONV_ONLY.contains(&row.instrument)
+}
+
 /// `row` as the vLLM profile publishes it, when vLLM has a name for it.
 pub(crate) fn rename(row: &Row) -> Option<PromRow> {
     let rename = RENAMES.iter().find(|r| {

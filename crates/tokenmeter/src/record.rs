@@ -65,6 +65,10 @@ pub struct RequestRecord {
     /// Output tokens: the sum over token-bearing items, or the count set by
     /// [`Request::set_output_tokens`](crate::Request::set_output_tokens) (a final `usage`).
     pub output_tokens: u64,
+    /// The part of [`output_tokens`](Self::output_tokens) recorded as reasoning
+    /// ([`Request::record_reasoning_tokens`](crate::Request::record_reasoning_tokens)); 0 when
+    /// none was.
+    pub reasoning_output_tokens: u64,
     /// Token-bearing items (chunks).
     pub items: u64,
     /// Every item seen, including frames that carried no token.

@@ -76,6 +76,7 @@ pub(crate) fn check_attributes(snapshot: &Snapshot, semconv: &Attrs, role: Role)
                 attr::OUTCOME,
                 attr::TOKEN_TYPE,
                 attr::SOURCE,
+                attr::TOKEN_MODALITY,
             ] {
                 got.remove(extra);
             }

@@ -59,6 +59,10 @@ pub const ERROR_TYPE: LabelName = LabelName::semconv(attr::ERROR_TYPE, "error_ty
 /// `gen_ai_token_type`: [`attr::TOKEN_TYPE`], `input` or `output` (on
 /// `gen_ai_client_token_usage`).
 pub const TOKEN_TYPE: LabelName = LabelName::semconv(attr::TOKEN_TYPE, "gen_ai_token_type");
+/// `gen_ai_token_modality`: [`attr::TOKEN_MODALITY`], `text` (on the
+/// `gen_ai_client_inference_usage_*_total` counters).
+pub const TOKEN_MODALITY: LabelName =
+    LabelName::semconv(attr::TOKEN_MODALITY, "gen_ai_token_modality");
 /// `role`: [`attr::ROLE`], `server` or `client`, on every `tokenmeter_` metric.
 pub const ROLE: LabelName = LabelName::semconv(attr::ROLE, "role");
 /// `outcome`: [`attr::OUTCOME`], `success`, `error`, `cancelled` or `degraded` (on
@@ -119,6 +123,7 @@ mod tests {
             (attr::KIND, STEP_KIND),
             (attr::FINISHED_REASON, FINISHED_REASON),
             (attr::SOURCE, SOURCE),
+            (attr::TOKEN_MODALITY, TOKEN_MODALITY),
         ];
         for (key, label) in pairs {
             assert_eq!(key, label.otel);

@@ -66,6 +66,19 @@ semconv! {
     SPEC_DECODE_DRAFTS => "tokenmeter_spec_decode_drafts_total";
     SPEC_DECODE_DRAFT_TOKENS => "tokenmeter_spec_decode_draft_tokens_total";
     SPEC_DECODE_ACCEPTED_TOKENS => "tokenmeter_spec_decode_accepted_tokens_total";
+    CLIENT_INFERENCE_DURATION => "gen_ai_client_inference_duration_seconds";
+    CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK => "gen_ai_client_inference_time_to_first_chunk_seconds";
+    CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK => "gen_ai_client_inference_time_per_output_chunk_seconds";
+    CLIENT_USAGE_INPUT_TOKENS => "gen_ai_client_inference_usage_input_tokens_total",
+        help "Input (prompt) tokens spent, cached ones included, by gen_ai_token_modality.";
+    CLIENT_USAGE_OUTPUT_TOKENS => "gen_ai_client_inference_usage_output_tokens_total",
+        help "Output (completion) tokens spent, reasoning ones included, by gen_ai_token_modality.";
+    CLIENT_USAGE_CACHE_READ_INPUT_TOKENS => "gen_ai_client_inference_usage_cache_read_input_tokens_total",
+        help "Input tokens served from the provider's cache, a part of the input tokens, by gen_ai_token_modality.";
+    CLIENT_USAGE_REASONING_OUTPUT_TOKENS => "gen_ai_client_inference_usage_reasoning_output_tokens_total",
+        help "Output tokens spent on reasoning, a part of the output tokens, by gen_ai_token_modality.";
+    CLIENT_OPERATION_INPUT_TOKENS => "gen_ai_client_inference_operation_input_tokens";
+    CLIENT_OPERATION_OUTPUT_TOKENS => "gen_ai_client_inference_operation_output_tokens";
 }
 
 #[cfg(test)]

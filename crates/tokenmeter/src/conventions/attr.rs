@@ -33,6 +33,10 @@ pub const ERROR_TYPE: &str = "error.type";
 /// `gen_ai.token.type`: `input` or `output`, on
 /// [`CLIENT_TOKEN_USAGE`](super::names::CLIENT_TOKEN_USAGE). `docs/metrics.md` §3.
 pub const TOKEN_TYPE: &str = "gen_ai.token.type";
+/// `gen_ai.token.modality`: `text`, `image`, `audio` or `unknown`, required on the
+/// `gen_ai.client.inference.usage.*` counters (GenAI conventions v0.1.0). Tokenmeter's rows say
+/// `text`. `docs/metrics.md` §3.
+pub const TOKEN_MODALITY: &str = "gen_ai.token.modality";
 /// `role`: `server` or `client`, on every `tokenmeter.*` instrument, so that a process that is
 /// both a server and a client of another provider keeps the two apart.
 pub const ROLE: &str = "role";
@@ -53,7 +57,7 @@ pub const FINISHED_REASON: &str = "finished_reason";
 pub const SOURCE: &str = "source";
 
 /// Every attribute key above.
-pub const ALL: [&str; 13] = [
+pub const ALL: [&str; 14] = [
     OPERATION,
     PROVIDER,
     REQUEST_MODEL,
@@ -67,6 +71,7 @@ pub const ALL: [&str; 13] = [
     KIND,
     FINISHED_REASON,
     SOURCE,
+    TOKEN_MODALITY,
 ];
 
 /// Whether `label` is the Prometheus label name of the attribute `key`: the key with dots

@@ -59,6 +59,9 @@ pub enum AttrSet {
     Role,
     /// [`AttrSet::Semconv`] plus vLLM's `finished_reason` ([`FINISHED_REASONS`]).
     FinishedReason,
+    /// [`AttrSet::Semconv`] plus `gen_ai.token.modality` = this value (`text`, `image`,
+    /// `audio`, `unknown`): the `gen_ai.client.inference.usage.*` counters.
+    Modality(&'static str),
     /// The series attributes, the role and `source` = the value (the part of the input
     /// tokens a row counts: `local_compute`, `local_cache_hit`, `external_kv_transfer`).
     Source(&'static str),
@@ -114,6 +117,7 @@ impl AttrSet {
             },
             AttrSet::TokenType(value) => vec![(attr::TOKEN_TYPE, value)],
             AttrSet::Source(value) => vec![(attr::SOURCE, value)],
+            AttrSet::Modality(value) => vec![(attr::TOKEN_MODALITY, value)],
             AttrSet::Outcome => match index {
                 0 => vec![(attr::OUTCOME, Outcome::Success.as_str())],
                 1 => vec![(attr::OUTCOME, Outcome::Cancelled.as_str())],

@@ -153,6 +153,8 @@ pub enum RecordField {
     MaxTokens,
     /// [`RequestRecord::choices`]: the `n` parameter.
     Choices,
+    /// [`RequestRecord::reasoning_output_tokens`], when more than 0.
+    ReasoningTokens,
 }
 
 impl RecordField {
@@ -199,6 +201,8 @@ impl RecordField {
             RecordField::ExternalInputTokens => record.external_input_tokens.map(Value::Count),
             RecordField::MaxTokens => record.max_tokens.map(Value::Count),
             RecordField::Choices => record.choices.map(|n| Value::Count(u64::from(n))),
+            RecordField::ReasoningTokens => (record.reasoning_output_tokens > 0)
+                .then_some(Value::Count(record.reasoning_output_tokens)),
         }
     }
 }

@@ -2,8 +2,9 @@
 //! (`gen_ai.*`, status: development) and, for what semconv does not name, `tokenmeter.*`.
 //!
 //! Sources, named on each constant: `docs/metrics.md` §3 (the semconv table, from
-//! open-telemetry/semantic-conventions `docs/gen-ai/gen-ai-metrics.md`, moved in v1.42.0 to
-//! open-telemetry/semantic-conventions-genai), §1 (the lifecycle intervals), §2 (outcomes) and
+//! open-telemetry/semantic-conventions `docs/gen-ai/gen-ai-metrics.md` up to v1.41.0, then
+//! open-telemetry/semantic-conventions-genai v0.1.0: `docs/gen-ai/gen-ai-metrics.md`,
+//! `docs/gen-ai/client-inference.md`, `docs/gen-ai/gen-ai-token-metrics.md`), §1 (the lifecycle intervals), §2 (outcomes) and
 //! §6 (saturation). When upstream renames something, this module is the one place to change.
 //!
 //! # Examples
@@ -48,28 +49,33 @@ pub const SERVER_REQUEST_DURATION: Instrument = h(
     "Request duration from arrival to the end of the stream, error or cancellation.",
 );
 /// `gen_ai.client.operation.duration`: end − send, for every request. `docs/metrics.md` §3.
+/// For inference, renamed [`CLIENT_INFERENCE_DURATION`] in the GenAI conventions v0.1.0; still
+/// published, one of [`SUPERSEDED`].
 pub const CLIENT_OPERATION_DURATION: Instrument = h(
     "gen_ai.client.operation.duration",
     "s",
     "GenAI operation duration from send to the end of the stream, error or cancellation.",
 );
 /// `gen_ai.client.operation.time_to_first_chunk`: first token-bearing chunk − send.
-/// `docs/metrics.md` §3.
+/// `docs/metrics.md` §3. Renamed [`CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK`] in v0.1.0; one of
+/// [`SUPERSEDED`].
 pub const CLIENT_TIME_TO_FIRST_CHUNK: Instrument = h(
     "gen_ai.client.operation.time_to_first_chunk",
     "s",
     "Time to receive the first chunk that carries a token, from the send.",
 );
 /// `gen_ai.client.operation.time_per_output_chunk`: one sample per chunk after the first.
-/// `docs/metrics.md` §3.
+/// `docs/metrics.md` §3. Renamed [`CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK`] in v0.1.0; one of
+/// [`SUPERSEDED`].
 pub const CLIENT_TIME_PER_OUTPUT_CHUNK: Instrument = h(
     "gen_ai.client.operation.time_per_output_chunk",
     "s",
     "Time between consecutive token-bearing chunks, one sample per chunk after the first.",
 );
 /// `gen_ai.client.token.usage`, with `gen_ai.token.type` = `input` or `output`. `docs/metrics.md`
-/// §3: the token metrics are being reworked upstream (per-direction histograms); this is the
-/// one place to follow them.
+/// §3. Removed from the GenAI conventions in v0.1.0 (replaced by [`CLIENT_USAGE_INPUT_TOKENS`],
+/// [`CLIENT_OPERATION_INPUT_TOKENS`] and their output twins); still published for existing
+/// dashboards, one of [`SUPERSEDED`].
 pub const CLIENT_TOKEN_USAGE: Instrument = h(
     "gen_ai.client.token.usage",
     "{token}",
@@ -284,6 +290,92 @@ pub const SPEC_DECODE_ACCEPTED_TOKENS: Instrument = counter(
     "Speculative-decoding draft tokens accepted, reported by the engine.",
 );
 
+/// `gen_ai.client.inference.duration`: end − send, for every request: the GenAI-conventions
+/// v0.1.0 name of [`CLIENT_OPERATION_DURATION`] for inference (chat, completions), which
+/// upstream now keeps for operations other than inference. `docs/metrics.md` §3, Following the
+/// GenAI conventions (open-telemetry/semantic-conventions-genai `docs/gen-ai/client-inference.md`).
+pub const CLIENT_INFERENCE_DURATION: Instrument = h(
+    "gen_ai.client.inference.duration",
+    "s",
+    "GenAI inference duration from send to the end of the stream, error or cancellation.",
+);
+/// `gen_ai.client.inference.time_to_first_chunk`: the v0.1.0 name of
+/// [`CLIENT_TIME_TO_FIRST_CHUNK`], with the same samples. `docs/metrics.md` §3.
+pub const CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK: Instrument = h(
+    "gen_ai.client.inference.time_to_first_chunk",
+    "s",
+    "Time to receive the first chunk of an inference that carries a token, from the send.",
+);
+/// `gen_ai.client.inference.time_per_output_chunk`: the v0.1.0 name of
+/// [`CLIENT_TIME_PER_OUTPUT_CHUNK`], with the same samples. `docs/metrics.md` §3.
+pub const CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK: Instrument = h(
+    "gen_ai.client.inference.time_per_output_chunk",
+    "s",
+    "Time between consecutive token-bearing chunks of an inference, one sample per chunk after the first.",
+);
+/// `gen_ai.client.inference.usage.input_tokens`: input tokens spent, a counter by
+/// `gen_ai.token.modality` (the sum that [`CLIENT_TOKEN_USAGE`] gave per direction before
+/// v0.1.0). `docs/metrics.md` §3 (open-telemetry/semantic-conventions-genai
+/// `docs/gen-ai/gen-ai-token-metrics.md`).
+pub const CLIENT_USAGE_INPUT_TOKENS: Instrument = counter(
+    "gen_ai.client.inference.usage.input_tokens",
+    "{token}",
+    "Input (prompt) tokens spent, cached ones included, by gen_ai.token.modality.",
+);
+/// `gen_ai.client.inference.usage.output_tokens`: output tokens spent, reasoning included, by
+/// `gen_ai.token.modality`. `docs/metrics.md` §3.
+pub const CLIENT_USAGE_OUTPUT_TOKENS: Instrument = counter(
+    "gen_ai.client.inference.usage.output_tokens",
+    "{token}",
+    "Output (completion) tokens spent, reasoning ones included, by gen_ai.token.modality.",
+);
+/// `gen_ai.client.inference.usage.cache_read.input_tokens`: the part of
+/// [`CLIENT_USAGE_INPUT_TOKENS`] served from the provider's cache
+/// ([`Request::set_cached_input_tokens`](crate::Request::set_cached_input_tokens)).
+/// `docs/metrics.md` §3.
+pub const CLIENT_USAGE_CACHE_READ_INPUT_TOKENS: Instrument = counter(
+    "gen_ai.client.inference.usage.cache_read.input_tokens",
+    "{token}",
+    "Input tokens served from the provider's cache, a part of the input tokens, by gen_ai.token.modality.",
+);
+/// `gen_ai.client.inference.usage.reasoning.output_tokens`: the part of
+/// [`CLIENT_USAGE_OUTPUT_TOKENS`] recorded as reasoning
+/// ([`Request::record_reasoning_tokens`](crate::Request::record_reasoning_tokens)).
+/// `docs/metrics.md` §3.
+pub const CLIENT_USAGE_REASONING_OUTPUT_TOKENS: Instrument = counter(
+    "gen_ai.client.inference.usage.reasoning.output_tokens",
+    "{token}",
+    "Output tokens spent on reasoning, a part of the output tokens, by gen_ai.token.modality.",
+);
+/// `gen_ai.client.inference.operation.input_tokens`: input tokens per request, a histogram for
+/// percentiles (no modality). With [`CLIENT_OPERATION_OUTPUT_TOKENS`] it replaces
+/// [`CLIENT_TOKEN_USAGE`] in v0.1.0. `docs/metrics.md` §3.
+pub const CLIENT_OPERATION_INPUT_TOKENS: Instrument = h(
+    "gen_ai.client.inference.operation.input_tokens",
+    "{token}",
+    "Input (prompt) tokens per inference request.",
+);
+/// `gen_ai.client.inference.operation.output_tokens`: output tokens per request, 0 included
+/// (a request that failed before its first token). `docs/metrics.md` §3.
+pub const CLIENT_OPERATION_OUTPUT_TOKENS: Instrument = h(
+    "gen_ai.client.inference.operation.output_tokens",
+    "{token}",
+    "Output (completion) tokens per inference request, 0 included.",
+);
+
+/// The instruments of semantic conventions before the GenAI conventions' first release of their
+/// own (v0.1.0), published for a transition next to their replacements:
+/// [`CLIENT_OPERATION_DURATION`], [`CLIENT_TIME_TO_FIRST_CHUNK`], [`CLIENT_TIME_PER_OUTPUT_CHUNK`]
+/// (renamed `gen_ai.client.inference.*`) and [`CLIENT_TOKEN_USAGE`] (removed upstream; replaced by
+/// the `gen_ai.client.inference.usage.*` counters and the `…operation.*_tokens` histograms).
+/// [`Conventions::current`](super::Conventions::current) leaves them out.
+pub const SUPERSEDED: &[Instrument] = &[
+    CLIENT_OPERATION_DURATION,
+    CLIENT_TIME_TO_FIRST_CHUNK,
+    CLIENT_TIME_PER_OUTPUT_CHUNK,
+    CLIENT_TOKEN_USAGE,
+];
+
 /// Every instrument, in the order exporters list them.
 pub const ALL: &[Instrument] = &[
     SERVER_TIME_TO_FIRST_TOKEN,
@@ -322,6 +414,15 @@ pub const ALL: &[Instrument] = &[
     SPEC_DECODE_DRAFTS,
     SPEC_DECODE_DRAFT_TOKENS,
     SPEC_DECODE_ACCEPTED_TOKENS,
+    CLIENT_INFERENCE_DURATION,
+    CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
+    CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK,
+    CLIENT_USAGE_INPUT_TOKENS,
+    CLIENT_USAGE_OUTPUT_TOKENS,
+    CLIENT_USAGE_CACHE_READ_INPUT_TOKENS,
+    CLIENT_USAGE_REASONING_OUTPUT_TOKENS,
+    CLIENT_OPERATION_INPUT_TOKENS,
+    CLIENT_OPERATION_OUTPUT_TOKENS,
 ];
 
 #[cfg(test)]

@@ -20,12 +20,20 @@ const fn row(instrument: Instrument, feed: Feed, roles: Roles, attrs: AttrSet) -
     Row::new(instrument, feed, roles, attrs)
 }
 
-use AttrSet::{Engine, EngineKind, Outcome, Own, Semconv, SemconvError, Source, TokenType};
+use AttrSet::{
+    Engine, EngineKind, Modality, Outcome, Own, Semconv, SemconvError, Source, TokenType,
+};
 use Roles::{Both, Client, Server};
 
 /// Every instrument tokenmeter publishes, one row each (two for `gen_ai.client.token.usage`,
-/// fed by the input and the output counts), in the order exporters list them. The rows of
-/// [`names::ALL`](super::names::ALL), in that order.
+/// fed by the input and the output counts; three for `tokenmeter.input_tokens.by_source`), in
+/// the order exporters list them. The rows of [`names::ALL`](super::names::ALL), in that order.
+///
+/// The GenAI conventions' v0.1.0 client instruments come last, next to the ones they replace
+/// ([`names::SUPERSEDED`](super::names::SUPERSEDED), still published for existing dashboards;
+/// [`Conventions::current`] leaves those out). Their token counters say
+/// `gen_ai.token.modality` = `text`: a table for multimodal traffic can give them
+/// [`AttrSet::Modality`]`("unknown")` instead ([`Conventions::from_rows`]).
 pub const ROWS: &[Row] = &[
     row(
         n::SERVER_TIME_TO_FIRST_TOKEN,
@@ -253,7 +261,69 @@ pub const ROWS: &[Row] = &[
         Both,
         Engine,
     ),
+    row(
+        n::CLIENT_INFERENCE_DURATION,
+        Feed::End(RecordField::E2e),
+        Client,
+        SemconvError,
+    )
+    .buckets(&[Metric::E2e], DURATION_EDGES),
+    row(
+        n::CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
+        Feed::FirstToken(FirstTokenField::Ttft),
+        Client,
+        Semconv,
+    )
+    .buckets(&[Metric::Ttft], DURATION_EDGES),
+    row(
+        n::CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK,
+        Feed::Item(ItemField::Gap),
+        Client,
+        Semconv,
+    )
+    .buckets(&[Metric::Itl], DURATION_EDGES),
+    row(
+        n::CLIENT_USAGE_INPUT_TOKENS,
+        Feed::End(RecordField::InputTokens),
+        Client,
+        Modality(TEXT),
+    ),
+    row(
+        n::CLIENT_USAGE_OUTPUT_TOKENS,
+        Feed::End(RecordField::OutputTokens),
+        Client,
+        Modality(TEXT),
+    ),
+    row(
+        n::CLIENT_USAGE_CACHE_READ_INPUT_TOKENS,
+        Feed::End(RecordField::CachedInputTokens),
+        Client,
+        Modality(TEXT),
+    ),
+    row(
+        n::CLIENT_USAGE_REASONING_OUTPUT_TOKENS,
+        Feed::End(RecordField::ReasoningTokens),
+        Client,
+        Modality(TEXT),
+    ),
+    row(
+        n::CLIENT_OPERATION_INPUT_TOKENS,
+        Feed::End(RecordField::InputTokens),
+        Client,
+        SemconvError,
+    )
+    .buckets(&[Metric::InputTokens], TOKEN_EDGES),
+    row(
+        n::CLIENT_OPERATION_OUTPUT_TOKENS,
+        Feed::End(RecordField::OutputCount),
+        Client,
+        SemconvError,
+    )
+    .buckets(&[Metric::OutputTokens], TOKEN_EDGES),
 ];
+
+/// The `gen_ai.token.modality` of tokenmeter's token counters: it meters text token streams.
+const TEXT: &str = "text";
 
 /// A row that [`Conventions::push`] refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,6 +410,31 @@ impl Default for Conventions {
 }
 
 impl Conventions {
+    /// The built-in rows without those of the instruments the GenAI conventions replaced in
+    /// v0.1.0 ([`names::SUPERSEDED`](super::names::SUPERSEDED)): what the conventions'
+    /// `gen_ai_latest_experimental` opt-in asks for. Dashboards that read
+    /// `gen_ai.client.token.usage` or `gen_ai.client.operation.*` need [`Conventions::default`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::conventions::{Conventions, names};
+    ///
+    /// let current = Conventions::current();
+    /// let published = current.instruments();
+    /// assert!(!published.contains(&names::CLIENT_TOKEN_USAGE));
+    /// assert!(published.contains(&names::CLIENT_USAGE_INPUT_TOKENS));
+    /// assert!(published.contains(&names::CLIENT_INFERENCE_DURATION));
+    /// ```
+    pub fn current() -> Self {
+        let rows: Vec<Row> = ROWS
+            .iter()
+            .filter(|row| !super::names::SUPERSEDED.contains(&row.instrument))
+            .copied()
+            .collect();
+        Self::from_rows(rows)
+    }
+
     /// A table of exactly `rows` (no built-in row unless given).
     pub fn from_rows(rows: impl Into<Cow<'static, [Row]>>) -> Self {
         Self { rows: rows.into() }
@@ -431,6 +526,52 @@ mod tests {
         assert_eq!(metrics, [Metric::InputTokens, Metric::OutputTokens]);
         assert_eq!(edges, TOKEN_EDGES);
         assert_eq!(table.histogram(names::REQUESTS.name), None);
+    }
+
+    #[test]
+    fn current_leaves_out_the_superseded_instruments_and_nothing_else() {
+        let (all, current) = (Conventions::default(), Conventions::current());
+        let superseded = |row: &&Row| names::SUPERSEDED.contains(&row.instrument);
+        let kept: Vec<Row> = all
+            .rows()
+            .iter()
+            .filter(|row| !superseded(row))
+            .copied()
+            .collect();
+        assert_eq!(current.rows(), kept);
+        assert_eq!(all.rows().iter().filter(superseded).count(), 5);
+        // each replacement reads what the instrument it replaces read
+        for (old, new) in [
+            (
+                names::CLIENT_OPERATION_DURATION,
+                names::CLIENT_INFERENCE_DURATION,
+            ),
+            (
+                names::CLIENT_TIME_TO_FIRST_CHUNK,
+                names::CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
+            ),
+            (
+                names::CLIENT_TIME_PER_OUTPUT_CHUNK,
+                names::CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK,
+            ),
+        ] {
+            let row = |i: Instrument| *all.rows().iter().find(|r| r.instrument == i).unwrap();
+            let (old, new) = (row(old), row(new));
+            assert_eq!(
+                (old.feed, old.roles, old.attrs, old.edges),
+                (new.feed, new.roles, new.attrs, new.edges)
+            );
+        }
+        for counter in [
+            names::CLIENT_USAGE_INPUT_TOKENS,
+            names::CLIENT_USAGE_OUTPUT_TOKENS,
+            names::CLIENT_USAGE_CACHE_READ_INPUT_TOKENS,
+            names::CLIENT_USAGE_REASONING_OUTPUT_TOKENS,
+        ] {
+            let row = all.rows().iter().find(|r| r.instrument == counter).unwrap();
+            assert_eq!(counter.kind, InstrumentKind::Counter);
+            assert_eq!((row.roles, row.attrs), (Client, Modality("text")));
+        }
     }
 
     #[test]

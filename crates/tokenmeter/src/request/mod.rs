@@ -76,6 +76,8 @@ pub struct Request {
     second: Option<Duration>,
     /// True while reasoning tokens came and no answer token yet.
     reasoning: bool,
+    /// Reasoning tokens recorded ([`Request::record_reasoning_tokens`]): a part of the output.
+    reasoning_tokens: u64,
     reuse: Reuse,
     /// The last token's time in nanoseconds; meaningful once `first` is set.
     last_ns: u64,
@@ -124,6 +126,7 @@ impl Request {
             input_tokens: None,
             reuse: Reuse::default(),
             reasoning: false,
+            reasoning_tokens: 0,
             output_tokens: 0,
             output_override: None,
             items: 0,
@@ -336,6 +339,9 @@ impl Request {
     /// series' clock earlier.
     pub fn record_reasoning_tokens_at(&mut self, tokens: u32, at: Duration) {
         let still_pending = self.first.is_none() || self.reasoning;
+        if self.state != State::Ended {
+            self.reasoning_tokens = self.reasoning_tokens.saturating_add(u64::from(tokens));
+        }
         self.record_tokens_at(tokens, at);
         if still_pending && tokens > 0 && self.first.is_some() && self.state != State::Ended {
             // no answer token yet: the first output token is still to come
@@ -562,6 +568,7 @@ impl Request {
             max_tokens: self.reuse.max_tokens,
             choices: self.reuse.choices,
             output_tokens: self.output_override.unwrap_or(self.output_tokens),
+            reasoning_output_tokens: self.reasoning_tokens,
             items: self.items,
             frames: self.frames,
             arrival: self.arrival,
