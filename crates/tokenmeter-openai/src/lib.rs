@@ -128,12 +128,12 @@ mod tenant;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use client::{MeteredResponse, ResponseBody, meter_response, meter_response_with, send};
-#[cfg(feature = "reqwest")]
-#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
-pub use labelled::send_labelled;
 pub use clock::EventClock;
 pub use error::{StatusError, StreamError, TransportError, describe_error};
 pub use item::Chunk;
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use labelled::send_labelled;
 pub use meter::{ChunkObserver, MeteredChunks};
 pub use sse::{DEFAULT_MAX_EVENT_SIZE, ERROR_BODY_LIMIT, SseChunks};
 pub use tenant::{TenantError, TenantLabels};

@@ -268,7 +268,9 @@ mod tests {
 
     #[test]
     fn bad_names_keys_duplicates_and_a_full_list_are_refused() {
-        let list = TenantLabels::new().header("x-tenant-id", "tenant.id").unwrap();
+        let list = TenantLabels::new()
+            .header("x-tenant-id", "tenant.id")
+            .unwrap();
         let refused = |r: Result<TenantLabels, TenantError>| r.unwrap_err();
         assert!(matches!(
             refused(list.clone().header("bad header", "team")),
@@ -318,7 +320,11 @@ mod tests {
         let labels = tenants.apply(Labels::server("chat"), &headers, Some("ignored"));
         let meter = Meter::builder().build();
         let series = meter.series(&labels);
-        let got: Vec<_> = series.labels().tenants().map(|(k, v)| (k.as_str(), v)).collect();
+        let got: Vec<_> = series
+            .labels()
+            .tenants()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
         assert_eq!(got.len(), 2, "{got:?}");
         assert_eq!(got[0], ("acme.team", "t".repeat(MAX_LABEL_LEN).as_str()));
         assert_eq!(got[1], ("tenant.id", "caf\u{fffd}_bar"));

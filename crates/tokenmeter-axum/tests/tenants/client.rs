@@ -43,7 +43,9 @@ async fn send_labelled_takes_the_tenant_from_the_outgoing_request() {
             let labels = r.series.labels();
             (
                 r.outcome,
-                labels.tenant_value(&TenantKey::TENANT_ID).map(str::to_owned),
+                labels
+                    .tenant_value(&TenantKey::TENANT_ID)
+                    .map(str::to_owned),
                 labels.tenant_value(&TenantKey::USER_ID).map(str::to_owned),
             )
         })
@@ -54,7 +56,11 @@ async fn send_labelled_takes_the_tenant_from_the_outgoing_request() {
         [
             (Outcome::Success, some("acme"), some("u-1")),
             (Outcome::Success, some("globex"), some("u-2")),
-            (Outcome::Error(tokenmeter::ErrorClass::Transport), None, None),
+            (
+                Outcome::Error(tokenmeter::ErrorClass::Transport),
+                None,
+                None
+            ),
         ]
     );
     // The server saw the same tenants.

@@ -61,7 +61,10 @@ async fn a_header_and_the_body_user_label_the_series_in_both_exporters() {
         })
         .map(|(_, attrs)| attrs)
         .expect("a gen_ai.server.request.duration point of tenant acme");
-    assert_eq!(request_duration.get("user.id").map(String::as_str), Some("u-1"));
+    assert_eq!(
+        request_duration.get("user.id").map(String::as_str),
+        Some("u-1")
+    );
     assert_eq!(
         support::values(&points, "tenant.id"),
         expected.into_iter().collect(),

@@ -113,7 +113,9 @@ impl Exporters {
 }
 
 fn attributes<T>(data: &MetricData<T>) -> Vec<BTreeMap<String, String>> {
-    fn collect<'a>(kvs: impl Iterator<Item = &'a opentelemetry::KeyValue>) -> BTreeMap<String, String> {
+    fn collect<'a>(
+        kvs: impl Iterator<Item = &'a opentelemetry::KeyValue>,
+    ) -> BTreeMap<String, String> {
         kvs.map(|kv| (kv.key.to_string(), kv.value.to_string()))
             .collect()
     }
@@ -157,7 +159,9 @@ pub(crate) fn series_per_metric(points: &[Point]) -> BTreeMap<&str, usize> {
             .collect();
         sets.entry(name.as_str()).or_default().insert(identity);
     }
-    sets.into_iter().map(|(name, set)| (name, set.len())).collect()
+    sets.into_iter()
+        .map(|(name, set)| (name, set.len()))
+        .collect()
 }
 
 /// The distinct values of label (or attribute) `key`.

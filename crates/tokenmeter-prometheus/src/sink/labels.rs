@@ -114,10 +114,22 @@ mod tests {
             ]
         );
         assert_eq!(semconv[3].value(), "u-1");
-        let vllm = of(Profile::Vllm, AttrSet::FinishedReason, &labels, Role::Server, 0);
+        let vllm = of(
+            Profile::Vllm,
+            AttrSet::FinishedReason,
+            &labels,
+            Role::Server,
+            0,
+        );
         assert_eq!(
             names(&vllm),
-            ["model_name", "engine", "acme_team", "user_id", "finished_reason"]
+            [
+                "model_name",
+                "engine",
+                "acme_team",
+                "user_id",
+                "finished_reason"
+            ]
         );
         for profile in [Profile::Semconv, Profile::Vllm] {
             let engine = of(profile, AttrSet::EngineKind, &labels, Role::Server, 0);

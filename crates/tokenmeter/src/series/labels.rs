@@ -302,7 +302,10 @@ pub fn sanitize(value: &str) -> Cow<'_, str> {
         end -= 1;
     }
     let cut = &value[..end];
-    if cut.chars().any(char::is_control) {
+    // Control characters are C0, DEL and C1 (U+0080 to U+009F, encoded 0xC2 0x80..=0x9F): a
+    // byte scan rules them out before the character scan.
+    let suspect = cut.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
+    if suspect && cut.chars().any(char::is_control) {
         Cow::Owned(
             cut.chars()
                 .map(|c| if c.is_control() { '_' } else { c })

@@ -18,8 +18,8 @@ mod registry;
 mod tenant;
 
 pub use labels::{Labels, MAX_LABEL_LEN, OTHER, Role, sanitize};
-pub use tenant::{MAX_TENANT_KEY_LEN, MAX_TENANTS, TenantKey, TenantKeyError};
 pub(crate) use registry::{Registry, Resolved};
+pub use tenant::{MAX_TENANT_KEY_LEN, MAX_TENANTS, TenantKey, TenantKeyError};
 
 use std::fmt;
 use std::sync::Arc;

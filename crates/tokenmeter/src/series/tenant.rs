@@ -260,7 +260,12 @@ mod tests {
 
     #[test]
     fn custom_keys_are_checked() {
-        for good in ["team", "acme.team_id", "a1", &"k".repeat(MAX_TENANT_KEY_LEN)] {
+        for good in [
+            "team",
+            "acme.team_id",
+            "a1",
+            &"k".repeat(MAX_TENANT_KEY_LEN),
+        ] {
             assert_eq!(TenantKey::custom(good).unwrap().as_str(), good);
         }
         for bad in [
@@ -284,14 +289,21 @@ mod tests {
             &"k".repeat(MAX_TENANT_KEY_LEN + 1),
         ] {
             let error = TenantKey::custom(bad).expect_err(bad);
-            assert!(error.to_string().contains("cannot be a tenant attribute key"));
+            assert!(
+                error
+                    .to_string()
+                    .contains("cannot be a tenant attribute key")
+            );
         }
     }
 
     #[test]
     fn the_documented_keys_are_themselves() {
         assert_eq!(TenantKey::custom("user.id").unwrap(), TenantKey::USER_ID);
-        assert_eq!(TenantKey::custom("tenant.id").unwrap(), TenantKey::TENANT_ID);
+        assert_eq!(
+            TenantKey::custom("tenant.id").unwrap(),
+            TenantKey::TENANT_ID
+        );
         assert_eq!(TenantKey::TENANT_ID.prometheus_name(), "tenant_id");
     }
 
