@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use http::request::Parts;
 use tokenmeter::{Meter, Series};
+use tokenmeter_openai::TenantLabels;
 use tower_layer::Layer;
 
 use crate::choose::{ByLabels, LabelsFn};
@@ -53,6 +54,35 @@ impl MeterLayer<ByLabels> {
     /// from the request (a header, the path, an extension).
     pub fn labels(meter: Meter, labels: LabelsFn) -> Self {
         Self::with_chooser(ByLabels::new(meter, labels))
+    }
+
+    /// Labels every request's series also by tenant: the request headers on the allow-list
+    /// `tenants` (never any other, never a credential: the list refuses them) and, when
+    /// [`TenantLabels::body_user`] was asked for, the JSON body's `user` (add
+    /// [`model_from_body`](crate::model_from_body), which reads it in the same pass as the
+    /// model). Each distinct set of values is one series under the meter's cap; past it,
+    /// requests fold into `_OTHER`. See [`ByLabels::tenants`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    /// use tokenmeter_axum::{MeterLayer, TenantLabels, request_model};
+    ///
+    /// let tenants = TenantLabels::new()
+    ///     .header("x-tenant-id", "tenant.id")?
+    ///     .body_user()?;
+    /// let layer = MeterLayer::labels(Meter::builder().build(), |parts| {
+    ///     Labels::server("chat").request_model(request_model(parts))
+    /// })
+    /// .tenants(tenants);
+    /// # let _ = layer;
+    /// # Ok::<(), tokenmeter_axum::TenantError>(())
+    /// ```
+    pub fn tenants(mut self, tenants: TenantLabels) -> Self {
+        let choose = Arc::make_mut(&mut self.choose);
+        *choose = choose.clone().tenants(tenants);
+        self
     }
 }
 

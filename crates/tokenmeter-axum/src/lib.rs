@@ -83,6 +83,33 @@
 //! whole from one frame is not copied. Several events in one frame are several items, each at
 //! the time the frame passes.
 //!
+//! # Tenants
+//!
+//! [`MeterLayer::tenants`] labels each request's series also by an allow-list of request
+//! headers, and optionally the JSON body's `user` ([`TenantLabels`]): `tenant.id`, `user.id` or
+//! keys of your own. Only the listed headers are read; headers that carry credentials
+//! (`authorization`, `x-api-key`, `cookie`, ...) are refused when the list is built. Values are
+//! cut and cleaned like every label and never rejected, and each distinct set is one series
+//! under the meter's cap: past it, requests fold into `_OTHER` and
+//! `tokenmeter.series.folded` counts them, so a million tenants cost the cap's series and no
+//! more. The labels are resolved once per request; the per-token path is the same.
+//!
+//! ```
+//! use axum::{Router, middleware, routing::post};
+//! use tokenmeter::{Labels, Meter};
+//! use tokenmeter_axum::{MeterLayer, TenantLabels, model_from_body, request_model};
+//!
+//! let tenants = TenantLabels::new().header("x-tenant-id", "tenant.id")?.body_user()?;
+//! let meter = Meter::builder().max_series(1_000).build();
+//! let app: Router = Router::new()
+//!     .route("/v1/chat/completions", post(|| async { "ok" }))
+//!     .layer(MeterLayer::labels(meter, |parts| {
+//!         Labels::server("chat").request_model(request_model(parts))
+//!     }).tenants(tenants))
+//!     .layer(middleware::from_fn(model_from_body)); // reads `model` and `user`
+//! # Ok::<(), tokenmeter_axum::TenantError>(())
+//! ```
+//!
 //! # Cost
 //!
 //! Per token: parsing its SSE event (the allocations of [`tokenmeter_openai::chunk::parse`] and
@@ -121,6 +148,8 @@ pub use choose::{ByLabels, ChooseSeries, LabelsFn, header_value};
 pub use future::ResponseFuture;
 pub use layer::{DEFAULT_BUFFER_LIMIT, MeterLayer};
 pub use model::{
-    MODEL_BODY_LIMIT, RequestModel, model_from_body, model_from_body_limited, request_model,
+    MODEL_BODY_LIMIT, RequestModel, RequestUser, model_from_body, model_from_body_limited,
+    request_model, request_user,
 };
 pub use service::MeterService;
+pub use tokenmeter_openai::{TenantError, TenantLabels};

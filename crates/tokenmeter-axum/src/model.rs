@@ -1,12 +1,12 @@
-//! [`model_from_body`]: the `model` of an OpenAI-compatible JSON request, for the labels.
+//! [`model_from_body`]: the `model` (and `user`) of an OpenAI-compatible JSON request, for
+//! the labels.
 //!
 //! An OpenAI-compatible request names its model in its JSON body, which a layer that chooses
 //! the series from the request's head cannot see. This axum middleware reads the body first
-//! (up to a limit), puts its `model` in the request's extensions as a [`RequestModel`], and
-//! hands the handler the same bytes; [`request_model`] then reads it in
-//! [`MeterLayer::labels`](crate::MeterLayer::labels).
-
-use std::borrow::Cow;
+//! (up to a limit), puts its `model` in the request's extensions as a [`RequestModel`] (and
+//! its `user` as a [`RequestUser`]), and hands the handler the same bytes; [`request_model`]
+//! then reads it in [`MeterLayer::labels`](crate::MeterLayer::labels), and
+//! [`MeterLayer::tenants`](crate::MeterLayer::tenants) reads the user when asked to.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -18,12 +18,40 @@ use http::request::Parts;
 use http_body::Frame;
 use http_body_util::{BodyExt as _, BodyStream, StreamBody};
 
+use tokenmeter_openai::request_body;
+
 use crate::body::{Essence, essence};
 
 /// The `model` field of a request's JSON body, as [`model_from_body`] found it. In the
 /// request's extensions; read it with [`request_model`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestModel(pub String);
+
+/// The `user` field of a request's JSON body (the end user's id), as [`model_from_body`] found
+/// it. In the request's extensions; read it with [`request_user`]. It labels a series only
+/// when [`TenantLabels::body_user`](crate::TenantLabels::body_user) asks for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestUser(pub String);
+
+/// The `user` [`model_from_body`] read from the request's body, or `""` (see
+/// [`request_model`] for when).
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter_axum::{RequestUser, request_user};
+///
+/// let (mut parts, ()) = http::Request::post("/").body(()).unwrap().into_parts();
+/// assert_eq!(request_user(&parts), "");
+/// parts.extensions.insert(RequestUser("user-42".into()));
+/// assert_eq!(request_user(&parts), "user-42");
+/// ```
+pub fn request_user(parts: &Parts) -> &str {
+    parts
+        .extensions
+        .get::<RequestUser>()
+        .map_or("", |user| user.0.as_str())
+}
 
 /// How much of a request body [`model_from_body`] reads to find the model: 4 MiB, about a
 /// million tokens of prompt. A longer body passes unread, without a model.
@@ -54,7 +82,8 @@ pub fn request_model(parts: &Parts) -> &str {
 
 /// axum middleware that reads the `model` of a JSON request body into a [`RequestModel`]
 /// extension, so that [`MeterLayer::labels`](crate::MeterLayer::labels) can label the series by
-/// it. Reads at most [`MODEL_BODY_LIMIT`] bytes; [`model_from_body_limited`] takes another.
+/// it, and its `user` into a [`RequestUser`] in the same pass (for
+/// [`MeterLayer::tenants`](crate::MeterLayer::tenants)). Reads at most [`MODEL_BODY_LIMIT`] bytes; [`model_from_body_limited`] takes another.
 ///
 /// Add it after the [`MeterLayer`](crate::MeterLayer) (axum runs the last layer first). The
 /// handler gets the same body: the same bytes, or, for a body that was too long, failed or
@@ -148,8 +177,12 @@ async fn peek(request: Request, limit: usize) -> Request {
         .all(|frame| frame.as_ref().is_ok_and(Frame::is_data));
     if whole && only_data {
         let bytes = join(frames);
-        if let Some(model) = model_of(&bytes) {
-            parts.extensions.insert(RequestModel(model));
+        let fields = request_body::fields(&bytes);
+        if let Some(model) = fields.model {
+            parts.extensions.insert(RequestModel(model.into_owned()));
+        }
+        if let Some(user) = fields.user {
+            parts.extensions.insert(RequestUser(user.into_owned()));
         }
         return Request::from_parts(parts, Body::from(bytes));
     }
@@ -179,19 +212,4 @@ fn join(frames: Vec<Result<Frame<Bytes>, axum::Error>>) -> Bytes {
     joined.extend_from_slice(&second);
     data.for_each(|more| joined.extend_from_slice(&more));
     Bytes::from(joined)
-}
-
-/// The string `model` of a JSON object, reading nothing else into memory.
-fn model_of(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct ModelField<'a> {
-        #[serde(borrow, default)]
-        model: Option<Cow<'a, str>>,
-    }
-    // serde would also read a struct from an array: only an object names a model.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return None;
-    }
-    let field: ModelField<'_> = serde_json::from_slice(body).ok()?;
-    field.model.map(Cow::into_owned)
 }

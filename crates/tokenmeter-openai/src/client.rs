@@ -140,9 +140,17 @@ where
 /// ```
 pub async fn send(
     builder: reqwest::RequestBuilder,
+    request: Request,
+) -> Result<MeteredResponse, StreamError> {
+    sent(builder.send().await, request)
+}
+
+/// The response of a send metered as `request`, or the send's failure ending it.
+pub(crate) fn sent(
+    response: reqwest::Result<reqwest::Response>,
     mut request: Request,
 ) -> Result<MeteredResponse, StreamError> {
-    match builder.send().await {
+    match response {
         Ok(response) => Ok(meter_response(response, request)),
         Err(error) => {
             let class = error.class();

@@ -68,7 +68,11 @@
 //!   [`TransportError`]) → timestamped [`Chunk`]s and at most one [`StreamError`].
 //! - [`MeteredChunks`] ([`SseChunks::meter`]): the same, measured by a tokenmeter `Request`.
 //! - [`EventClock`]: what stamps the chunks; the meter's `Clock` by default.
-//! - Feature `reqwest`: `meter_response`, `meter_response_with`, `send`.
+//! - Feature `reqwest`: `meter_response`, `meter_response_with`, `send`, and `send_labelled`
+//!   (the series' labels completed from the outgoing request: see [`TenantLabels`]).
+//! - [`TenantLabels`]: the allow-list of request headers (and the body's `user`, opt-in) that
+//!   label a request's series by tenant, shared with the server layer `tokenmeter-axum`;
+//!   [`request_body::fields`] reads a request body's `model` and `user`.
 //! - Feature `async-openai`: the module `async_openai` (`send`, `meter_chat_stream`,
 //!   `meter_completion_stream`) for programs that call the API through async-openai.
 //!
@@ -117,8 +121,12 @@ mod clock;
 mod decode;
 mod error;
 mod item;
+#[cfg(feature = "reqwest")]
+mod labelled;
 mod meter;
+pub mod request_body;
 mod sse;
+mod tenant;
 
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
@@ -126,8 +134,12 @@ pub use client::{MeteredResponse, ResponseBody, meter_response, meter_response_w
 pub use clock::EventClock;
 pub use error::{StatusError, StreamError, TransportError, describe_error};
 pub use item::Chunk;
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use labelled::send_labelled;
 pub use meter::{ChunkObserver, MeteredChunks};
 pub use sse::{DEFAULT_MAX_EVENT_SIZE, ERROR_BODY_LIMIT, SseChunks};
+pub use tenant::{TenantError, TenantLabels};
 
 #[cfg(test)]
 mod tests;

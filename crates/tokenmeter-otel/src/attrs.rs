@@ -13,11 +13,11 @@ use crate::names::attr;
 pub(crate) type Set = Box<[KeyValue]>;
 
 /// Every variant of `attrs` for a series (or engine) of `labels` and `role`: the base
-/// (semconv attributes, without the operation for an engine), then `role` where the set has
-/// it, then the variant's extras.
+/// (semconv attributes, without the operation for an engine), then the tenant attributes
+/// (request-level sets only), then `role` where the set has it, then the variant's extras.
 pub(crate) fn sets(attrs: AttrSet, labels: &Labels<'_>, role: Role) -> Box<[Set]> {
     let mut base = match attrs.base() {
-        Base::Series => semconv(labels),
+        Base::Series => semconv(labels).into_iter().chain(tenants(labels)).collect(),
         Base::Engine => engine(labels),
         _ => Vec::new(),
     };
@@ -46,6 +46,17 @@ fn engine(labels: &Labels<'_>) -> Vec<KeyValue> {
         .into_iter()
         .filter(|kv| kv.key.as_str() != attr::OPERATION)
         .collect()
+}
+
+/// The tenant attributes ([`Labels::tenant`]), sorted by key.
+fn tenants<'a>(labels: &'a Labels<'_>) -> impl Iterator<Item = KeyValue> + 'a {
+    labels.tenants().map(|(key, value)| {
+        let shared: Arc<str> = Arc::from(value);
+        KeyValue::new(
+            key.as_str().to_owned(),
+            Value::String(StringValue::from(shared)),
+        )
+    })
 }
 
 /// `role` alone.
@@ -125,6 +136,28 @@ mod tests {
             assert_eq!(kinds[0].last().unwrap().value.as_str(), "prefill");
             assert_eq!(kinds[1].last().unwrap().value.as_str(), "decode");
         }
+    }
+
+    #[test]
+    fn tenants_are_on_request_sets_and_not_on_engine_ones() {
+        let labels = Labels::server("chat")
+            .request_model("m")
+            .tenant(tokenmeter::TenantKey::USER_ID, "u1")
+            .tenant(tokenmeter::TenantKey::TENANT_ID, "acme");
+        let own = sets(AttrSet::Own, &labels, Role::Server);
+        assert_eq!(
+            keys(&own[0]),
+            [
+                attr::OPERATION,
+                attr::REQUEST_MODEL,
+                "tenant.id",
+                "user.id",
+                attr::ROLE
+            ]
+        );
+        assert_eq!(own[0][2].value.as_str(), "acme");
+        let engine = sets(AttrSet::EngineKind, &labels, Role::Server);
+        assert_eq!(keys(&engine[0]), [attr::REQUEST_MODEL, attr::KIND]);
     }
 
     #[test]

@@ -57,6 +57,10 @@
 //! | `tokenmeter.engine.batch_size` | {sequence} | per engine step, by `kind` | |
 //! | `tokenmeter.engine.step.tokens` | {token} | counter: tokens per engine step, by `kind` | |
 //!
+//! The request-level instruments also carry the series' tenant attributes when it has any
+//! ([`Labels::tenant`](tokenmeter::Labels::tenant): `tenant.id`, `user.id` or a key of your
+//! own); the engine instruments and the `_OTHER` series never do.
+//!
 //! The instruments are the rows of [`tokenmeter::conventions`] (a table of your own with
 //! [`OtelSinkBuilder::conventions`]): each row says which event feeds it, which field it reads,
 //! which roles record it and which attributes it carries.

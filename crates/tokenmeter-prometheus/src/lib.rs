@@ -83,6 +83,11 @@
 //! to seconds); *batch* = 1, 2, 4, … 1024. `kind` is the engine step's `prefill`, `decode` or
 //! `mixed`.
 //!
+//! The series' tenant attributes ([`Labels::tenant`](tokenmeter::Labels::tenant): `tenant_id`,
+//! `user_id` or a key of your own with dots as underscores) follow `B` on every request-level
+//! metric, in both profiles (vLLM has no such labels; they are opt-in, so the `vllm` profile
+//! carries them when asked); never on engine metrics nor on the `_OTHER` series.
+//!
 //! | Name | Type | Unit | Labels | Buckets | Produced by |
 //! |---|---|---|---|---|---|
 //! | `gen_ai_server_time_to_first_token_seconds` | histogram | s | B | TTFT | server series: the first token-bearing item |

@@ -119,5 +119,5 @@ pub use meter::{Meter, MeterBuilder};
 pub use outcome::{Degradation, ErrorClass, FinishReason, Outcome};
 pub use record::{ItemTime, RequestRecord};
 pub use request::{Observation, Request};
-pub use series::{Labels, Role, Series};
+pub use series::{Labels, Role, Series, TenantKey};
 pub use stream::{MeterExt, Metered};

@@ -8,8 +8,9 @@ use crate::names::label;
 use crate::profile::Profile;
 
 /// The labels of variant `variant` of `attrs` for a series (or engine) of `labels`: the base
-/// (semconv attributes, or vLLM's `model_name`), then `role` (semconv profile, and the folded
-/// counter in both), then the variant's extras. Empty values are left out.
+/// (semconv attributes, or vLLM's `model_name`), then the tenant attributes (request-level
+/// rows only, in both profiles), then `role` (semconv profile, and the folded counter in
+/// both), then the variant's extras. Empty values are left out.
 pub(crate) fn of(
     profile: Profile,
     attrs: AttrSet,
@@ -23,6 +24,9 @@ pub(crate) fn of(
         (Base::Engine, Profile::Semconv) => semconv(labels, false),
         (_, Profile::Semconv) => semconv(labels, true),
     };
+    if attrs.base() == Base::Series {
+        out.extend(tenants(labels));
+    }
     if attrs.has_role() && (profile == Profile::Semconv || attrs == AttrSet::Role) {
         out.push(Label::from_static_parts(
             label::ROLE.prometheus,
@@ -62,6 +66,14 @@ fn semconv(labels: &Labels<'_>, operation: bool) -> Vec<Label> {
     out
 }
 
+/// The tenant attributes ([`Labels::tenant`]), keys with dots as underscores. vLLM has none;
+/// they are opt-in, so the vLLM profile carries them too.
+fn tenants<'a>(labels: &'a Labels<'_>) -> impl Iterator<Item = Label> + 'a {
+    labels
+        .tenants()
+        .map(|(key, value)| Label::new(key.prometheus_name(), value.to_owned()))
+}
+
 /// vLLM's `model_name` and `engine` labels. vLLM's V1 engine labels every series with the
 /// index of its engine core (`engine="0"` for a single engine); tokenmeter meters one engine per
 /// exporter, so it is always `0`.
@@ -73,4 +85,60 @@ fn vllm(labels: &Labels<'_>) -> Vec<Label> {
     }
     out.push(Label::from_static_parts(label::ENGINE.prometheus, "0"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenmeter::TenantKey;
+
+    fn names(labels: &[Label]) -> Vec<&str> {
+        labels.iter().map(Label::key).collect()
+    }
+
+    #[test]
+    fn tenants_are_on_request_rows_in_both_profiles_and_never_on_engine_rows() {
+        let labels = Labels::server("chat")
+            .request_model("m")
+            .tenant(TenantKey::USER_ID, "u-1")
+            .tenant(TenantKey::custom("acme.team").unwrap(), "blue");
+        let semconv = of(Profile::Semconv, AttrSet::Own, &labels, Role::Server, 0);
+        assert_eq!(
+            names(&semconv),
+            [
+                "gen_ai_operation_name",
+                "gen_ai_request_model",
+                "acme_team",
+                "user_id",
+                "role"
+            ]
+        );
+        assert_eq!(semconv[3].value(), "u-1");
+        let vllm = of(
+            Profile::Vllm,
+            AttrSet::FinishedReason,
+            &labels,
+            Role::Server,
+            0,
+        );
+        assert_eq!(
+            names(&vllm),
+            [
+                "model_name",
+                "engine",
+                "acme_team",
+                "user_id",
+                "finished_reason"
+            ]
+        );
+        for profile in [Profile::Semconv, Profile::Vllm] {
+            let engine = of(profile, AttrSet::EngineKind, &labels, Role::Server, 0);
+            assert!(
+                !names(&engine).contains(&"user_id"),
+                "{profile:?}: {engine:?}"
+            );
+        }
+        let folded = of(Profile::Semconv, AttrSet::Role, &labels, Role::Server, 0);
+        assert_eq!(names(&folded), ["role"]);
+    }
 }

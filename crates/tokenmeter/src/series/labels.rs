@@ -4,6 +4,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+use super::tenant::{TenantKey, Tenants};
+
 /// Longest label value kept, in bytes; longer values are cut at a character boundary.
 pub const MAX_LABEL_LEN: usize = 128;
 
@@ -31,7 +33,8 @@ impl Role {
 
 /// The labels of one series: which side measures, and the OpenTelemetry GenAI attributes
 /// `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`,
-/// `gen_ai.response.model`, `server.address` and `server.port`.
+/// `gen_ai.response.model`, `server.address` and `server.port`; and up to
+/// [`MAX_TENANTS`](super::MAX_TENANTS) tenant attributes ([`Labels::tenant`]).
 ///
 /// Values are length-limited to [`MAX_LABEL_LEN`] bytes and control characters are replaced by
 /// `_` when the series is resolved, so a value taken from a request can never make a label
@@ -58,6 +61,7 @@ pub struct Labels<'a> {
     response_model: Cow<'a, str>,
     server_address: Cow<'a, str>,
     server_port: Option<u16>,
+    tenants: Tenants<'a>,
 }
 
 impl<'a> Labels<'a> {
@@ -71,6 +75,7 @@ impl<'a> Labels<'a> {
             response_model: Cow::Borrowed(""),
             server_address: Cow::Borrowed(""),
             server_port: None,
+            tenants: Tenants::default(),
         }
     }
 
@@ -112,6 +117,47 @@ impl<'a> Labels<'a> {
     pub fn server_port(mut self, port: u16) -> Self {
         self.server_port = Some(port);
         self
+    }
+
+    /// Sets the tenant attribute `key` (who the request is for: a tenant, a user; see
+    /// [`TenantKey`]). Tenant attributes are part of the series like every other label: their
+    /// values are cut and cleaned the same way, each distinct set is one series under the
+    /// meter's cap, and a folded series has none. Exporters put them on request-level
+    /// instruments only, never on engine-wide ones.
+    ///
+    /// A key that was set (or one with the same Prometheus name) gets the new value; an empty
+    /// value removes it. At most [`MAX_TENANTS`](super::MAX_TENANTS) keys: a further new key is
+    /// ignored (the request-reading helpers refuse more when they are built). The order the
+    /// keys are set in does not matter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::series::TenantKey;
+    /// use tokenmeter::{Labels, Meter};
+    ///
+    /// let meter = Meter::builder().max_series(1).build();
+    /// let acme = Labels::server("chat").tenant(TenantKey::TENANT_ID, "acme");
+    /// assert_eq!(meter.series(&acme).labels().tenant_value(&TenantKey::TENANT_ID), Some("acme"));
+    ///
+    /// let other = Labels::server("chat").tenant(TenantKey::TENANT_ID, "globex");
+    /// let folded = meter.series(&other); // past the cap of 1
+    /// assert!(folded.labels().is_folded());
+    /// assert_eq!(folded.labels().tenants().count(), 0);
+    /// ```
+    pub fn tenant(mut self, key: TenantKey, value: impl Into<Cow<'a, str>>) -> Self {
+        self.tenants.set(key, value.into());
+        self
+    }
+
+    /// The tenant attributes, sorted by key, none empty.
+    pub fn tenants(&self) -> impl Iterator<Item = (&TenantKey, &str)> {
+        self.tenants.iter()
+    }
+
+    /// The value of the tenant attribute `key`, if set.
+    pub fn tenant_value(&self, key: &TenantKey) -> Option<&str> {
+        self.tenants().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// The role.
@@ -170,6 +216,7 @@ impl<'a> Labels<'a> {
             response_model: Cow::Borrowed(OTHER),
             server_address: Cow::Borrowed(OTHER),
             server_port: None,
+            tenants: Tenants::default(),
         }
     }
 
@@ -184,6 +231,7 @@ impl<'a> Labels<'a> {
             response_model: sanitize(&self.response_model),
             server_address: sanitize(&self.server_address),
             server_port: self.server_port,
+            tenants: self.tenants.map(sanitize),
         }
     }
 
@@ -197,6 +245,7 @@ impl<'a> Labels<'a> {
             response_model: Cow::Owned(self.response_model.into_owned()),
             server_address: Cow::Owned(self.server_address.into_owned()),
             server_port: self.server_port,
+            tenants: self.tenants.into_owned(),
         }
     }
 
@@ -217,6 +266,7 @@ impl Hash for Labels<'_> {
         self.response_model.as_ref().hash(state);
         self.server_address.as_ref().hash(state);
         self.server_port.hash(state);
+        self.tenants.hash(state);
     }
 }
 
@@ -230,6 +280,7 @@ impl fmt::Debug for Labels<'_> {
             .field("response_model", &self.response_model)
             .field("server_address", &self.server_address)
             .field("server_port", &self.server_port)
+            .field("tenants", &self.tenants)
             .finish()
     }
 }
@@ -251,7 +302,10 @@ pub fn sanitize(value: &str) -> Cow<'_, str> {
         end -= 1;
     }
     let cut = &value[..end];
-    if cut.chars().any(char::is_control) {
+    // Control characters are C0, DEL and C1 (U+0080 to U+009F, encoded 0xC2 0x80..=0x9F): a
+    // byte scan rules them out before the character scan.
+    let suspect = cut.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
+    if suspect && cut.chars().any(char::is_control) {
         Cow::Owned(
             cut.chars()
                 .map(|c| if c.is_control() { '_' } else { c })
@@ -281,6 +335,23 @@ mod tests {
         let cut = sanitize(&long);
         assert!(cut.len() <= MAX_LABEL_LEN);
         assert!(cut.chars().all(|c| c == 'é'));
+    }
+
+    #[test]
+    fn tenant_values_are_sanitised_and_part_of_the_identity() {
+        let long = format!("a\u{1b}b{}", "x".repeat(1000));
+        let labels = Labels::server("chat").tenant(TenantKey::USER_ID, long.as_str());
+        let clean = labels.sanitized();
+        let value = clean.tenant_value(&TenantKey::USER_ID).unwrap();
+        assert_eq!(value.len(), MAX_LABEL_LEN);
+        assert!(value.starts_with("a_b"));
+        let other = Labels::server("chat").tenant(TenantKey::USER_ID, "b");
+        assert_ne!(labels.key(), other.key());
+        assert_ne!(labels, other);
+        let owned = other.clone().into_owned();
+        assert_eq!((owned.key(), &owned), (other.key(), &other));
+        let none = Labels::server("chat").tenant(TenantKey::USER_ID, "");
+        assert_eq!(none, Labels::server("chat"), "an empty value is no value");
     }
 
     #[test]

@@ -8,12 +8,18 @@
 //! [`DEFAULT_MAX_SERIES`]); label sets past the cap fold into one series per role whose labels are
 //! all `_OTHER`, and [`Meter::folded_count`](crate::Meter::folded_count) counts how many
 //! resolutions were folded.
+//!
+//! Tenant attributes ([`Labels::tenant`], [`TenantKey`]) are labels like the others: each
+//! distinct set of them is one series under the same cap, so a million tenants cost no more
+//! than the cap's series and one `_OTHER`.
 
 mod labels;
 mod registry;
+mod tenant;
 
 pub use labels::{Labels, MAX_LABEL_LEN, OTHER, Role, sanitize};
 pub(crate) use registry::{Registry, Resolved};
+pub use tenant::{MAX_TENANT_KEY_LEN, MAX_TENANTS, TenantKey, TenantKeyError};
 
 use std::fmt;
 use std::sync::Arc;
