@@ -116,7 +116,7 @@ pub use config::{
 pub use cost::{CostModel, H100_8B_DECODE, H100_8B_PREFILL_BASE, H100_8B_PREFILL_PER_TOKEN};
 pub use engine::{DEFAULT_MODEL, Engine, EngineBuilder, PROVIDER};
 pub use error::{ConfigError, StreamError, SubmitError};
-pub use prefix::{BLOCK_TOKENS, prompt_blocks};
+pub use prefix::{BLOCK_BYTES_PER_TOKEN, BLOCK_TOKENS, prompt_blocks};
 pub use request::{GenerateRequest, Operation};
 pub use snapshot::{EngineTotals, Snapshot, StepKind, StepStats};
 pub use stream::{TokenResult, TokenStream};

@@ -10,37 +10,37 @@ use std::sync::Arc;
 /// Tokens per KV-cache block: only whole blocks are cached (vLLM's default block size).
 pub const BLOCK_TOKENS: u32 = 16;
 
+/// Bytes of prompt text per token when cutting blocks: the 4 characters a token that `serve`
+/// estimates without a tokenizer.
+pub const BLOCK_BYTES_PER_TOKEN: usize = 4;
+
 /// The chained block hashes of a prompt of `prompt_tokens` tokens whose text is `text`: one
-/// hash per *whole* block, the text split evenly by bytes (on character boundaries) over the
-/// tokens. Two prompts share their first `k` hashes exactly when their first `k` blocks of
-/// text are equal, as with vLLM's hashes of token ids.
+/// hash per *whole* block of [`BLOCK_TOKENS`] tokens, a block being the next
+/// `BLOCK_TOKENS × BLOCK_BYTES_PER_TOKEN` bytes of text (extended to a character boundary).
+/// Where a block starts depends only on the text before it, so two prompts share their first
+/// `k` hashes exactly when their first `k` blocks of text are equal, as with vLLM's hashes of
+/// token ids; the hit is counted in tokens (`k × BLOCK_TOKENS`).
 ///
 /// # Examples
 ///
 /// ```
 /// use tokenmeter_sim::{BLOCK_TOKENS, prompt_blocks};
 ///
-/// let system = "You are a careful assistant. ".repeat(20);
-/// let a = prompt_blocks(&format!("{system}What is 2 + 2?"), 160);
-/// let b = prompt_blocks(&format!("{system}Name a prime."), 160);
-/// assert_eq!(a.len(), (160 / BLOCK_TOKENS) as usize);
-/// assert_eq!(a[..8], b[..8]); // the shared system prompt
-/// assert_ne!(a.last(), b.last());
+/// let system = "You are a careful assistant. ".repeat(20); // 580 bytes: 9 whole blocks
+/// let a = prompt_blocks(&format!("{system}What is two plus two? Explain each step slowly and clearly, please."), 200);
+/// let b = prompt_blocks(&format!("{system}Name a prime number, then name the next prime number after it."), 200);
+/// assert_eq!((a.len(), b.len()), (10, 10));
+/// assert_eq!(a[..9], b[..9]); // the shared system prompt
+/// assert_ne!(a[9], b[9]);
 /// ```
 pub fn prompt_blocks(text: &str, prompt_tokens: u32) -> Arc<[u64]> {
-    let blocks = prompt_tokens / BLOCK_TOKENS;
-    if blocks == 0 || text.is_empty() {
-        return Arc::from([]);
-    }
-    let bytes = text.len() as u64;
-    let mut out = Vec::with_capacity(blocks as usize);
+    let width = BLOCK_TOKENS as usize * BLOCK_BYTES_PER_TOKEN;
+    let blocks = (prompt_tokens / BLOCK_TOKENS) as usize;
+    let mut out = Vec::with_capacity(blocks.min(text.len() / width));
     let mut chain = 0u64;
     let mut start = 0usize;
-    for block in 1..=u64::from(blocks) {
-        let mut end =
-            usize::try_from(bytes * block * u64::from(BLOCK_TOKENS) / u64::from(prompt_tokens))
-                .unwrap_or(text.len())
-                .min(text.len());
+    while out.len() < blocks && text.len() - start >= width {
+        let mut end = start + width;
         while !text.is_char_boundary(end) {
             end += 1;
         }
@@ -120,18 +120,18 @@ mod tests {
         let mut cache = PrefixCache::new(1000);
         let shared = "x".repeat(640);
         let a = prompt_blocks(&format!("{shared}{}", "a".repeat(160)), 200);
-        let b = prompt_blocks(&format!("{shared}{}", "b".repeat(160)), 200);
+        let b = prompt_blocks(&format!("{shared}{}", "b".repeat(300)), 240);
         assert_eq!(cache.lookup(&a), 0);
         assert_eq!(cache.lookup(&a), 12, "all 12 whole blocks");
-        // 640 of 800 bytes are shared: blocks 1..=10 cover bytes up to 640
+        // the first 640 bytes (10 blocks of 64) are shared, whatever follows
         assert_eq!(cache.lookup(&b), 10);
     }
 
     #[test]
     fn the_least_recently_used_blocks_leave_first() {
         let mut cache = PrefixCache::new(4);
-        let a = prompt_blocks(&"a".repeat(64), 64);
-        let b = prompt_blocks(&"b".repeat(64), 64);
+        let a = prompt_blocks(&"a".repeat(256), 64);
+        let b = prompt_blocks(&"b".repeat(256), 64);
         assert_eq!(cache.lookup(&a), 0);
         assert_eq!(cache.lookup(&b), 0); // evicts a
         assert_eq!(cache.lookup(&b), 4);
@@ -143,15 +143,23 @@ mod tests {
     fn a_short_prompt_has_no_whole_block_and_caching_can_be_off() {
         assert!(prompt_blocks("hello", 15).is_empty());
         assert!(prompt_blocks("", 64).is_empty());
+        assert!(
+            prompt_blocks(&"short".repeat(10), 64).is_empty(),
+            "50 bytes: no whole block"
+        );
         let mut off = PrefixCache::new(0);
-        let a = prompt_blocks(&"a".repeat(64), 64);
+        let a = prompt_blocks(&"a".repeat(256), 64);
         off.lookup(&a);
         assert_eq!(off.lookup(&a), 0);
     }
 
     #[test]
     fn multibyte_text_splits_on_character_boundaries() {
-        let blocks = prompt_blocks(&"é".repeat(100), 64);
+        let blocks = prompt_blocks(&"é".repeat(200), 64);
         assert_eq!(blocks.len(), 4);
+        assert_eq!(
+            blocks,
+            prompt_blocks(&format!("{}ü", "é".repeat(200)), 70)[..4].into()
+        );
     }
 }

@@ -14,7 +14,7 @@ async fn send_labelled_takes_the_tenant_from_the_outgoing_request() {
     let addr = support::serve(support::chooser(&server)).await;
     let memory = InMemorySink::new();
     let client = Meter::builder().sink(memory.clone()).build();
-    let http = reqwest::Client::new();
+    let http = support::http_client();
 
     for (tenant, user) in [("acme", "u-1"), ("globex", "u-2")] {
         let post = http

@@ -11,7 +11,7 @@ use crate::support::{self, Exporters, TENANT_HEADER};
 async fn a_header_and_the_body_user_label_the_series_in_both_exporters() {
     let exporters = Exporters::new(100);
     let addr = support::serve(support::chooser(&exporters.meter)).await;
-    let http = reqwest::Client::new();
+    let http = support::http_client();
 
     let secret = HeaderValue::from_static("Bearer sk-do-not-label");
     support::post_chat(

@@ -32,7 +32,7 @@ async fn a_million_tenants_stay_within_the_series_cap_in_both_exporters() {
     let exporters = Exporters::new(CAP);
     let choose = support::chooser(&exporters.meter);
     let addr = support::serve(choose.clone()).await;
-    let http = reqwest::Client::new();
+    let http = support::http_client();
 
     let started = Instant::now();
     futures_util::stream::iter(0..OVER_HTTP)

@@ -244,3 +244,11 @@ pub(crate) async fn post_chat(
     let text = response.text().await.expect("the whole answer");
     assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
 }
+
+/// A reqwest client. In a workspace build reqwest may come with rustls and no crypto provider
+/// of its own (the CLI's choice), and building a client with none installed panics: install
+/// ring's first.
+pub(crate) fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}

@@ -73,7 +73,8 @@ async fn chat_stream_has_openais_shape_with_usage() {
     assert_eq!(chunks[7]["choices"], json!([]));
     assert_eq!(
         chunks[7]["usage"],
-        json!({"prompt_tokens": CHAT_PROMPT_TOKENS, "completion_tokens": 5, "total_tokens": CHAT_PROMPT_TOKENS + 5})
+        json!({"prompt_tokens": CHAT_PROMPT_TOKENS, "completion_tokens": 5, "total_tokens": CHAT_PROMPT_TOKENS + 5,
+            "prompt_tokens_details": {"cached_tokens": 0}})
     );
 
     let record = handle.record_for(&id).expect("the server recorded it");
