@@ -49,6 +49,19 @@ async fn a_shutdown_cancels_the_stream_once_and_closes_half_sent_requests_at_onc
         (handle.engine().batch_size() == 1).then_some(())
     })
     .await;
+    // The server accepts connections in the order they came: once a later one is answered,
+    // both half-sent ones are in its hands (not still in the kernel's backlog).
+    let mut later = TcpStream::connect(handle.addr()).await.expect("connect");
+    later
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("send");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), later.read_to_end(&mut answer))
+        .await
+        .expect("an answer to a later connection")
+        .expect("read");
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
     let started = Instant::now();
     let stopped = handle.shutdown().await.expect("a clean shutdown");
     let took = started.elapsed();
