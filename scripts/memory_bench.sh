@@ -29,7 +29,7 @@ command -v jq >/dev/null || { echo "memory_bench: jq is needed" >&2; exit 2; }
 
 work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
-"$bin" serve --listen "127.0.0.1:$port" --max-batch "$concurrency" \
+"$bin" serve --listen "127.0.0.1:$port" --model tokenmeter-sim --max-batch "$concurrency" \
     --decode-table "1=100us,$concurrency=200us" --prefill-base 100us --prefill-per-token 1us \
     --default-max-tokens "$output" >"$work/serve.log" 2>&1 &
 server=$!
