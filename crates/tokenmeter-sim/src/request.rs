@@ -58,6 +58,9 @@ pub struct GenerateRequest {
     /// The client's `max_tokens` parameter, when it sent one (published as a request
     /// parameter; [`output_tokens`](Self::output_tokens) is what the engine generates).
     pub max_tokens: Option<u32>,
+    /// The client's `n` parameter (choices asked for), published as a request parameter; set
+    /// it on one engine request per client request.
+    pub choices: Option<u32>,
 }
 
 impl GenerateRequest {
@@ -71,6 +74,7 @@ impl GenerateRequest {
             reasoning_tokens: 0,
             prompt_blocks: Arc::from([]),
             max_tokens: None,
+            choices: None,
         }
     }
 
@@ -100,6 +104,12 @@ impl GenerateRequest {
     /// blocks an earlier prompt had ([`prompt_blocks`](crate::prompt_blocks)).
     pub fn prompt_blocks(mut self, blocks: Arc<[u64]>) -> Self {
         self.prompt_blocks = blocks;
+        self
+    }
+
+    /// The client's `n` parameter.
+    pub fn choices(mut self, n: u32) -> Self {
+        self.choices = Some(n);
         self
     }
 

@@ -244,13 +244,20 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     response
 }
 
-/// Submits one engine request per choice. A refusal drops the choices already submitted
-/// (recorded as cancelled).
+/// Submits one engine request per choice; the first carries the request's `n` (published
+/// once per client request, as vLLM counts its parent request). A refusal drops the choices
+/// already submitted (recorded as cancelled).
 fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
-    let n = parsed.options.n.max(1) as usize;
-    let mut streams = Vec::with_capacity(n);
-    for _ in 0..n {
-        streams.push(engine.submit(parsed.generate.clone())?);
+    let n = parsed.options.n.max(1);
+    let mut streams = Vec::with_capacity(n as usize);
+    for choice in 0..n {
+        let generate = parsed.generate.clone();
+        let generate = if choice == 0 {
+            generate.choices(n)
+        } else {
+            generate
+        };
+        streams.push(engine.submit(generate)?);
     }
     Ok(streams)
 }

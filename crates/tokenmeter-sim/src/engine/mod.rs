@@ -101,6 +101,9 @@ impl Engine {
         if let Some(max) = request.max_tokens {
             metered.set_max_tokens(u64::from(max));
         }
+        if let Some(n) = request.choices {
+            metered.set_choices(n);
+        }
         if request.kv_tokens() > shared.max_model_len {
             let error = SubmitError::ContextLength {
                 prompt: request.prompt_tokens,

@@ -280,6 +280,18 @@ async fn n_choices_come_with_their_index_and_usage_sums_them() {
     let records = handle.records();
     assert_eq!(records.len(), 5);
     assert!(records.iter().all(|r| r.outcome == Outcome::Success));
+    // `n` is published once per client request (3, then 2), `max_tokens` once per choice
+    let mut choices: Vec<u32> = records.iter().filter_map(|r| r.choices).collect();
+    choices.sort_unstable();
+    assert_eq!(choices, [2, 3]);
+    assert!(records.iter().all(|r| r.max_tokens.is_some()));
+    let metrics = handle.metrics_text();
+    let sum = metrics
+        .lines()
+        .find(|l| l.starts_with("tokenmeter_request_choices_sum"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse::<f64>().ok());
+    assert_eq!(sum, Some(5.0), "{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
