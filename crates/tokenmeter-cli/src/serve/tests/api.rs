@@ -286,12 +286,13 @@ async fn n_choices_come_with_their_index_and_usage_sums_them() {
     assert_eq!(choices, [2, 3]);
     assert!(records.iter().all(|r| r.max_tokens.is_some()));
     let metrics = handle.metrics_text();
-    let sum = metrics
+    // summed over the series (chat and text_completion, in the exporter's own order)
+    let sum: f64 = metrics
         .lines()
-        .find(|l| l.starts_with("tokenmeter_request_choices_sum"))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse::<f64>().ok());
-    assert_eq!(sum, Some(5.0), "{metrics}");
+        .filter(|l| l.starts_with("tokenmeter_request_choices_sum"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(sum, 5.0, "{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
