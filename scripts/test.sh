@@ -50,6 +50,8 @@ if [ "$mode" = quick ]; then
 fi
 
 check_toolchain full
+# A full run builds each target once: incremental-compilation state would only take disk (GBs).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 install_test_tools
 install_fuzz_tools
 quick_tier
