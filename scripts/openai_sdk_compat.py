@@ -24,38 +24,12 @@ Needs `pip install openai`. Usage:
 check holds. Every wait is bounded; everything runs on 127.0.0.1.
 """
 
-import os
-import re
-import subprocess
 import sys
-import tempfile
 import time
 
+from serve_child import serving
+
 MODEL = "sim-8b"
-
-
-def binary():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    target = os.environ.get("CARGO_TARGET_DIR", "target")
-    return os.path.join(target, "debug", "tokenmeter")
-
-
-def start_serve(path, log):
-    args = [path, "serve", "--listen", "127.0.0.1:0", "--decode-table", "1=1ms",
-            "--served-model-name", MODEL, "sim"]
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with open(log.name, encoding="utf-8", errors="replace") as f:
-            m = re.search(r"on http://(127\.0\.0\.1:\d+)", f.read())
-        if m:
-            return child, m.group(1)
-        if child.poll() is not None:
-            sys.exit(f"tokenmeter serve exited: {child.returncode}")
-        time.sleep(0.05)
-    child.kill()
-    sys.exit("tokenmeter serve printed no address within 30 s")
 
 
 def main():
@@ -80,100 +54,92 @@ def main():
         return None
 
     messages = [{"role": "user", "content": "Say something about the simulator."}]
-    with tempfile.NamedTemporaryFile("w+", suffix=".log") as log:
-        child, addr = start_serve(binary(), log)
-        try:
-            client = openai.OpenAI(base_url=f"http://{addr}/v1", api_key="sk-unused",
-                                   max_retries=0, timeout=30)
-            print(f"openai {openai.__version__} against tokenmeter serve on {addr}")
+    with serving(["--decode-table", "1=1ms", "--served-model-name", MODEL, "sim"]) as addr:
+        client = openai.OpenAI(base_url=f"http://{addr}/v1", api_key="sk-unused",
+                               max_retries=0, timeout=30)
+        print(f"openai {openai.__version__} against tokenmeter serve on {addr}")
 
-            # 1. models
-            ids = [m.id for m in client.models.list().data]
-            check(ids == [MODEL, "sim"], f"models.list() lists the served names ({ids})")
-            model = client.models.retrieve("sim")
-            check(model.id == "sim" and model.object == "model",
-                  f"models.retrieve('sim') is the model object ({model.id}, {model.object})")
-            e = raises(openai.NotFoundError, lambda: client.models.retrieve("gpt-4o"))
-            check(isinstance(e, openai.NotFoundError),
-                  f"models.retrieve('gpt-4o') raises NotFoundError ({e!r})")
+        # 1. models
+        ids = [m.id for m in client.models.list().data]
+        check(ids == [MODEL, "sim"], f"models.list() lists the served names ({ids})")
+        model = client.models.retrieve("sim")
+        check(model.id == "sim" and model.object == "model",
+              f"models.retrieve('sim') is the model object ({model.id}, {model.object})")
+        e = raises(openai.NotFoundError, lambda: client.models.retrieve("gpt-4o"))
+        check(isinstance(e, openai.NotFoundError),
+              f"models.retrieve('gpt-4o') raises NotFoundError ({e!r})")
 
-            # 2. unknown model
-            e = raises(openai.NotFoundError, lambda: client.chat.completions.create(
-                model="gpt-4o", messages=messages, max_tokens=2))
-            check(isinstance(e, openai.NotFoundError)
-                  and "The model `gpt-4o` does not exist." in str(e),
-                  f"an unknown model raises NotFoundError with vLLM's message ({e})")
+        # 2. unknown model
+        e = raises(openai.NotFoundError, lambda: client.chat.completions.create(
+            model="gpt-4o", messages=messages, max_tokens=2))
+        check(isinstance(e, openai.NotFoundError)
+              and "The model `gpt-4o` does not exist." in str(e),
+              f"an unknown model raises NotFoundError with vLLM's message ({e})")
 
-            # 3. bad sampling values
-            e = raises(openai.BadRequestError, lambda: client.chat.completions.create(
-                model=MODEL, messages=messages, max_tokens=2, extra_body={"temperature": "hot"}))
-            check(isinstance(e, openai.BadRequestError) and "temperature" in str(e)
-                  and e.body.get("param") == "temperature",
-                  f"temperature='hot' raises BadRequestError naming it ({e})")
-            e = raises(openai.BadRequestError, lambda: client.completions.create(
-                model=MODEL, prompt="x", max_tokens=2, top_p=1.5))
-            check(isinstance(e, openai.BadRequestError) and "top_p" in str(e),
-                  f"top_p=1.5 raises BadRequestError naming it ({e})")
+        # 3. bad sampling values
+        e = raises(openai.BadRequestError, lambda: client.chat.completions.create(
+            model=MODEL, messages=messages, max_tokens=2, extra_body={"temperature": "hot"}))
+        check(isinstance(e, openai.BadRequestError) and "temperature" in str(e)
+              and e.body.get("param") == "temperature",
+              f"temperature='hot' raises BadRequestError naming it ({e})")
+        e = raises(openai.BadRequestError, lambda: client.completions.create(
+            model=MODEL, prompt="x", max_tokens=2, top_p=1.5))
+        check(isinstance(e, openai.BadRequestError) and "top_p" in str(e),
+              f"top_p=1.5 raises BadRequestError naming it ({e})")
 
-            # 4. stop: most of the simulator's words hold an "e"
-            r = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=60,
-                                               stop=["e", "zzz"])
-            text = r.choices[0].message.content
-            check(r.choices[0].finish_reason == "stop" and "e" not in text
-                  and r.usage.completion_tokens < 60,
-                  f"chat stop: {text!r}, {r.choices[0].finish_reason}, "
-                  f"{r.usage.completion_tokens} tokens")
-            stream = client.completions.create(model=MODEL, prompt="Once", max_tokens=60,
-                                               stop="e", stream=True,
-                                               stream_options={"include_usage": True})
-            parts, finish, usage = [], None, None
-            for chunk in stream:
-                for choice in chunk.choices:
-                    parts.append(choice.text)
-                    finish = choice.finish_reason or finish
-                usage = chunk.usage or usage
-            text = "".join(parts)
-            check(finish == "stop" and "e" not in text and usage.completion_tokens < 60,
-                  f"streamed completions stop: {text!r}, {finish}, {usage.completion_tokens} tokens")
+        # 4. stop: most of the simulator's words hold an "e"
+        r = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=60,
+                                           stop=["e", "zzz"])
+        text = r.choices[0].message.content
+        check(r.choices[0].finish_reason == "stop" and "e" not in text
+              and r.usage.completion_tokens < 60,
+              f"chat stop: {text!r}, {r.choices[0].finish_reason}, "
+              f"{r.usage.completion_tokens} tokens")
+        stream = client.completions.create(model=MODEL, prompt="Once", max_tokens=60,
+                                           stop="e", stream=True,
+                                           stream_options={"include_usage": True})
+        parts, finish, usage = [], None, None
+        for chunk in stream:
+            for choice in chunk.choices:
+                parts.append(choice.text)
+                finish = choice.finish_reason or finish
+            usage = chunk.usage or usage
+        text = "".join(parts)
+        check(finish == "stop" and "e" not in text and usage.completion_tokens < 60,
+              f"streamed completions stop: {text!r}, {finish}, {usage.completion_tokens} tokens")
 
-            # 5. n
-            r = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=4, n=3)
-            check([c.index for c in r.choices] == [0, 1, 2] and r.usage.completion_tokens == 12,
-                  f"n=3: indexes {[c.index for c in r.choices]}, "
-                  f"{r.usage.completion_tokens} completion tokens")
-            stream = client.chat.completions.create(model=MODEL, messages=messages,
-                                                    max_tokens=3, n=2, stream=True)
-            finished = {}
-            for chunk in stream:
-                for choice in chunk.choices:
-                    if choice.finish_reason:
-                        finished[choice.index] = choice.finish_reason
-            check(finished == {0: "length", 1: "length"}, f"streamed n=2 finishes {finished}")
+        # 5. n
+        r = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=4, n=3)
+        check([c.index for c in r.choices] == [0, 1, 2] and r.usage.completion_tokens == 12,
+              f"n=3: indexes {[c.index for c in r.choices]}, "
+              f"{r.usage.completion_tokens} completion tokens")
+        stream = client.chat.completions.create(model=MODEL, messages=messages,
+                                                max_tokens=3, n=2, stream=True)
+        finished = {}
+        for chunk in stream:
+            for choice in chunk.choices:
+                if choice.finish_reason:
+                    finished[choice.index] = choice.finish_reason
+        check(finished == {0: "length", 1: "length"}, f"streamed n=2 finishes {finished}")
 
-            # 6. logprobs
-            r = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=3,
-                                               logprobs=True, top_logprobs=2)
-            content = r.choices[0].logprobs.content
-            check(len(content) == 3 and all(len(t.top_logprobs) == 2 and t.logprob <= 0
-                                            for t in content)
-                  and "".join(t.token for t in content) == r.choices[0].message.content,
-                  f"chat logprobs: {[(t.token, t.logprob) for t in content]}")
-            r = client.completions.create(model=MODEL, prompt="x", max_tokens=3, logprobs=2)
-            lp = r.choices[0].logprobs
-            check(len(lp.tokens) == 3 and len(lp.token_logprobs) == 3
-                  and len(lp.top_logprobs) == 3 and lp.text_offset[0] == 0,
-                  f"completions logprobs: {lp.tokens} {lp.token_logprobs}")
+        # 6. logprobs
+        r = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=3,
+                                           logprobs=True, top_logprobs=2)
+        content = r.choices[0].logprobs.content
+        check(len(content) == 3 and all(len(t.top_logprobs) == 2 and t.logprob <= 0
+                                        for t in content)
+              and "".join(t.token for t in content) == r.choices[0].message.content,
+              f"chat logprobs: {[(t.token, t.logprob) for t in content]}")
+        r = client.completions.create(model=MODEL, prompt="x", max_tokens=3, logprobs=2)
+        lp = r.choices[0].logprobs
+        check(len(lp.tokens) == 3 and len(lp.token_logprobs) == 3
+              and len(lp.top_logprobs) == 3 and lp.text_offset[0] == 0,
+              f"completions logprobs: {lp.tokens} {lp.token_logprobs}")
 
-            # 7. unknown path
-            e = raises(openai.NotFoundError, lambda: client.get("/nope", cast_to=object))
-            check(isinstance(e, openai.NotFoundError) and isinstance(e.body, dict),
-                  f"an unknown path raises NotFoundError with an error body ({e})")
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        # 7. unknown path
+        e = raises(openai.NotFoundError, lambda: client.get("/nope", cast_to=object))
+        check(isinstance(e, openai.NotFoundError) and isinstance(e.body, dict),
+              f"an unknown path raises NotFoundError with an error body ({e})")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("every check holds")

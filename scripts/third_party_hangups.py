@@ -21,13 +21,13 @@ Needs `pip install openai` and `curl`. Usage:
 check holds. Every wait is bounded; everything runs on 127.0.0.1.
 """
 
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
+
+from serve_child import serving
 
 K = 25
 # Frames the server may count past what a client read before it sees the hang-up: hyper's 16
@@ -35,30 +35,6 @@ K = 25
 # buffer, which we do not control from the SDK: Linux lets it grow to a few MiB, about 150
 # bytes a frame).
 IN_FLIGHT = 16 + (2 * 4096 + 6 * 1024 * 1024) // 150
-
-
-def binary():
-    if len(sys.argv) > 1:
-        return sys.argv[1]
-    target = os.environ.get("CARGO_TARGET_DIR", "target")
-    return os.path.join(target, "debug", "tokenmeter")
-
-
-def start_serve(path, log):
-    args = [path, "serve", "--listen", "127.0.0.1:0", "--send-buffer", "4096",
-            "--decode-table", "1=5ms", "--max-batch", "64", "--served-model-name", "m"]
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with open(log.name, encoding="utf-8", errors="replace") as f:
-            m = re.search(r"on http://(127\.0\.0\.1:\d+)", f.read())
-        if m:
-            return child, m.group(1)
-        if child.poll() is not None:
-            sys.exit(f"tokenmeter serve exited: {child.returncode}")
-        time.sleep(0.05)
-    child.kill()
-    sys.exit("tokenmeter serve printed no address within 30 s")
 
 
 def scrape(addr):
@@ -118,72 +94,65 @@ def main():
         if not ok:
             failures.append(what)
 
-    with tempfile.NamedTemporaryFile("w+", suffix=".log") as log:
-        child, addr = start_serve(binary(), log)
-        try:
-            client = openai.OpenAI(base_url=f"http://{addr}/v1", api_key="sk-unused",
-                                   timeout=30, max_retries=0)
-            messages = [{"role": "user", "content": "hello"}]
+    with serving(["--send-buffer", "4096", "--decode-table", "1=5ms",
+                  "--max-batch", "64", "--served-model-name", "m"]) as addr:
+        client = openai.OpenAI(base_url=f"http://{addr}/v1", api_key="sk-unused",
+                               timeout=30, max_retries=0)
+        messages = [{"role": "user", "content": "hello"}]
 
-            # 1. The SDK reads K content chunks and closes the stream.
-            before = total(scrape(addr), "tokenmeter_output_tokens_total", role="server")
-            stream = client.chat.completions.create(model="m", messages=messages,
-                                                    max_tokens=2000, stream=True)
-            read = 0
-            for chunk in stream:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    read += 1
-                    if read == K:
-                        break
-            stream.close()
-            text = settle(addr, 1)
-            counted = total(text, "tokenmeter_output_tokens_total", role="server") - before
-            cancelled = total(text, "tokenmeter_requests_total", role="server", outcome="cancelled")
-            print(f"openai SDK {openai.__version__}: read {read} tokens and closed; "
-                  f"server counted {counted:.0f} tokens, cancelled {cancelled:.0f}")
-            check(cancelled == 1, "the SDK hang-up is one cancelled request")
-            check(read <= counted <= read + IN_FLIGHT,
-                  f"its tokens: {read} <= {counted:.0f} <= {read} + {IN_FLIGHT}")
+        # 1. The SDK reads K content chunks and closes the stream.
+        before = total(scrape(addr), "tokenmeter_output_tokens_total", role="server")
+        stream = client.chat.completions.create(model="m", messages=messages,
+                                                max_tokens=2000, stream=True)
+        read = 0
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                read += 1
+                if read == K:
+                    break
+        stream.close()
+        text = settle(addr, 1)
+        counted = total(text, "tokenmeter_output_tokens_total", role="server") - before
+        cancelled = total(text, "tokenmeter_requests_total", role="server", outcome="cancelled")
+        print(f"openai SDK {openai.__version__}: read {read} tokens and closed; "
+              f"server counted {counted:.0f} tokens, cancelled {cancelled:.0f}")
+        check(cancelled == 1, "the SDK hang-up is one cancelled request")
+        check(read <= counted <= read + IN_FLIGHT,
+              f"its tokens: {read} <= {counted:.0f} <= {read} + {IN_FLIGHT}")
 
-            # 2. curl cut by --max-time 0.5 s on a 2,000-token stream at 5 ms a token.
-            before = total(text, "tokenmeter_output_tokens_total", role="server")
-            body = '{"model":"m","messages":[{"role":"user","content":"hi"}],' \
-                   '"max_tokens":2000,"stream":true}'
-            run = subprocess.run(["curl", "-sN", "--max-time", "0.5", "-H",
-                                  "Content-Type: application/json", "-d", body,
-                                  f"http://{addr}/v1/chat/completions"],
-                                 capture_output=True, timeout=30)
-            got = run.stdout.decode(errors="replace").count('"content":"') - 0
-            text = settle(addr, 2)
-            counted = total(text, "tokenmeter_output_tokens_total", role="server") - before
-            cancelled = total(text, "tokenmeter_requests_total", role="server", outcome="cancelled")
-            print(f"curl --max-time 0.5: exit {run.returncode}, read {got} content frames; "
-                  f"server counted {counted:.0f} tokens, cancelled {cancelled:.0f} in all")
-            check(run.returncode == 28, "curl ended by its own timer (exit 28)")
-            check(cancelled == 2, "the curl hang-up is one more cancelled request")
-            check(got - 1 <= counted <= got + IN_FLIGHT,
-                  f"its tokens: {got} (role frame included) ~ {counted:.0f}")
+        # 2. curl cut by --max-time 0.5 s on a 2,000-token stream at 5 ms a token.
+        before = total(text, "tokenmeter_output_tokens_total", role="server")
+        body = '{"model":"m","messages":[{"role":"user","content":"hi"}],' \
+               '"max_tokens":2000,"stream":true}'
+        run = subprocess.run(["curl", "-sN", "--max-time", "0.5", "-H",
+                              "Content-Type: application/json", "-d", body,
+                              f"http://{addr}/v1/chat/completions"],
+                             capture_output=True, timeout=30)
+        got = run.stdout.decode(errors="replace").count('"content":"') - 0
+        text = settle(addr, 2)
+        counted = total(text, "tokenmeter_output_tokens_total", role="server") - before
+        cancelled = total(text, "tokenmeter_requests_total", role="server", outcome="cancelled")
+        print(f"curl --max-time 0.5: exit {run.returncode}, read {got} content frames; "
+              f"server counted {counted:.0f} tokens, cancelled {cancelled:.0f} in all")
+        check(run.returncode == 28, "curl ended by its own timer (exit 28)")
+        check(cancelled == 2, "the curl hang-up is one more cancelled request")
+        check(got - 1 <= counted <= got + IN_FLIGHT,
+              f"its tokens: {got} (role frame included) ~ {counted:.0f}")
 
-            # 3. The SDK reads a whole stream.
-            stream = client.chat.completions.create(model="m", messages=messages,
-                                                    max_tokens=20, stream=True,
-                                                    stream_options={"include_usage": True})
-            usage = None
-            for chunk in stream:
-                if chunk.usage:
-                    usage = chunk.usage.completion_tokens
-            text = settle(addr, 3)
-            success = total(text, "tokenmeter_requests_total", role="server", outcome="success")
-            print(f"openai SDK whole stream: usage {usage}, server successes {success:.0f}")
-            check(usage == 20 and success == 1, "a whole stream is one success of 20 tokens")
-            ok, bad = histograms_consistent(text)
-            check(ok, f"every histogram _count equals its +Inf bucket {bad}")
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        # 3. The SDK reads a whole stream.
+        stream = client.chat.completions.create(model="m", messages=messages,
+                                                max_tokens=20, stream=True,
+                                                stream_options={"include_usage": True})
+        usage = None
+        for chunk in stream:
+            if chunk.usage:
+                usage = chunk.usage.completion_tokens
+        text = settle(addr, 3)
+        success = total(text, "tokenmeter_requests_total", role="server", outcome="success")
+        print(f"openai SDK whole stream: usage {usage}, server successes {success:.0f}")
+        check(usage == 20 and success == 1, "a whole stream is one success of 20 tokens")
+        ok, bad = histograms_consistent(text)
+        check(ok, f"every histogram _count equals its +Inf bucket {bad}")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("all checks hold")

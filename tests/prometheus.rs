@@ -31,10 +31,16 @@ impl Prometheus {
 
     /// The same, also evaluating the rule files `rules` every second.
     pub fn start_with_rules(jobs: &[Job<'_>], rules: &[&std::path::Path]) -> Self {
+        Self::start_every(jobs, rules, 1)
+    }
+
+    /// The same, scraping (and evaluating) every `seconds` seconds, with a scrape timeout of
+    /// as long: for targets that may answer slowly on a loaded machine.
+    pub fn start_every(jobs: &[Job<'_>], rules: &[&std::path::Path], seconds: u64) -> Self {
         let binary = require_binary("prometheus");
         let dir = TempDir::new("prometheus");
-        let mut config = String::from(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n",
+        let mut config = format!(
+            "global:\n  scrape_interval: {seconds}s\n  scrape_timeout: {seconds}s\n  evaluation_interval: {seconds}s\n",
         );
         if !rules.is_empty() {
             config.push_str("rule_files:\n");

@@ -131,9 +131,11 @@ fn a_mooncake_trace_is_replayed_at_its_times() {
         for (i, want) in [0.0, 300.0, 600.0].iter().enumerate() {
             let got = sends[i] - sends[0];
             let want = want * scale;
-            // Sent at their times: never early, and late by scheduling only.
+            // Sent at their times, late by scheduling only. Measured from the first send,
+            // which may itself leave late (its connection is the run's first; 6 ms seen on a
+            // loaded machine), so a later request may seem early by as much.
             assert!(
-                got >= want - 1.0 && got < want + 60.0,
+                got >= want - 20.0 && got < want + 60.0,
                 "speed {speed}: request {i} at {got:.1} ms, want {want:.1} ms"
             );
         }

@@ -1,0 +1,60 @@
+"""`tokenmeter serve` as a child process on loopback, for the scripts that check it with
+third-party clients (third_party_hangups.py, openai_sdk_compat.py).
+
+    with serving(["--served-model-name", "m"]) as addr:   # "127.0.0.1:PORT"
+        ...
+
+The binary is the script's first argument, else target/debug/tokenmeter (or
+$CARGO_TARGET_DIR/debug/tokenmeter). The server listens on port 0; its address is read from
+what it prints, within 30 s. On leaving the block the server is asked to stop (SIGTERM) and
+killed if it has not stopped within 10 s. Every wait is bounded.
+"""
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def binary():
+    """The tokenmeter binary to run."""
+    if len(sys.argv) > 1:
+        return sys.argv[1]
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    return os.path.join(target, "debug", "tokenmeter")
+
+
+@contextlib.contextmanager
+def serving(args):
+    """Runs `tokenmeter serve --listen 127.0.0.1:0 ARGS...`; yields its address."""
+    with tempfile.NamedTemporaryFile("w+", suffix=".log") as log:
+        command = [binary(), "serve", "--listen", "127.0.0.1:0", *args]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            yield wait_for_address(child, log.name)
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(timeout=10)
+
+
+def wait_for_address(child, log_path):
+    """The address the server prints, within 30 s; exits the script if it does not come."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        m = re.search(r"on http://(127\.0\.0\.1:\d+)", text)
+        if m:
+            return m.group(1)
+        if child.poll() is not None:
+            sys.exit(f"tokenmeter serve exited ({child.returncode}):\n{text}")
+        time.sleep(0.05)
+    child.kill()
+    sys.exit("tokenmeter serve printed no address within 30 s")
