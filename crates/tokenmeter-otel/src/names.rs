@@ -24,13 +24,15 @@ pub use tokenmeter::conventions::attr;
 pub use tokenmeter::conventions::names::*;
 pub use tokenmeter::conventions::{Instrument, InstrumentKind};
 
-/// The old name of [`Instrument`] here; the Prometheus exporter's `MetricName` is another type.
+/// The old name of [`Instrument`] here (the Prometheus exporter's `names::MetricName` is the
+/// same deprecated alias).
 #[deprecated(
     since = "0.2.0",
     note = "use `Instrument`, the one instrument type of `tokenmeter::conventions`; removed in 0.3.0"
 )]
 pub type MetricName = Instrument;
 
-/// The old name of [`InstrumentKind`] here; the Prometheus exporter's `Kind` is another type.
+/// The old name of [`InstrumentKind`] here (the Prometheus exporter's `names::Kind` is the same
+/// deprecated alias).
 #[deprecated(since = "0.2.0", note = "use `InstrumentKind`; removed in 0.3.0")]
 pub type Kind = InstrumentKind;

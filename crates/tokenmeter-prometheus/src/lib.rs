@@ -150,8 +150,12 @@
 //! and the field), which roles record it and its labels; the sink loops over the rows. A table
 //! with rows of your own ([`Builder::conventions`]) is published the same way, in both profiles
 //! and by the OpenTelemetry exporter, without changing either exporter. The vLLM profile below
-//! is a renaming of the same rows, plus vLLM's `request_success_total` and
-//! `iteration_tokens_total`.
+//! is the same rows renamed ([`Row::renamed`](tokenmeter::conventions::Row::renamed)) to vLLM's
+//! instruments ([`names::vllm`]), plus vLLM's `request_success_total`, `iteration_tokens_total`
+//! and `request_max_num_generation_tokens`. [`names::exposition_name`] is the name of every
+//! metric in the exposition, and [`InstrumentKind::prometheus_type`] its type.
+//!
+//! [`InstrumentKind::prometheus_type`]: tokenmeter::conventions::InstrumentKind::prometheus_type
 //!
 //! # Metrics of the `vllm` profile
 //!
@@ -330,15 +334,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_crate_docs_list_every_metric_of_both_profiles() {
+    fn the_crate_docs_list_every_metric_of_both_profiles_with_its_type() {
         let docs = include_str!("lib.rs");
         for profile in [Profile::Semconv, Profile::Vllm, Profile::VllmLegacy] {
             for metric in profile.metrics() {
-                let cell = format!("| `{}` |", metric.prometheus);
+                let name = names::exposition_name(metric);
+                let cells = format!("| `{name}` | {} |", metric.kind.prometheus_type());
                 assert!(
-                    docs.contains(&cell),
-                    "{profile}: {} is not in the table",
-                    metric.prometheus
+                    docs.contains(&cells),
+                    "{profile}: {name} is not in the table"
                 );
             }
         }

@@ -3,8 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use tokenmeter::conventions::Instrument;
+
 use crate::error::Error;
-use crate::names::{MetricName, semconv, vllm};
+use crate::names::{semconv, vllm};
 
 /// The naming profile: which metric and label names are published (`docs/metrics.md` §3).
 ///
@@ -16,7 +18,7 @@ use crate::names::{MetricName, semconv, vllm};
 /// assert_eq!(Profile::default(), Profile::Semconv);
 /// assert_eq!("vllm".parse::<Profile>().unwrap(), Profile::Vllm);
 /// assert!("prom".parse::<Profile>().is_err());
-/// assert!(Profile::Vllm.metrics().any(|m| m.prometheus == "vllm:kv_cache_usage_perc"));
+/// assert!(Profile::Vllm.metrics().any(|m| m.name == "vllm:kv_cache_usage_perc"));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -45,15 +47,27 @@ impl Profile {
         }
     }
 
-    /// Every metric this profile publishes with the built-in table: a view of the table's
-    /// rows under this profile's names (a test checks that they agree).
-    pub fn metrics(self) -> impl Iterator<Item = &'static MetricName> {
-        let (own, extra): (&'static [MetricName], &'static [MetricName]) = match self {
+    /// Every metric this profile publishes with the built-in table: the instruments the
+    /// table's rows are published as under this profile's names (a test checks that they
+    /// agree). [`names::exposition_name`](crate::names::exposition_name) gives each one's name
+    /// in the exposition.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter_prometheus::{Profile, names::exposition_name};
+    ///
+    /// let names: Vec<_> = Profile::Semconv.metrics().map(exposition_name).collect();
+    /// assert!(names.iter().any(|n| n == "gen_ai_server_time_to_first_token_seconds"));
+    /// assert!(!names.iter().any(|n| n.starts_with("vllm:")));
+    /// ```
+    pub fn metrics(self) -> impl Iterator<Item = &'static Instrument> {
+        let (own, extra): (&'static [Instrument], &'static [Instrument]) = match self {
             Profile::Semconv => (semconv::ALL, &[]),
             Profile::Vllm => (vllm::ALL, VLLM_EXTRAS),
             Profile::VllmLegacy => (vllm::ALL, VLLM_EXTRAS),
         };
-        let legacy: &'static [MetricName] = match self {
+        let legacy: &'static [Instrument] = match self {
             Profile::VllmLegacy => vllm::legacy::ALL,
             _ => &[],
         };
@@ -81,7 +95,7 @@ impl FromStr for Profile {
 }
 
 /// The `tokenmeter_` metrics the vLLM profile publishes besides vLLM's own.
-const VLLM_EXTRAS: &[MetricName] = &[
+const VLLM_EXTRAS: &[Instrument] = &[
     semconv::REQUESTS,
     semconv::SERIES_FOLDED,
     semconv::ENGINE_STEP_DURATION,
@@ -94,10 +108,10 @@ const VLLM_EXTRAS: &[MetricName] = &[
 
 #[cfg(test)]
 mod tests {
-    use tokenmeter::conventions::Conventions;
+    use tokenmeter::conventions::{Conventions, InstrumentKind};
 
     use super::*;
-    use crate::names::Kind;
+    use crate::names::exposition_name;
 
     #[test]
     fn every_histogram_of_a_profile_has_a_bucket_entry() {
@@ -109,11 +123,11 @@ mod tests {
                 .map(|(name, ..)| name)
                 .collect();
             for metric in profile.metrics() {
+                let name = exposition_name(metric);
                 assert_eq!(
-                    metric.kind == Kind::Histogram,
-                    with_buckets.iter().any(|n| n == metric.prometheus),
-                    "{profile}: {}",
-                    metric.prometheus
+                    metric.kind == InstrumentKind::Histogram,
+                    with_buckets.iter().any(|n| *n == name),
+                    "{profile}: {name}"
                 );
             }
         }

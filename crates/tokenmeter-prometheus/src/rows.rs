@@ -1,60 +1,52 @@
-//! [`PromRow`]: a row of the conventions table as a profile publishes it: its Prometheus name,
-//! help text and default bucket layout. The semconv profile publishes every row under its
-//! OTel→Prometheus name; the vLLM profile renames rows (`vllm_rows`) and adds two of its
-//! own.
+//! [`PromRow`]: a row of the conventions table as a profile publishes it: under its
+//! instrument's exposition name and help text, with its default bucket layout. The semconv
+//! profile publishes every row as it is; the vLLM profile renames rows to vLLM's instruments
+//! (`vllm_rows`) and adds three of its own.
 
 use std::borrow::Cow;
 
-use tokenmeter::conventions::{Conventions, Metric, Row, attr};
+use tokenmeter::conventions::{Conventions, InstrumentKind, Metric, Row};
 
 use crate::layout::Layout;
-use crate::names::{Kind, MetricName};
+use crate::names;
 use crate::profile::Profile;
 use crate::vllm_rows as vllm;
 
-/// A row under a profile's name.
+/// A row as a profile publishes it: under the exposition name and help text of its instrument
+/// ([`names::exposition_name`], [`names::help`]), with its default bucket layout.
 #[derive(Clone, Debug)]
 pub(crate) struct PromRow {
-    /// The row (its feed, roles and attributes as this profile records them).
+    /// The row (its instrument, as this profile names it, and its feed, roles and attributes
+    /// as this profile records them).
     pub(crate) row: Row,
     /// The name in the exposition.
     pub(crate) name: Cow<'static, str>,
     /// The `# HELP` text.
     pub(crate) help: Cow<'static, str>,
-    /// Histogram, counter or gauge.
-    pub(crate) kind: Kind,
     /// The default bucket layout (histograms).
     pub(crate) layout: Layout,
 }
 
 impl PromRow {
-    /// `row` under its OTel→Prometheus name, with the description's attribute keys spelled as
-    /// labels.
-    fn semconv(row: &Row) -> Self {
-        let instrument = row.instrument;
-        let help = attr::ALL
-            .iter()
-            .fold(instrument.description.to_owned(), |text, key| {
-                text.replace(key, &key.replace('.', "_"))
-            });
+    /// `row` as its instrument is published, with `layout`.
+    pub(crate) fn new(row: Row, layout: Layout) -> Self {
         Self {
-            row: *row,
-            name: Cow::Owned(instrument.prometheus_name()),
-            help: Cow::Owned(help),
-            kind: Kind::of(instrument.kind),
-            layout: Layout::Fixed(row.edges),
+            row,
+            name: names::exposition_name(&row.instrument),
+            help: names::help(&row.instrument),
+            layout,
         }
     }
 
-    /// `row` published as vLLM's `metric`.
-    pub(crate) fn named(row: Row, metric: &MetricName, layout: Layout) -> Self {
-        Self {
-            row,
-            name: Cow::Borrowed(metric.prometheus),
-            help: Cow::Borrowed(metric.help),
-            kind: metric.kind,
-            layout,
-        }
+    /// `row` as the semconv profile publishes it: under its OTel→Prometheus name, with its
+    /// default edges.
+    fn semconv(row: &Row) -> Self {
+        Self::new(*row, Layout::Fixed(row.edges))
+    }
+
+    /// Histogram, counter, up-down counter or gauge.
+    pub(crate) fn kind(&self) -> InstrumentKind {
+        self.row.instrument.kind
     }
 
     /// The `metrics` unit for `describe_*`: seconds for `s`, a count for `{…}`, none for `1`.
@@ -95,7 +87,7 @@ impl Profile {
     pub(crate) fn histograms(self, table: &Conventions) -> Vec<(String, Vec<Metric>, Layout)> {
         let mut out: Vec<(String, Vec<Metric>, Layout)> = Vec::new();
         for row in self.rows(table) {
-            if row.kind != Kind::Histogram {
+            if !row.row.is_histogram() {
                 continue;
             }
             match out.iter_mut().find(|(name, ..)| *name == row.name) {
@@ -124,45 +116,49 @@ pub(crate) fn describe(rows: &[PromRow], recorder: &dyn metrics::Recorder) {
         let key = metrics::KeyName::from(row.name.clone().into_owned());
         let unit = row.metrics_unit();
         let help = metrics::SharedString::from(row.help.clone().into_owned());
-        match row.kind {
-            Kind::Histogram => recorder.describe_histogram(key, unit, help),
-            Kind::Counter => recorder.describe_counter(key, unit, help),
-            Kind::Gauge => recorder.describe_gauge(key, unit, help),
+        match row.kind() {
+            InstrumentKind::Histogram => recorder.describe_histogram(key, unit, help),
+            InstrumentKind::Counter => recorder.describe_counter(key, unit, help),
+            InstrumentKind::UpDownCounter | InstrumentKind::Gauge => {
+                recorder.describe_gauge(key, unit, help)
+            }
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tokenmeter::conventions::Instrument;
+
     use super::*;
     use crate::names::semconv;
 
-    /// The constants of [`names`](crate::names) are a view of the table: the same names, kinds,
-    /// units and help texts as the rows publish.
+    /// [`Profile::metrics`] is a view of the table: the instruments the rows are published as,
+    /// each under one name.
     #[test]
-    fn the_named_constants_are_what_the_table_publishes() {
+    fn the_metrics_of_a_profile_are_what_the_table_publishes() {
         let table = Conventions::default();
         for profile in [Profile::Semconv, Profile::Vllm, Profile::VllmLegacy] {
-            let mut published: Vec<(String, Kind, String)> = Vec::new();
+            let mut published: Vec<(String, Instrument)> = Vec::new();
             for row in profile.rows(&table) {
-                let entry = (row.name.to_string(), row.kind, row.help.to_string());
+                let entry = (row.name.into_owned(), row.row.instrument);
                 if !published.contains(&entry) {
                     published.push(entry);
                 }
             }
-            let mut named: Vec<(String, Kind, String)> = profile
+            let mut listed: Vec<(String, Instrument)> = profile
                 .metrics()
-                .map(|m| (m.prometheus.to_owned(), m.kind, m.help.to_owned()))
+                .map(|m| (names::exposition_name(m).into_owned(), *m))
                 .collect();
             published.sort_by(|a, b| a.0.cmp(&b.0));
-            named.sort_by(|a, b| a.0.cmp(&b.0));
-            assert_eq!(published, named, "{profile}");
+            listed.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(published, listed, "{profile}");
         }
-        let semconv_names: Vec<_> = Profile::Semconv
+        let semconv_rows: Vec<_> = Profile::Semconv
             .rows(&table)
             .into_iter()
-            .map(|r| r.name.into_owned())
+            .map(|r| r.row.instrument)
             .collect();
-        assert!(semconv_names.contains(&semconv::REQUESTS.prometheus.to_owned()));
+        assert!(semconv_rows.contains(&semconv::REQUESTS));
     }
 }

@@ -1,29 +1,30 @@
-//! The vLLM profile as a renaming of the conventions table: which row becomes which vLLM metric
-//! (and, where vLLM records more widely or with fewer labels, for which roles and attributes),
-//! and vLLM's two metrics that no row of the table has.
+//! The vLLM profile as a renaming of the conventions table: which row is renamed
+//! ([`Row::renamed`]) to which vLLM instrument (and, where vLLM records more widely or with
+//! fewer labels, for which roles and attributes), and vLLM's three metrics that no row of the
+//! table has.
 
 use tokenmeter::conventions::{
-    AttrSet, CHOICE_EDGES, Feed, Instrument, InstrumentKind, RecordField, Roles, Row, StepField,
+    AttrSet, CHOICE_EDGES, Feed, Instrument, Metric, RecordField, Roles, Row, StepField,
     names as otel,
 };
 
 use crate::layout::{Layout, VLLM_ITERATION_TOKENS, VLLM_ITL, VLLM_REQUEST, VLLM_TTFT};
-use crate::names::{Kind, MetricName, vllm};
+use crate::names::vllm;
 use crate::rows::PromRow;
 
 /// One renaming: the row of `from` (and of `field`, when several rows share the instrument)
-/// published as `to`, with vLLM's default layout, and the roles and attributes vLLM records it
-/// with when they differ from the row's.
+/// renamed to `to` (of the same kind and unit), with vLLM's default layout, and the roles and
+/// attributes vLLM records it with when they differ from the row's.
 struct Rename {
     from: Instrument,
     field: Option<Feed>,
-    to: MetricName,
+    to: Instrument,
     layout: Layout,
     roles: Option<Roles>,
     attrs: Option<AttrSet>,
 }
 
-const fn to(from: Instrument, to: MetricName, layout: Layout) -> Rename {
+const fn to(from: Instrument, to: Instrument, layout: Layout) -> Rename {
     Rename {
         from,
         field: None,
@@ -205,74 +206,53 @@ pub(crate) fn rename(row: &Row) -> Option<PromRow> {
     let rename = RENAMES.iter().find(|r| {
         r.from.name == row.instrument.name && r.field.is_none_or(|field| field == row.feed)
     })?;
-    let mut renamed = *row;
+    let mut renamed = row.renamed(rename.to);
     if let Some(roles) = rename.roles {
         renamed = renamed.for_roles(roles);
     }
     if let Some(attrs) = rename.attrs {
         renamed = renamed.with_attrs(attrs);
     }
-    Some(PromRow::named(renamed, &rename.to, rename.layout))
-}
-
-/// An instrument for a vLLM metric, which exists only in this profile.
-const fn instrument(metric: MetricName) -> Instrument {
-    let kind = match metric.kind {
-        Kind::Histogram => InstrumentKind::Histogram,
-        Kind::Counter => InstrumentKind::Counter,
-        Kind::Gauge => InstrumentKind::Gauge,
-    };
-    Instrument::new(metric.otel, metric.unit, kind, metric.help)
+    Some(PromRow::new(renamed, rename.layout))
 }
 
 /// vLLM's metrics that no row of the table has: `request_success_total` by `finished_reason`,
 /// the `iteration_tokens_total` histogram and `request_max_num_generation_tokens`.
 pub(crate) fn own_rows() -> [PromRow; 3] {
     let success = Row::new(
-        instrument(vllm::REQUEST_SUCCESS),
+        vllm::REQUEST_SUCCESS,
         Feed::End(RecordField::Request),
         Roles::Both,
         AttrSet::FinishedReason,
     );
     let iteration = Row::new(
-        instrument(vllm::ITERATION_TOKENS),
+        vllm::ITERATION_TOKENS,
         Feed::Step(StepField::Tokens),
         Roles::Both,
         AttrSet::Engine,
     )
-    .buckets(
-        &[tokenmeter::conventions::Metric::StepTokens],
-        VLLM_ITERATION_TOKENS,
-    );
+    .buckets(&[Metric::StepTokens], VLLM_ITERATION_TOKENS);
     let longest = Row::new(
-        instrument(vllm::REQUEST_MAX_NUM_GENERATION_TOKENS),
+        vllm::REQUEST_MAX_NUM_GENERATION_TOKENS,
         Feed::End(RecordField::OutputTokens),
         Roles::Both,
         AttrSet::Semconv,
     )
-    .buckets(&[tokenmeter::conventions::Metric::OutputTokens], &[1.0]);
+    .buckets(&[Metric::OutputTokens], &[1.0]);
     [
-        PromRow::named(success, &vllm::REQUEST_SUCCESS, NONE),
-        PromRow::named(
-            iteration,
-            &vllm::ITERATION_TOKENS,
-            Layout::Fixed(VLLM_ITERATION_TOKENS),
-        ),
-        PromRow::named(
-            longest,
-            &vllm::REQUEST_MAX_NUM_GENERATION_TOKENS,
-            Layout::OneTwoFive,
-        ),
+        PromRow::new(success, NONE),
+        PromRow::new(iteration, Layout::Fixed(VLLM_ITERATION_TOKENS)),
+        PromRow::new(longest, Layout::OneTwoFive),
     ]
 }
 
-/// The rows of the pre-0.11 names ([`vllm::legacy`]): each a copy of the row published under
-/// the current name it aliases, so both series carry the same samples.
+/// The rows of the pre-0.11 names ([`vllm::legacy`]): each a copy of a row renamed to the
+/// current name it aliases, renamed to the old one, so both series carry the same samples.
 pub(crate) fn legacy_rows(rows: &[PromRow]) -> Vec<PromRow> {
     let mut out = Vec::new();
     for (old, new) in vllm::legacy::ALIASES {
-        for row in rows.iter().filter(|row| row.name == new.prometheus) {
-            out.push(PromRow::named(row.row, old, row.layout));
+        for row in rows.iter().filter(|row| row.row.instrument == *new) {
+            out.push(PromRow::new(row.row.renamed(*old), row.layout));
         }
     }
     out
@@ -294,7 +274,21 @@ mod tests {
                     row.instrument == rename.from && rename.field.is_none_or(|f| f == row.feed)
                 })
                 .count();
-            assert_eq!(matches, 1, "{}", rename.to.prometheus);
+            assert_eq!(matches, 1, "{}", rename.to.name);
+        }
+    }
+
+    /// A renamed row records as before: the vLLM instrument has the kind (which handle) and
+    /// the unit (seconds or counts) of the one it renames, and so has an old name of the
+    /// current one.
+    #[test]
+    fn a_renaming_keeps_kind_and_unit() {
+        let pairs = RENAMES
+            .iter()
+            .map(|rename| (rename.from, rename.to))
+            .chain(vllm::legacy::ALIASES.iter().map(|(old, new)| (*new, *old)));
+        for (from, to) in pairs {
+            assert_eq!((from.kind, from.unit), (to.kind, to.unit), "{}", to.name);
         }
     }
 }

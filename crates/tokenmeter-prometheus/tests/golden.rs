@@ -8,9 +8,11 @@
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use tokenmeter_prometheus::Profile;
+use tokenmeter_prometheus::names::exposition_name;
 
 fn check(profile: Profile) {
     let actual = support::canonical(&support::workload::render(profile));
@@ -80,14 +82,33 @@ fn vllm_legacy_names_carry_the_samples_of_the_current_ones() {
         assert!(legacy_text.contains(line), "vllm-legacy lacks {line}");
     }
     for (old, new) in legacy::ALIASES {
-        let want = samples(&current, new.prometheus);
-        assert!(!want.is_empty(), "the workload records {}", new.prometheus);
-        assert_eq!(
-            samples(&legacy_text, old.prometheus),
-            want,
-            "{} against {}",
-            old.prometheus,
-            new.prometheus
-        );
+        let (old, new) = (exposition_name(old), exposition_name(new));
+        let want = samples(&current, &new);
+        assert!(!want.is_empty(), "the workload records {new}");
+        assert_eq!(samples(&legacy_text, &old), want, "{old} against {new}");
+    }
+}
+
+/// The exposition has one family per metric of the profile, under its exposition name and with
+/// the Prometheus type of its instrument's kind.
+#[test]
+fn every_family_is_a_metric_of_the_profile_with_its_type() {
+    for profile in [Profile::Semconv, Profile::Vllm, Profile::VllmLegacy] {
+        let text = support::workload::render(profile);
+        let families: BTreeMap<String, String> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("# TYPE ")?.split_once(' '))
+            .map(|(name, kind)| (name.to_owned(), kind.to_owned()))
+            .collect();
+        let metrics: BTreeMap<String, String> = profile
+            .metrics()
+            .map(|m| {
+                (
+                    exposition_name(m).into_owned(),
+                    m.kind.prometheus_type().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(families, metrics, "{profile}");
     }
 }

@@ -32,7 +32,7 @@ fn vllm_exposition_parses_and_promtool_only_objects_to_vllms_names() {
     // vLLM's `/metrics`.
     let iteration_total = format!(
         "{} non-counter metrics should not have \"_total\" suffix",
-        names::vllm::ITERATION_TOKENS.prometheus
+        names::exposition_name(&names::vllm::ITERATION_TOKENS)
     );
     for problem in &problems {
         assert!(

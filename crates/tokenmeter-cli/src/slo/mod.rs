@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use tokenmeter_prometheus::names;
+use tokenmeter_prometheus::names::{self, exposition_name};
 use tokenmeter_slo::SloSpec;
 use tokenmeter_slo::rules::{EngineMetrics, RuleOptions, generate};
 
@@ -48,13 +48,13 @@ pub(crate) fn run(command: SloCommand) -> anyhow::Result<()> {
 fn options(profile: Profile) -> RuleOptions {
     match profile {
         Profile::Semconv => RuleOptions::new(
-            names::semconv::REQUESTS_WAITING.prometheus,
-            names::semconv::KV_CACHE_USAGE.prometheus,
+            exposition_name(&names::semconv::REQUESTS_WAITING),
+            exposition_name(&names::semconv::KV_CACHE_USAGE),
         )
         .engine(EngineMetrics::semconv()),
         Profile::Vllm => RuleOptions::new(
-            names::vllm::NUM_REQUESTS_WAITING.prometheus,
-            names::vllm::KV_CACHE_USAGE.prometheus,
+            exposition_name(&names::vllm::NUM_REQUESTS_WAITING),
+            exposition_name(&names::vllm::KV_CACHE_USAGE),
         )
         .engine(EngineMetrics::vllm()),
     }
@@ -81,6 +81,7 @@ mod tests {
     fn the_profiles_name_real_gauges() {
         let semconv = options(Profile::Semconv);
         assert_eq!(semconv.waiting_metric, "tokenmeter_requests_waiting");
+        assert_eq!(semconv.kv_usage_metric, "tokenmeter_kv_cache_usage_ratio");
         let vllm = options(Profile::Vllm);
         assert_eq!(vllm.waiting_metric, "vllm:num_requests_waiting");
         assert_eq!(vllm.kv_usage_metric, "vllm:kv_cache_usage_perc");

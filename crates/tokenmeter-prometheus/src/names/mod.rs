@@ -1,162 +1,70 @@
 //! Every metric and label name this crate publishes, in one place.
 //!
 //! Names follow upstream: the OpenTelemetry GenAI semantic conventions (status: development) and
-//! vLLM's `/metrics`. The semconv names and their units, kinds and descriptions come from
-//! [`tokenmeter::conventions`], the one table the OpenTelemetry exporter uses too; vLLM's names
-//! exist only here.
+//! vLLM's `/metrics`. A metric is an [`Instrument`] of [`tokenmeter::conventions`], the one
+//! vocabulary of both exporters: its name, unit, [`InstrumentKind`] and description. The semconv
+//! instruments are the conventions' own ([`semconv`]); vLLM's are instruments of this crate
+//! ([`vllm`]), which the vLLM profile renames the conventions' rows to.
 //!
-//! Each [`MetricName`] carries both spellings of a metric: the OpenTelemetry instrument name
-//! with its UCUM unit, and the Prometheus name as it appears in the exposition, which is the
-//! OTel→Prometheus translation of the former (dots become underscores, the unit becomes a
-//! suffix — `s` → `_seconds`, `1` → `_ratio`, annotations like `{token}` are dropped — and
-//! counters end in `_total`). The Prometheus names are spelled out, so that they can be found
-//! by searching; the build fails if one is not the translation of its instrument. An
-//! OpenTelemetry exporter that creates instruments with [`MetricName::otel`] and
-//! [`MetricName::unit`] therefore lands on the same Prometheus series as this crate.
+//! How an instrument appears in the exposition is decided in one place:
+//!
+//! - its name, [`exposition_name`]: the OTel→Prometheus translation of its name
+//!   ([`Instrument::prometheus_name`]: dots become underscores, the unit becomes a suffix —
+//!   `s` → `_seconds`, `1` → `_ratio`, annotations like `{token}` are dropped — and counters end
+//!   in `_total`), or its name as it is when that is already a Prometheus name (vLLM's, with
+//!   `:`). An OpenTelemetry exporter that creates the semconv instruments therefore lands on
+//!   the same Prometheus series as this crate.
+//! - its `# HELP` text, [`help`]: the description, attribute keys spelled as labels.
+//! - its `# TYPE`: [`InstrumentKind::prometheus_type`] (up-down counters and gauges are gauges).
+//!
+//! The modules:
 //!
 //! - [`semconv`]: the default profile — `gen_ai.*` names, plus what semconv does not name under
-//!   the `tokenmeter_` prefix.
+//!   the `tokenmeter_` prefix; the Prometheus names spelled out and checked when this crate
+//!   compiles.
 //! - [`vllm`]: vLLM's names, so existing vLLM dashboards work unchanged.
 //! - [`label`]: label (attribute) names.
 //!
 //! # Examples
 //!
 //! ```
-//! use tokenmeter_prometheus::names::{self, Kind};
+//! use tokenmeter::conventions::InstrumentKind;
+//! use tokenmeter_prometheus::names::{self, exposition_name};
 //!
 //! let ttft = names::semconv::SERVER_TIME_TO_FIRST_TOKEN;
-//! assert_eq!(ttft.otel, "gen_ai.server.time_to_first_token");
-//! assert_eq!(ttft.prometheus, "gen_ai_server_time_to_first_token_seconds");
-//! assert_eq!((ttft.unit, ttft.kind), ("s", Kind::Histogram));
+//! assert_eq!(ttft.name, "gen_ai.server.time_to_first_token");
+//! assert_eq!(exposition_name(&ttft), "gen_ai_server_time_to_first_token_seconds");
+//! assert_eq!((ttft.unit, ttft.kind), ("s", InstrumentKind::Histogram));
+//! assert_eq!(ttft.kind.prometheus_type(), "histogram");
+//! assert_eq!(exposition_name(&names::vllm::TIME_TO_FIRST_TOKEN), "vllm:time_to_first_token_seconds");
 //! assert_eq!(names::label::REQUEST_MODEL.prometheus, "gen_ai_request_model");
 //! ```
 
+mod exposition;
 pub mod label;
 pub mod semconv;
 pub mod vllm;
 
+pub use exposition::{exposition_name, help};
 pub use label::LabelName;
-
-use std::fmt;
 
 use tokenmeter::conventions::{Instrument, InstrumentKind};
 
-/// What kind of instrument a metric is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Kind {
-    /// A histogram with explicit buckets (never a summary).
-    Histogram,
-    /// A monotonic counter (`_total`).
-    Counter,
-    /// A value that goes up and down (an OTel up-down counter or gauge).
-    Gauge,
-}
+/// The old type of the constants of [`semconv`] and [`vllm`], which are now [`Instrument`]s:
+/// `otel` is [`Instrument::name`], `prometheus` is [`exposition_name`], `help` is [`help`].
+#[deprecated(
+    since = "0.2.0",
+    note = "use `Instrument` of `tokenmeter::conventions` (`exposition_name` gives its Prometheus name, `help` its help text); removed in 0.3.0"
+)]
+pub type MetricName = Instrument;
 
-impl Kind {
-    /// The Prometheus kind of an OpenTelemetry instrument kind: up-down counters and gauges
-    /// are both gauges.
-    pub(crate) const fn of(kind: InstrumentKind) -> Self {
-        match kind {
-            InstrumentKind::Histogram => Kind::Histogram,
-            InstrumentKind::Counter => Kind::Counter,
-            InstrumentKind::UpDownCounter | InstrumentKind::Gauge => Kind::Gauge,
-        }
-    }
-
-    /// `histogram`, `counter` or `gauge`: the Prometheus `# TYPE`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Kind::Histogram => "histogram",
-            Kind::Counter => "counter",
-            Kind::Gauge => "gauge",
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One metric: its OpenTelemetry name and unit, its Prometheus name, kind and help text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct MetricName {
-    /// The OpenTelemetry instrument name (`gen_ai.server.time_to_first_token`). For vLLM
-    /// metrics, which exist only in Prometheus, the same as [`MetricName::prometheus`].
-    pub otel: &'static str,
-    /// The name in the Prometheus exposition (`gen_ai_server_time_to_first_token_seconds`).
-    pub prometheus: &'static str,
-    /// The UCUM unit of the OTel instrument: `s`, `1`, or an annotation such as `{token}`,
-    /// `{request}`, `{series}`, `{preemption}` or `{sequence}`.
-    pub unit: &'static str,
-    /// Histogram, counter or gauge.
-    pub kind: Kind,
-    /// The `# HELP` text.
-    pub help: &'static str,
-}
-
-impl MetricName {
-    pub(crate) const fn new(
-        otel: &'static str,
-        prometheus: &'static str,
-        unit: &'static str,
-        kind: Kind,
-        help: &'static str,
-    ) -> Self {
-        Self {
-            otel,
-            prometheus,
-            unit,
-            kind,
-            help,
-        }
-    }
-
-    /// `instrument` of [`tokenmeter::conventions`] published as `prometheus`, with the
-    /// instrument's description as help text.
-    ///
-    /// # Panics
-    ///
-    /// At compile time (in a `const`) when `prometheus` is not the OTel→Prometheus translation
-    /// of the instrument's name.
-    pub(crate) const fn semconv(instrument: Instrument, prometheus: &'static str) -> Self {
-        assert!(
-            instrument.is_prometheus_name(prometheus),
-            "a semconv Prometheus name is not the OTel->Prometheus translation of its instrument"
-        );
-        Self::new(
-            instrument.name,
-            prometheus,
-            instrument.unit,
-            Kind::of(instrument.kind),
-            instrument.description,
-        )
-    }
-
-    /// The same metric with another help text: the description with attribute keys spelled as
-    /// Prometheus labels.
-    pub(crate) const fn with_help(self, help: &'static str) -> Self {
-        Self { help, ..self }
-    }
-
-    /// The `metrics` unit for `describe_*`: seconds for `s`, a count for `{…}`, none for `1`.
-    pub fn metrics_unit(&self) -> Option<metrics::Unit> {
-        match self.unit {
-            "s" => Some(metrics::Unit::Seconds),
-            u if u.starts_with('{') => Some(metrics::Unit::Count),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for MetricName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.prometheus)
-    }
-}
+/// The old Prometheus kind of a metric, now [`InstrumentKind`] of [`tokenmeter::conventions`]:
+/// its [`prometheus_type`](InstrumentKind::prometheus_type) is the `# TYPE`.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `InstrumentKind` of `tokenmeter::conventions` (`prometheus_type()` is the `# TYPE`); removed in 0.3.0"
+)]
+pub type Kind = InstrumentKind;
 
 #[cfg(test)]
 mod tests {
@@ -164,22 +72,35 @@ mod tests {
 
     #[test]
     fn every_name_is_a_valid_prometheus_name_and_unique() {
-        for list in [semconv::ALL, vllm::ALL] {
+        let vllm_all: Vec<Instrument> = [vllm::ALL, vllm::legacy::ALL].concat();
+        for list in [semconv::ALL, &vllm_all] {
             let mut seen = std::collections::HashSet::new();
             for metric in list {
-                let name = metric.prometheus;
+                let name = exposition_name(metric);
                 assert!(
                     name.chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':'),
                     "{name}"
                 );
-                assert!(seen.insert(name), "duplicate {name}");
-                assert!(!metric.help.is_empty());
+                assert!(seen.insert(name.clone()), "duplicate {name}");
+                assert!(!help(metric).is_empty());
                 // vLLM's one exception: a histogram named `_total`.
                 let counter_like =
-                    metric.kind == Kind::Counter || *metric == vllm::ITERATION_TOKENS;
+                    metric.kind == InstrumentKind::Counter || *metric == vllm::ITERATION_TOKENS;
                 assert_eq!(name.ends_with("_total"), counter_like, "{name}");
             }
         }
+    }
+
+    #[test]
+    fn vllm_names_are_published_as_they_are() {
+        for metric in [vllm::ALL, vllm::legacy::ALL].concat() {
+            assert!(metric.name.starts_with("vllm:"), "{}", metric.name);
+            assert_eq!(exposition_name(&metric), metric.name);
+        }
+        assert_eq!(
+            exposition_name(&vllm::ITERATION_TOKENS),
+            "vllm:iteration_tokens_total"
+        );
     }
 }

@@ -3,28 +3,68 @@
 //! names for what semconv does not define.
 //!
 //! Each constant is the instrument of the same name in [`tokenmeter::conventions::names`]
-//! (units, kinds, descriptions and sources are documented there); the Prometheus name is
-//! spelled out here and checked against the translation when this crate compiles.
+//! itself (units, kinds, descriptions and sources are documented there). Its Prometheus name,
+//! [`exposition_name`](super::exposition_name), is spelled out here, so that a name read on a
+//! dashboard can be found by searching, and checked against the translation when this crate
+//! compiles. Where the description spells attribute keys (`gen_ai.token.type`), the `# HELP`
+//! text ([`help`](super::help)) spells them as labels (`gen_ai_token_type`); that text is
+//! spelled out too, and a test checks it.
+//!
+//! # Examples
+//!
+//! ```
+//! use tokenmeter::conventions::names as otel;
+//! use tokenmeter_prometheus::names::{exposition_name, semconv};
+//!
+//! assert_eq!(semconv::REQUESTS_WAITING, otel::REQUESTS_WAITING);
+//! assert_eq!(exposition_name(&semconv::REQUESTS_WAITING), "tokenmeter_requests_waiting");
+//! ```
 
+use tokenmeter::conventions::Instrument;
 use tokenmeter::conventions::names as otel;
 
-use super::MetricName;
+/// `instrument`, whose Prometheus name is `prometheus`.
+///
+/// # Panics
+///
+/// At compile time (in a `const`) when `prometheus` is not the OTel→Prometheus translation
+/// of the instrument's name.
+const fn published(instrument: Instrument, prometheus: &'static str) -> Instrument {
+    assert!(
+        instrument.is_prometheus_name(prometheus),
+        "a semconv Prometheus name is not the OTel->Prometheus translation of its instrument"
+    );
+    instrument
+}
 
-/// Each `NAME => "prometheus_name"` is `pub const NAME`: the instrument `otel::NAME` under that
-/// Prometheus name (checked when this crate compiles), with the instrument's description as
-/// help text unless `help` gives it with attribute keys spelled as labels. Then `ALL`, in this
-/// order.
+/// Each `NAME => "prometheus_name"` is `pub const NAME`: the instrument `otel::NAME`, whose
+/// Prometheus name is checked when this crate compiles; `help` spells out its `# HELP` text
+/// where that is not the description (attribute keys spelled as labels). Then `ALL`, in this
+/// order, and for the tests every spelled-out name and help text.
 macro_rules! semconv {
     ($($name:ident => $prometheus:literal $(, help $help:literal)?;)*) => {
         $(
-            #[doc = concat!("`", $prometheus, "`: [`otel::", stringify!($name), "`].")]
-            pub const $name: MetricName =
-                MetricName::semconv(otel::$name, $prometheus)$(.with_help($help))?;
+            #[doc = concat!(
+                "`", $prometheus, "`: [`otel::", stringify!($name), "`]."
+                $(, " `# HELP` ", $help)?
+            )]
+            pub const $name: Instrument = published(otel::$name, $prometheus);
         )*
 
-        /// Every metric of the semconv profile, in the order of [`otel::ALL`].
-        pub const ALL: &[MetricName] = &[$($name),*];
+        /// Every instrument of the semconv profile: [`otel::ALL`], in its order.
+        pub const ALL: &[Instrument] = &[$($name),*];
+
+        /// Each instrument with its spelled-out Prometheus name and `# HELP` text (`None`:
+        /// the description).
+        #[cfg(test)]
+        const SPELLED: &[(Instrument, &str, Option<&str>)] = &[$((
+            $name,
+            $prometheus,
+            semconv!(@help $($help)?),
+        )),*];
     };
+    (@help) => { None };
+    (@help $help:literal) => { Some($help) };
 }
 
 semconv! {
@@ -83,33 +123,27 @@ semconv! {
 
 #[cfg(test)]
 mod tests {
-    use tokenmeter::conventions::attr;
-
+    use super::super::{exposition_name, help};
     use super::*;
-    use crate::names::Kind;
 
     #[test]
     fn every_instrument_of_the_conventions_is_published_in_order() {
-        let ours: Vec<_> = ALL.iter().map(|m| m.otel).collect();
-        let conventions: Vec<_> = otel::ALL.iter().map(|i| i.name).collect();
-        assert_eq!(ours, conventions);
-        for (metric, instrument) in ALL.iter().zip(otel::ALL) {
-            assert_eq!(
-                (metric.unit, metric.kind),
-                (instrument.unit, Kind::of(instrument.kind))
-            );
-        }
+        assert_eq!(ALL, otel::ALL);
+        assert_eq!(SPELLED.len(), ALL.len());
     }
 
     #[test]
-    fn help_is_the_description_with_attribute_keys_as_labels() {
-        for (metric, instrument) in ALL.iter().zip(otel::ALL) {
-            let expected = attr::ALL
-                .iter()
-                .fold(instrument.description.to_owned(), |text, key| {
-                    text.replace(key, &key.replace('.', "_"))
-                });
-            assert_eq!(metric.help, expected, "{}", metric.prometheus);
+    fn the_spelled_out_names_and_help_texts_are_what_the_exporter_publishes() {
+        for (instrument, prometheus, spelled_help) in SPELLED {
+            assert_eq!(exposition_name(instrument), *prometheus);
+            if let Some(spelled) = spelled_help {
+                assert_ne!(
+                    *spelled, instrument.description,
+                    "{prometheus}: not an override"
+                );
+            }
+            let expected = spelled_help.unwrap_or(instrument.description);
+            assert_eq!(help(instrument), expected, "{prometheus}");
         }
     }
 }

@@ -2,10 +2,9 @@
 //! every variant of its attribute set, registered once and then only indexed.
 
 use metrics::{Counter, Gauge, Histogram, Label};
-use tokenmeter::conventions::{AttrSet, Value};
+use tokenmeter::conventions::{AttrSet, InstrumentKind, Value};
 
 use super::target::RecorderTarget;
-use crate::names::Kind;
 use crate::rows::PromRow;
 
 /// A registered handle.
@@ -22,15 +21,11 @@ impl Handle {
     /// Registers the handle of `row` with `labels`.
     pub(crate) fn register(target: &RecorderTarget, row: &PromRow, labels: Vec<Label>) -> Self {
         let name = row.name.clone().into_owned();
-        match row.kind {
-            Kind::Histogram => Handle::Histogram(target.histogram(name, labels)),
-            Kind::Counter => Handle::Counter(target.counter(name, labels)),
-            Kind::Gauge
-                if row.row.instrument.kind == tokenmeter::conventions::InstrumentKind::Gauge =>
-            {
-                Handle::Gauge(target.gauge(name, labels))
-            }
-            Kind::Gauge => Handle::UpDown(target.gauge(name, labels)),
+        match row.kind() {
+            InstrumentKind::Histogram => Handle::Histogram(target.histogram(name, labels)),
+            InstrumentKind::Counter => Handle::Counter(target.counter(name, labels)),
+            InstrumentKind::UpDownCounter => Handle::UpDown(target.gauge(name, labels)),
+            InstrumentKind::Gauge => Handle::Gauge(target.gauge(name, labels)),
         }
     }
 

@@ -3,28 +3,16 @@
 
 use std::fmt;
 
+use super::kind::InstrumentKind;
 use super::translate;
-
-/// The kind of an [`Instrument`].
-///
-/// Exhaustive on purpose: every exporter maps each kind to one of its own, and a new kind must
-/// fail their build rather than fall into a default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum InstrumentKind {
-    /// A histogram (`f64` seconds, or `u64` counts such as tokens).
-    Histogram,
-    /// A monotonic counter (Prometheus: a counter ending in `_total`).
-    Counter,
-    /// A value that goes up and down by deltas (Prometheus: a gauge).
-    UpDownCounter,
-    /// A value that is set (Prometheus: a gauge).
-    Gauge,
-}
 
 /// One instrument: its OpenTelemetry name, UCUM unit, kind and description.
 ///
-/// The constants in [`names`](super::names) are the only instruments; an exporter publishes
-/// them as they are (OpenTelemetry) or translated ([`Instrument::prometheus_name`]).
+/// The constants in [`names`](super::names) are the built-in instruments; an exporter publishes
+/// them as they are (OpenTelemetry) or translated ([`Instrument::prometheus_name`], with the
+/// `# TYPE` of [`InstrumentKind::prometheus_type`]). An exporter's own names are instruments
+/// too: the Prometheus exporter's vLLM profile renames rows ([`Row::renamed`](super::Row::renamed))
+/// to instruments named as vLLM names its metrics.
 ///
 /// # Examples
 ///

@@ -7,9 +7,11 @@
 //! exporter uses these names as they are; the Prometheus exporter publishes their
 //! OTel→Prometheus translation ([`Instrument::prometheus_name`]: dots become underscores, the
 //! unit becomes a suffix, counters end in `_total`), so both paths land on the same series.
-//! Names that only one exporter publishes (vLLM's, in the Prometheus exporter) stay there.
+//! Names that only one exporter publishes (vLLM's, in the Prometheus exporter) stay there, as
+//! [`Instrument`]s of that exporter that rows are renamed to ([`Row::renamed`]).
 //!
-//! - [`names`]: every [`Instrument`].
+//! - [`names`]: every built-in [`Instrument`]; its [`InstrumentKind`] gives the Prometheus
+//!   `# TYPE` ([`InstrumentKind::prometheus_type`]).
 //! - [`attr`]: attribute keys.
 //! - [`ROWS`]: the table. Each [`Row`] is an instrument, the [`Feed`] that records into it
 //!   (the event and the field it reads), the [`Roles`] whose series record it, its
@@ -44,6 +46,7 @@ mod attr_set;
 mod buckets;
 mod feed;
 mod instrument;
+mod kind;
 mod metric;
 pub mod names;
 mod row;
@@ -57,7 +60,8 @@ pub use buckets::{
     TTFT_EDGES,
 };
 pub use feed::{EngineSignal, Feed, FirstTokenField, ItemField, RecordField, StepField, Value};
-pub use instrument::{Instrument, InstrumentKind};
+pub use instrument::Instrument;
+pub use kind::InstrumentKind;
 pub use metric::Metric;
 pub use row::{Roles, Row};
 pub use settings::{BucketError, Buckets, DEFAULT_CONTEXT_LENGTH};

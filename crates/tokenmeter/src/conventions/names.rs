@@ -18,7 +18,8 @@
 //! assert!(names::ALL.contains(&queue));
 //! ```
 
-use super::instrument::{Instrument, InstrumentKind};
+use super::instrument::Instrument;
+use super::kind::InstrumentKind;
 
 const fn h(name: &'static str, unit: &'static str, description: &'static str) -> Instrument {
     Instrument::new(name, unit, InstrumentKind::Histogram, description)

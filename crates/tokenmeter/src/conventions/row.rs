@@ -2,7 +2,8 @@
 
 use super::attr_set::AttrSet;
 use super::feed::Feed;
-use super::instrument::{Instrument, InstrumentKind};
+use super::instrument::Instrument;
+use super::kind::InstrumentKind;
 use super::metric::Metric;
 use crate::series::Role;
 
