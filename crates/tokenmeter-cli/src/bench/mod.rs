@@ -367,8 +367,8 @@ pub(crate) async fn bench(
             .find_map(|t| t.error.as_ref().map(ToString::to_string))
             .unwrap_or_else(|| "no request was sent".to_owned());
         return Err(Exit::CouldNotRun.error(format!(
-            "no request succeeded; the first error was: {first}. Check --url, --endpoint, --model \
-             and the API key variable (--api-key-env)"
+            "no request succeeded; the first error was: {first} — check --url, --endpoint, \
+             --model and the API key variable (--api-key-env)"
         )));
     }
     verdict

@@ -70,8 +70,8 @@ pub(crate) async fn check(
         let message = sanitizer.clean(&error.to_string());
         if aborts(status.as_u16()) {
             return Err(Exit::CouldNotRun.error(format!(
-                "the test request to {shown} was refused, {message}; {} (skip the test request \
-                 with --no-preflight)",
+                "the test request to {shown} was refused: {message} — {}; skip the test \
+                 request with --no-preflight",
                 remedy(status.as_u16(), url)
             )));
         }
