@@ -99,8 +99,8 @@ fn at_ranks(gaps: &Gaps, spans: &[GapSpan], ranks: &[u64]) -> Vec<f64> {
         below += count;
     }
     for &rank in &ranks[found.len()..] {
-        let k = usize::try_from(rank - below).unwrap_or(usize::MAX);
-        found.push(secs(long[k]));
+        let k = usize::try_from(rank.saturating_sub(below)).unwrap_or(usize::MAX);
+        found.push(long.get(k).map_or(0.0, |&ns| secs(ns)));
     }
     found
 }
