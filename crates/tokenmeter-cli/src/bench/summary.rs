@@ -19,6 +19,7 @@
 //!   was unusable or disagreed with the stream are counted and warned about
 //!   ([`usage_warnings`]).
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -75,10 +76,10 @@ pub(crate) struct Outcomes {
 
 impl Outcomes {
     /// Counts the outcomes of `measured`.
-    pub(crate) fn of(measured: &[Measured]) -> Self {
+    pub(crate) fn of<M: Borrow<Measured>>(measured: &[M]) -> Self {
         let mut counts = Self::default();
         for one in measured {
-            match one.outcome() {
+            match one.borrow().outcome() {
                 Outcome::Success => counts.success += 1,
                 Outcome::Degraded(_) => counts.degraded += 1,
                 Outcome::Cancelled => counts.cancelled += 1,
@@ -175,11 +176,10 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 }
 
 /// (usage discrepancies, unusable usages) over `measured`.
-fn usage_counts(measured: &[Measured]) -> (u64, u64) {
-    let discrepancies = measured.iter().filter(|m| m.usage_discrepancy.is_some());
-    let unusable = measured
-        .iter()
-        .filter(|m| m.usage.is_some_and(|u| u.unusable));
+fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64) {
+    let all = || measured.iter().map(Borrow::borrow);
+    let discrepancies = all().filter(|m| m.usage_discrepancy.is_some());
+    let unusable = all().filter(|m| m.usage.is_some_and(|u| u.unusable));
     (discrepancies.count() as u64, unusable.count() as u64)
 }
 
@@ -203,33 +203,39 @@ pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
 }
 
 /// Last end − first send, over the requests the core recorded.
-pub(crate) fn duration(measured: &[Measured]) -> Duration {
-    let records = || measured.iter().filter_map(|m| m.record.as_ref());
+pub(crate) fn duration<M: Borrow<Measured>>(measured: &[M]) -> Duration {
+    let records = || measured.iter().filter_map(|m| m.borrow().record.as_ref());
     let start = records().map(|r| r.arrival).min().unwrap_or_default();
     let end = records().map(|r| r.end()).max().unwrap_or_default();
     end.saturating_sub(start)
 }
 
-/// Summarises a run (whose gaps are in `gaps`).
-pub(crate) fn summarize(measured: &[Measured], gaps: &Gaps, slo: &Slo) -> BenchSummary {
+/// Summarises a run (whose gaps are in `gaps`): its requests, or references to them (a part
+/// of a run is summarised without a copy of its requests).
+pub(crate) fn summarize<M: Borrow<Measured>>(
+    measured: &[M],
+    gaps: &Gaps,
+    slo: &Slo,
+) -> BenchSummary {
     summarize_over(measured, gaps, slo, duration(measured).as_secs_f64())
 }
 
 /// Summarises requests with the rates taken over `duration` seconds (a time slice's length)
 /// instead of their own last end − first send.
-pub(crate) fn summarize_over(
-    measured: &[Measured],
+pub(crate) fn summarize_over<M: Borrow<Measured>>(
+    measured: &[M],
     gaps: &Gaps,
     slo: &Slo,
     duration: f64,
 ) -> BenchSummary {
-    let ok: Vec<&Measured> = measured.iter().filter(|m| m.succeeded()).collect();
+    let all = || measured.iter().map(Borrow::borrow);
+    let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
     let records = || ok.iter().filter_map(|m| m.record.as_ref());
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
     let total_input = total(ok.iter().map(|m| m.prompt_tokens()));
     let total_output = total(ok.iter().map(|m| m.output_tokens()));
     let judge = Judge::new(slo);
-    let good: Vec<&Measured> = measured.iter().filter(|m| judge.is_good(m)).collect();
+    let good: Vec<&Measured> = all().filter(|m| judge.is_good(m)).collect();
     let good_output = total(good.iter().map(|m| m.output_tokens()));
     let (usage_discrepancies, usage_unusable) = usage_counts(measured);
     let spans: Vec<_> = ok.iter().map(|m| m.gaps).collect();

@@ -12,6 +12,7 @@
 //! [`sorted`] walks the gaps of a set of requests in ascending order without copying them
 //! all, for the summaries' percentiles.
 
+mod buckets;
 pub(crate) mod sorted;
 
 use std::time::Duration;

@@ -5,12 +5,13 @@
 //! bench's; E2E is vLLM's (to the last token).
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use serde::Serialize;
-use tokenmeter::RequestRecord;
-use tokenmeter::report::{ClassSummary, LengthClasses, Summary, by_class, by_two_classes};
+use tokenmeter::report::{LengthClasses, Summary};
 
 use crate::bench::measured::Measured;
+use crate::bench::output::by_class::{by_class, by_two_classes};
 
 /// Input classes chosen from the run when none are given.
 const AUTO_INPUT_CLASSES: usize = 4;
@@ -32,11 +33,10 @@ pub(crate) struct ClassFigures {
     pub(crate) p99_ms: f64,
 }
 
-impl From<&ClassSummary> for ClassFigures {
-    fn from(c: &ClassSummary) -> Self {
-        let s: &Summary = &c.summary;
+impl From<(String, Summary)> for ClassFigures {
+    fn from((class, s): (String, Summary)) -> Self {
         Self {
-            class: c.label.clone(),
+            class,
             count: s.count,
             p50_ms: s.p50 * 1e3,
             p95_ms: s.p95 * 1e3,
@@ -68,17 +68,32 @@ pub(crate) struct ByClass {
     pub(crate) ttft_by_input_cache_miss: Vec<ClassFigures>,
 }
 
-/// The successful requests' records, with the input length the summary uses.
-fn records(measured: &[Measured]) -> Vec<RequestRecord> {
+/// The successful requests that have a record.
+fn succeeded(measured: &[Measured]) -> Vec<&Measured> {
     measured
         .iter()
-        .filter(|m| m.succeeded())
-        .filter_map(|m| {
-            let mut record = m.record.clone()?;
-            record.input_tokens = Some(m.prompt_tokens());
-            Some(record)
-        })
+        .filter(|m| m.succeeded() && m.record.is_some())
         .collect()
+}
+
+/// The input length the summary uses: `usage.prompt_tokens`, else what was sent.
+fn input_of(m: &Measured) -> Option<u64> {
+    Some(m.prompt_tokens())
+}
+
+/// The output tokens of the record.
+fn output_of(m: &Measured) -> Option<u64> {
+    m.record.as_ref().map(|r| r.output_tokens)
+}
+
+/// The time to first token.
+fn ttft(m: &Measured) -> Option<Duration> {
+    m.record.as_ref()?.ttft
+}
+
+/// vLLM's E2E: to the last token.
+fn e2e(m: &Measured) -> Option<Duration> {
+    m.record.as_ref()?.time_to_last_token()
 }
 
 /// The breakdown of `measured`, with the given edges or edges chosen from the run.
@@ -87,38 +102,32 @@ pub(crate) fn breakdown(
     input_edges: Option<&LengthClasses>,
     output_edges: Option<&LengthClasses>,
 ) -> ByClass {
-    let records = records(measured);
+    let ok = succeeded(measured);
     let input = input_edges.cloned().unwrap_or_else(|| {
-        LengthClasses::automatic(
-            records.iter().filter_map(|r| r.input_tokens),
-            AUTO_INPUT_CLASSES,
-        )
+        LengthClasses::automatic(ok.iter().filter_map(|m| input_of(m)), AUTO_INPUT_CLASSES)
     });
     let output = output_edges.cloned().unwrap_or_else(|| {
-        LengthClasses::automatic(records.iter().map(|r| r.output_tokens), AUTO_OUTPUT_CLASSES)
+        LengthClasses::automatic(ok.iter().filter_map(|m| output_of(m)), AUTO_OUTPUT_CLASSES)
     });
-    let input_key = |r: &RequestRecord| r.input_tokens;
-    let output_key = |r: &RequestRecord| Some(r.output_tokens);
-    let ttft = by_class(&records, &input, input_key, |r| r.ttft);
-    let e2e = by_two_classes(
-        &records,
-        (&input, &input_key),
-        (&output, &output_key),
-        RequestRecord::time_to_last_token,
-    );
-    let hit = |r: &RequestRecord| r.cached_input_tokens.is_some_and(|n| n > 0);
-    let (hits, misses): (Vec<RequestRecord>, Vec<RequestRecord>) =
-        records.iter().cloned().partition(hit);
+    let figures = |rows: Vec<(String, Summary)>| -> Vec<ClassFigures> {
+        rows.into_iter().map(ClassFigures::from).collect()
+    };
+    let ttft_by_input = figures(by_class(&ok, &input, &input_of, &ttft));
+    let e2e = by_two_classes(&ok, (&input, &input_of), (&output, &output_of), &e2e);
+    let hit = |m: &&Measured| {
+        m.record
+            .as_ref()
+            .and_then(|r| r.cached_input_tokens)
+            .is_some_and(|n| n > 0)
+    };
+    let (hits, misses): (Vec<&Measured>, Vec<&Measured>) = ok.iter().copied().partition(hit);
     let (cache_hit, cache_miss) = if hits.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        let figures = |rs: &[RequestRecord]| -> Vec<ClassFigures> {
-            by_class(rs, &input, input_key, |r| r.ttft)
-                .iter()
-                .map(ClassFigures::from)
-                .collect()
-        };
-        (figures(&hits), figures(&misses))
+        (
+            figures(by_class(&hits, &input, &input_of, &ttft)),
+            figures(by_class(&misses, &input, &input_of, &ttft)),
+        )
     };
     ByClass {
         ttft_by_input_cache_hit: cache_hit,
@@ -126,11 +135,8 @@ pub(crate) fn breakdown(
         input_edges: input.edges().to_vec(),
         output_edges: output.edges().to_vec(),
         automatic: input_edges.is_none() && output_edges.is_none(),
-        ttft_by_input: ttft.iter().map(ClassFigures::from).collect(),
-        e2e_by_input_output: e2e
-            .iter()
-            .map(|row| row.iter().map(ClassFigures::from).collect())
-            .collect(),
+        ttft_by_input,
+        e2e_by_input_output: e2e.into_iter().map(figures).collect(),
     }
 }
 
@@ -219,19 +225,15 @@ type Points = Vec<(f64, f64)>;
 
 /// Points for the HTML's scatter charts: (input tokens, TTFT s) and (output tokens, E2E s).
 pub(crate) fn points(measured: &[Measured]) -> (Points, Points) {
-    let records = records(measured);
-    let ttft = records
+    let ok = succeeded(measured);
+    let point = |length: u64, latency: Duration| (length as f64, latency.as_secs_f64());
+    let ttft = ok
         .iter()
-        .filter_map(|r| Some((r.input_tokens? as f64, r.ttft?.as_secs_f64())))
+        .filter_map(|m| Some(point(input_of(m)?, ttft(m)?)))
         .collect();
-    let e2e = records
+    let e2e = ok
         .iter()
-        .filter_map(|r| {
-            Some((
-                r.output_tokens as f64,
-                r.time_to_last_token()?.as_secs_f64(),
-            ))
-        })
+        .filter_map(|m| Some(point(output_of(m)?, e2e(m)?)))
         .collect();
     (ttft, e2e)
 }

@@ -35,11 +35,7 @@ pub(crate) fn results(
         .iter()
         .enumerate()
         .map(|(index, stage)| {
-            let mine: Vec<Measured> = measured
-                .iter()
-                .filter(|m| m.stage == index)
-                .cloned()
-                .collect();
+            let mine: Vec<&Measured> = measured.iter().filter(|m| m.stage == index).collect();
             StageResult {
                 index,
                 stage: StageInfo::from(stage),

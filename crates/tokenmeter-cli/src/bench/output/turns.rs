@@ -26,11 +26,7 @@ pub(crate) fn results(measured: &[Measured], gaps: &Gaps, slo: &Slo) -> Option<V
     Some(
         (0..=last)
             .map(|turn| {
-                let mine: Vec<Measured> = measured
-                    .iter()
-                    .filter(|m| m.turn == turn)
-                    .cloned()
-                    .collect();
+                let mine: Vec<&Measured> = measured.iter().filter(|m| m.turn == turn).collect();
                 TurnResult {
                     turn,
                     summary: summarize(&mine, gaps, slo),

@@ -112,12 +112,12 @@ impl Slices {
             let i = at.saturating_sub(origin).as_secs_f64() / width.as_secs_f64();
             (i as usize).min(n - 1)
         };
-        let mut ended: Vec<Vec<Measured>> = vec![Vec::new(); n];
+        let mut ended: Vec<Vec<&Measured>> = vec![Vec::new(); n];
         let mut ttft: Vec<Vec<Duration>> = vec![Vec::new(); n];
         let mut all_ttft = Vec::new();
         for m in measured {
             let Some(record) = &m.record else { continue };
-            ended[index(record.end())].push(m.clone());
+            ended[index(record.end())].push(m);
             if let (true, Some(first)) = (m.succeeded(), record.ttft) {
                 ttft[index(record.arrival + first)].push(first);
                 all_ttft.push(first);
