@@ -150,6 +150,10 @@ pub struct ClassSummary {
 /// `value` of the records whose `key` length falls in each class (records without a key or a
 /// value are left out).
 ///
+/// The items may be [`RequestRecord`]s or anything of your own that holds one (a request with
+/// what only your application knows, or references to them): the keys read what they need, and
+/// nothing is copied.
+///
 /// ```
 /// use std::time::Duration;
 /// use tokenmeter::report::{LengthClasses, by_class};
@@ -173,11 +177,11 @@ pub struct ClassSummary {
 /// assert_eq!(ttft[0].summary.p50, 0.025);
 /// assert_eq!(ttft[1].summary.p50, 0.5);
 /// ```
-pub fn by_class(
-    records: &[RequestRecord],
+pub fn by_class<T>(
+    records: &[T],
     classes: &LengthClasses,
-    key: impl Fn(&RequestRecord) -> Option<u64>,
-    value: impl Fn(&RequestRecord) -> Option<Duration>,
+    key: impl Fn(&T) -> Option<u64>,
+    value: impl Fn(&T) -> Option<Duration>,
 ) -> Vec<ClassSummary> {
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); classes.len()];
     for record in records {
@@ -195,16 +199,17 @@ pub fn by_class(
         .collect()
 }
 
-/// Which length of a record a class reads (e.g. `|r| r.input_tokens`).
-pub type LengthKey<'a> = &'a dyn Fn(&RequestRecord) -> Option<u64>;
+/// Which length of an item a class reads (e.g. `|r| r.input_tokens` of a [`RequestRecord`],
+/// the default item).
+pub type LengthKey<'a, T = RequestRecord> = &'a dyn Fn(&T) -> Option<u64>;
 
 /// The same over two lengths: one summary per (row class, column class), rows first (e.g. E2E
 /// by input × output class).
-pub fn by_two_classes(
-    records: &[RequestRecord],
-    rows: (&LengthClasses, LengthKey<'_>),
-    columns: (&LengthClasses, LengthKey<'_>),
-    value: impl Fn(&RequestRecord) -> Option<Duration>,
+pub fn by_two_classes<T>(
+    records: &[T],
+    rows: (&LengthClasses, LengthKey<'_, T>),
+    columns: (&LengthClasses, LengthKey<'_, T>),
+    value: impl Fn(&T) -> Option<Duration>,
 ) -> Vec<Vec<ClassSummary>> {
     let (row_classes, row_key) = rows;
     let (column_classes, column_key) = columns;

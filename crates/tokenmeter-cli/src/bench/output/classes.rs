@@ -8,10 +8,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::Serialize;
-use tokenmeter::report::{LengthClasses, Summary};
+use tokenmeter::report::{ClassSummary, LengthClasses, by_class, by_two_classes};
 
 use crate::bench::measured::Measured;
-use crate::bench::output::by_class::{by_class, by_two_classes};
 
 /// Input classes chosen from the run when none are given.
 const AUTO_INPUT_CLASSES: usize = 4;
@@ -33,10 +32,14 @@ pub(crate) struct ClassFigures {
     pub(crate) p99_ms: f64,
 }
 
-impl From<(String, Summary)> for ClassFigures {
-    fn from((class, s): (String, Summary)) -> Self {
+impl From<ClassSummary> for ClassFigures {
+    fn from(
+        ClassSummary {
+            label, summary: s, ..
+        }: ClassSummary,
+    ) -> Self {
         Self {
-            class,
+            class: label,
             count: s.count,
             p50_ms: s.p50 * 1e3,
             p95_ms: s.p95 * 1e3,
@@ -68,7 +71,8 @@ pub(crate) struct ByClass {
     pub(crate) ttft_by_input_cache_miss: Vec<ClassFigures>,
 }
 
-/// The successful requests that have a record.
+/// The successful requests that have a record: the core's breakdowns run over references to
+/// them (no copy of a record, which a long run would pay twice at its end).
 fn succeeded(measured: &[Measured]) -> Vec<&Measured> {
     measured
         .iter()
@@ -77,22 +81,22 @@ fn succeeded(measured: &[Measured]) -> Vec<&Measured> {
 }
 
 /// The input length the summary uses: `usage.prompt_tokens`, else what was sent.
-fn input_of(m: &Measured) -> Option<u64> {
+fn input_of(m: &&Measured) -> Option<u64> {
     Some(m.prompt_tokens())
 }
 
 /// The output tokens of the record.
-fn output_of(m: &Measured) -> Option<u64> {
+fn output_of(m: &&Measured) -> Option<u64> {
     m.record.as_ref().map(|r| r.output_tokens)
 }
 
 /// The time to first token.
-fn ttft(m: &Measured) -> Option<Duration> {
+fn ttft(m: &&Measured) -> Option<Duration> {
     m.record.as_ref()?.ttft
 }
 
 /// vLLM's E2E: to the last token.
-fn e2e(m: &Measured) -> Option<Duration> {
+fn e2e(m: &&Measured) -> Option<Duration> {
     m.record.as_ref()?.time_to_last_token()
 }
 
@@ -104,16 +108,16 @@ pub(crate) fn breakdown(
 ) -> ByClass {
     let ok = succeeded(measured);
     let input = input_edges.cloned().unwrap_or_else(|| {
-        LengthClasses::automatic(ok.iter().filter_map(|m| input_of(m)), AUTO_INPUT_CLASSES)
+        LengthClasses::automatic(ok.iter().filter_map(input_of), AUTO_INPUT_CLASSES)
     });
     let output = output_edges.cloned().unwrap_or_else(|| {
-        LengthClasses::automatic(ok.iter().filter_map(|m| output_of(m)), AUTO_OUTPUT_CLASSES)
+        LengthClasses::automatic(ok.iter().filter_map(output_of), AUTO_OUTPUT_CLASSES)
     });
-    let figures = |rows: Vec<(String, Summary)>| -> Vec<ClassFigures> {
+    let figures = |rows: Vec<ClassSummary>| -> Vec<ClassFigures> {
         rows.into_iter().map(ClassFigures::from).collect()
     };
-    let ttft_by_input = figures(by_class(&ok, &input, &input_of, &ttft));
-    let e2e = by_two_classes(&ok, (&input, &input_of), (&output, &output_of), &e2e);
+    let ttft_by_input = figures(by_class(&ok, &input, input_of, ttft));
+    let e2e = by_two_classes(&ok, (&input, &input_of), (&output, &output_of), e2e);
     let hit = |m: &&Measured| {
         m.record
             .as_ref()
@@ -125,8 +129,8 @@ pub(crate) fn breakdown(
         (Vec::new(), Vec::new())
     } else {
         (
-            figures(by_class(&hits, &input, &input_of, &ttft)),
-            figures(by_class(&misses, &input, &input_of, &ttft)),
+            figures(by_class(&hits, &input, input_of, ttft)),
+            figures(by_class(&misses, &input, input_of, ttft)),
         )
     };
     ByClass {

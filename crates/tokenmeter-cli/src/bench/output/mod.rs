@@ -1,6 +1,5 @@
 //! What a run leaves behind: the table on stdout, `--json`, `--trace` and `--html` files.
 
-mod by_class;
 pub(crate) mod charts;
 pub(crate) mod classes;
 pub(crate) mod html;
