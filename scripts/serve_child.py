@@ -1,5 +1,6 @@
 """`tokenmeter serve` as a child process on loopback, for the scripts that check it with
-third-party clients (third_party_hangups.py, openai_sdk_compat.py).
+third-party clients (third_party_hangups.py, openai_sdk_compat.py); `stop` ends any child
+process (also third_party_server.py's llama.cpp server).
 
     with serving(["--served-model-name", "m"]) as addr:   # "127.0.0.1:PORT"
         ...
@@ -36,12 +37,17 @@ def serving(args):
         try:
             yield wait_for_address(child, log.name)
         finally:
-            child.terminate()
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait(timeout=10)
+            stop(child, 10)
+
+
+def stop(child, grace):
+    """Asks `child` to stop (SIGTERM); kills it if it has not within `grace` seconds."""
+    child.terminate()
+    try:
+        child.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait(timeout=grace)
 
 
 def wait_for_address(child, log_path):

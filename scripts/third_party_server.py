@@ -38,6 +38,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from serve_child import stop
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(os.environ.get("TOKENMETER_THIRD_PARTY_VENV",
                            Path.home() / ".cache" / "tokenmeter-third-party" / "venv"))
@@ -227,11 +229,7 @@ def main():
         print(f"==> stream: chunk-count estimates {estimated}; minus usage {off} "
               f"(total {sum(estimated)} vs {sum(u for u, _ in usage)})")
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server, 20)
         log.close()
     print(f"==> {versions}; {time.monotonic() - started:.0f} s in all")
     if failures:
