@@ -5,10 +5,12 @@
 #                                 when it is missing (scripts/tools.sh: Debian's prometheus for
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
-#                                 cargo-fuzz, curl and the openai Python SDK, llama-cpp-python's
-#                                 server (compiled once, 15-30 min), and the Rust
-#                                 toolchain that Cargo.toml's rust-version names), then the quick tier, then everything else.
-#                                 `.ci/run` calls exactly this.
+#                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
+#                                 toolchain that Cargo.toml's rust-version names), then the quick
+#                                 tier, then everything else. `.ci/run` calls exactly this.
+#                                 The check against llama.cpp's server runs on its own
+#                                 (`python3 scripts/third_party_server.py`: a fresh machine
+#                                 compiles llama.cpp for 15-30 min first; see the README).
 #   bash scripts/test.sh --quick  the quick tier alone, for day-to-day work: needs no root and no
 #                                 network (cargo-nextest must be installed): fmt, clippy, docs,
 #                                 doc tests and unit tests (those that need no outside program).
