@@ -24,25 +24,15 @@ Needs `pip install openai`. Usage:
 check holds. Every wait is bounded; everything runs on 127.0.0.1.
 """
 
-import sys
-import time
 
-from serve_child import serving
+from serve_child import Checks, openai_sdk, serving
 
 MODEL = "sim-8b"
 
 
 def main():
-    try:
-        import openai
-    except ImportError:
-        sys.exit("needs the openai SDK: pip install openai")
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    openai = openai_sdk()
+    check = Checks()
 
     def raises(kind, call):
         try:
@@ -140,9 +130,7 @@ def main():
         e = raises(openai.NotFoundError, lambda: client.get("/nope", cast_to=object))
         check(isinstance(e, openai.NotFoundError) and isinstance(e.body, dict),
               f"an unknown path raises NotFoundError with an error body ({e})")
-    if failures:
-        sys.exit(f"{len(failures)} check(s) failed")
-    print("every check holds")
+    check.finish("every check holds")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """`tokenmeter serve` as a child process on loopback, for the scripts that check it with
 third-party clients (third_party_hangups.py, openai_sdk_compat.py); `stop` ends any child
-process (also third_party_server.py's llama.cpp server).
+process (also third_party_server.py's llama.cpp server); `Checks` prints and counts their
+checks.
 
     with serving(["--served-model-name", "m"]) as addr:   # "127.0.0.1:PORT"
         ...
@@ -64,3 +65,29 @@ def wait_for_address(child, log_path):
         time.sleep(0.05)
     child.kill()
     sys.exit("tokenmeter serve printed no address within 30 s")
+
+
+def openai_sdk():
+    """The official OpenAI Python SDK, or exit naming how to install it."""
+    try:
+        import openai
+    except ImportError:
+        sys.exit("needs the openai SDK: pip install openai")
+    return openai
+
+
+class Checks:
+    """Checks that print `ok` or `FAIL` as they go; `finish` exits non-zero if one failed."""
+
+    def __init__(self):
+        self.failures = []
+
+    def __call__(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            self.failures.append(what)
+
+    def finish(self, success):
+        if self.failures:
+            sys.exit(f"{len(self.failures)} check(s) failed")
+        print(success)

@@ -27,7 +27,7 @@ import sys
 import time
 import urllib.request
 
-from serve_child import serving
+from serve_child import Checks, openai_sdk, serving
 
 K = 25
 # Frames the server may count past what a client read before it sees the hang-up: hyper's 16
@@ -83,16 +83,8 @@ def settle(addr, sent):
 
 
 def main():
-    try:
-        import openai
-    except ImportError:
-        sys.exit("needs the openai SDK: pip install openai")
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            failures.append(what)
+    openai = openai_sdk()
+    check = Checks()
 
     with serving(["--send-buffer", "4096", "--decode-table", "1=5ms",
                   "--max-batch", "64", "--served-model-name", "m"]) as addr:
@@ -153,9 +145,7 @@ def main():
         check(usage == 20 and success == 1, "a whole stream is one success of 20 tokens")
         ok, bad = histograms_consistent(text)
         check(ok, f"every histogram _count equals its +Inf bucket {bad}")
-    if failures:
-        sys.exit(f"{len(failures)} check(s) failed")
-    print("all checks hold")
+    check.finish("all checks hold")
 
 
 if __name__ == "__main__":
