@@ -24,7 +24,6 @@ Needs `pip install openai`. Usage:
 check holds. Every wait is bounded; everything runs on 127.0.0.1.
 """
 
-
 from serve_child import Checks, openai_sdk, serving
 
 MODEL = "sim-8b"
