@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use tokenmeter::series::{MAX_LABEL_LEN, OTHER};
 use tokenmeter::{Labels, Meter, Series};
@@ -55,39 +54,10 @@ impl Otel {
     fn points(&self) -> Vec<(String, BTreeMap<String, String>)> {
         self.provider.force_flush().expect("flush the OTel SDK");
         let exported = self.exporter.get_finished_metrics().expect("metrics");
-        exported.last().map(points).unwrap_or_default()
-    }
-}
-
-fn points(last: &ResourceMetrics) -> Vec<(String, BTreeMap<String, String>)> {
-    let mut out = Vec::new();
-    for scope in last.scope_metrics() {
-        for metric in scope.metrics() {
-            let attrs = match metric.data() {
-                AggregatedMetrics::F64(data) => attributes(data),
-                AggregatedMetrics::U64(data) => attributes(data),
-                AggregatedMetrics::I64(data) => attributes(data),
-            };
-            out.extend(attrs.into_iter().map(|a| (metric.name().to_owned(), a)));
-        }
-    }
-    out
-}
-
-fn attributes<T>(data: &MetricData<T>) -> Vec<BTreeMap<String, String>> {
-    fn collect<'a>(
-        kvs: impl Iterator<Item = &'a opentelemetry::KeyValue>,
-    ) -> BTreeMap<String, String> {
-        kvs.map(|kv| (kv.key.to_string(), kv.value.to_string()))
-            .collect()
-    }
-    match data {
-        MetricData::Histogram(h) => h.data_points().map(|p| collect(p.attributes())).collect(),
-        MetricData::ExponentialHistogram(h) => {
-            h.data_points().map(|p| collect(p.attributes())).collect()
-        }
-        MetricData::Sum(s) => s.data_points().map(|p| collect(p.attributes())).collect(),
-        MetricData::Gauge(g) => g.data_points().map(|p| collect(p.attributes())).collect(),
+        exported
+            .last()
+            .map(tokenmeter_tests::otel::points)
+            .unwrap_or_default()
     }
 }
 

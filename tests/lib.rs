@@ -1,10 +1,11 @@
 //! Cross-crate and end-to-end tests live in this package's test targets. Its library holds the
 //! helpers they and the other crates' integration tests share: a real Prometheus server on
-//! loopback, a tiny HTTP client, external binaries, temporary directories and free ports.
+//! loopback, a tiny HTTP client, the data points of an OpenTelemetry export, external binaries, temporary directories and free ports.
 #![allow(missing_docs, unreachable_pub)]
 
 pub mod http;
 pub mod logged;
+pub mod otel;
 pub mod prometheus;
 pub mod tokenizer;
 

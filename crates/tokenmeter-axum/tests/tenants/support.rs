@@ -71,18 +71,10 @@ impl Exporters {
     pub(crate) fn otel(&self) -> Vec<Point> {
         self.provider.force_flush().expect("flush the OTel SDK");
         let exported = self.exporter.get_finished_metrics().expect("metrics");
-        let mut out = Vec::new();
-        for scope in exported.last().iter().flat_map(|m| m.scope_metrics()) {
-            for metric in scope.metrics() {
-                let sets = match metric.data() {
-                    AggregatedMetrics::F64(data) => attributes(data),
-                    AggregatedMetrics::U64(data) => attributes(data),
-                    AggregatedMetrics::I64(data) => attributes(data),
-                };
-                out.extend(sets.into_iter().map(|a| (metric.name().to_owned(), a)));
-            }
-        }
-        out
+        exported
+            .last()
+            .map(tokenmeter_tests::otel::points)
+            .unwrap_or_default()
     }
 
     /// The value of the OTel counter `name` of `role` in the last export.
@@ -109,23 +101,6 @@ impl Exporters {
         let text = self.prometheus.render();
         let samples = text.lines().filter_map(sample).collect();
         (text, samples)
-    }
-}
-
-fn attributes<T>(data: &MetricData<T>) -> Vec<BTreeMap<String, String>> {
-    fn collect<'a>(
-        kvs: impl Iterator<Item = &'a opentelemetry::KeyValue>,
-    ) -> BTreeMap<String, String> {
-        kvs.map(|kv| (kv.key.to_string(), kv.value.to_string()))
-            .collect()
-    }
-    match data {
-        MetricData::Histogram(h) => h.data_points().map(|p| collect(p.attributes())).collect(),
-        MetricData::ExponentialHistogram(h) => {
-            h.data_points().map(|p| collect(p.attributes())).collect()
-        }
-        MetricData::Sum(s) => s.data_points().map(|p| collect(p.attributes())).collect(),
-        MetricData::Gauge(g) => g.data_points().map(|p| collect(p.attributes())).collect(),
     }
 }
 
