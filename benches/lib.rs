@@ -52,3 +52,74 @@ pub fn print_ratio(group: &str, name: &str, numerator: &str, denominator: &str) 
     println!("ratio {group}: {name} = {numerator} / {denominator} = {ratio:.3}");
     Some(ratio)
 }
+
+/// The ratio `ours ÷ baseline` per call, measured interleaved: `rounds` rounds, each timing
+/// `calls` calls of `baseline` then `calls` calls of `ours` (alternating which goes first),
+/// after one round of warm-up. Returns the median of the rounds' ratios with the lowest and
+/// highest, or `None` unless [`measured`].
+///
+/// Criterion measures one function after the other, seconds apart, so a change in the
+/// machine's speed between the two (another virtual machine on the host, a frequency step)
+/// moves the ratio of its means; here both sides of each ratio are measured within the
+/// same few milliseconds.
+pub fn interleaved_ratio(
+    rounds: usize,
+    calls: u64,
+    mut baseline: impl FnMut(),
+    mut ours: impl FnMut(),
+) -> Option<Interleaved> {
+    if !measured() || rounds == 0 {
+        return None;
+    }
+    let time = |f: &mut dyn FnMut()| {
+        let start = std::time::Instant::now();
+        for _ in 0..calls {
+            f();
+        }
+        start.elapsed().as_secs_f64()
+    };
+    time(&mut baseline);
+    time(&mut ours);
+    let mut ratios: Vec<f64> = (0..rounds)
+        .map(|round| {
+            let (b, o) = if round % 2 == 0 {
+                let b = time(&mut baseline);
+                (b, time(&mut ours))
+            } else {
+                let o = time(&mut ours);
+                (time(&mut baseline), o)
+            };
+            o / b
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    Some(Interleaved {
+        median: ratios[ratios.len() / 2],
+        low: ratios[0],
+        high: ratios[ratios.len() - 1],
+        rounds,
+    })
+}
+
+/// What [`interleaved_ratio`] measured.
+#[derive(Clone, Copy, Debug)]
+pub struct Interleaved {
+    /// The median of the rounds' ratios.
+    pub median: f64,
+    /// The lowest round's.
+    pub low: f64,
+    /// The highest round's.
+    pub high: f64,
+    /// How many rounds.
+    pub rounds: usize,
+}
+
+impl Interleaved {
+    /// Prints `ratio <group> (interleaved, median of N rounds): <name> = … (rounds low–high)`.
+    pub fn print(&self, group: &str, name: &str) {
+        println!(
+            "ratio {group} (interleaved, median of {} rounds): {name} = {:.3} (rounds {:.3}–{:.3})",
+            self.rounds, self.median, self.low, self.high
+        );
+    }
+}

@@ -44,6 +44,10 @@ impl PushMetricExporter for Discard {
     }
 }
 
+/// Rounds and calls per side of the interleaved ratio (a few seconds in all).
+const INTERLEAVED_ROUNDS: usize = 41;
+const INTERLEAVED_CALLS: u64 = 100_000;
+
 fn provider() -> SdkMeterProvider {
     SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(Discard).build())
@@ -82,21 +86,22 @@ fn per_token(c: &mut Criterion) {
     let bound = series(&bound_provider, true);
 
     let mut group = tokenmeter_benches::per_token_group(c, GROUP);
+    let naive = |last: &mut Instant| {
+        let now = Instant::now();
+        histogram.record(
+            now.duration_since(*last).as_secs_f64(),
+            &[
+                KeyValue::new("gen_ai.operation.name", "chat"),
+                KeyValue::new("gen_ai.provider.name", provider_name.clone()),
+                KeyValue::new("gen_ai.request.model", model.clone()),
+                KeyValue::new("server.address", address.clone()),
+            ],
+        );
+        *last = now;
+    };
     group.bench_function("naive", |b| {
         let mut last = Instant::now();
-        b.iter(|| {
-            let now = Instant::now();
-            histogram.record(
-                now.duration_since(last).as_secs_f64(),
-                &[
-                    KeyValue::new("gen_ai.operation.name", "chat"),
-                    KeyValue::new("gen_ai.provider.name", provider_name.clone()),
-                    KeyValue::new("gen_ai.request.model", model.clone()),
-                    KeyValue::new("server.address", address.clone()),
-                ],
-            );
-            last = now;
-        });
+        b.iter(|| naive(&mut last));
     });
     for (name, series) in [("tokenmeter", &portable), ("tokenmeter_bound", &bound)] {
         group.bench_function(name, |b| {
@@ -107,6 +112,21 @@ fn per_token(c: &mut Criterion) {
         });
     }
     group.finish();
+    // The bound path and the naive one again, interleaved: both sides of each ratio within a
+    // few milliseconds.
+    let mut last = Instant::now();
+    let mut request = bound.start();
+    request.record_tokens(1);
+    let interleaved = tokenmeter_benches::interleaved_ratio(
+        INTERLEAVED_ROUNDS,
+        INTERLEAVED_CALLS,
+        || naive(&mut last),
+        || request.record_tokens(black_box(1)),
+    );
+    request.succeed();
+    if let Some(interleaved) = interleaved {
+        interleaved.print(GROUP, "tokenmeter_bound/naive");
+    }
     print_ratio(GROUP, "tokenmeter/naive", "tokenmeter", "naive");
     print_ratio(GROUP, "tokenmeter_bound/naive", "tokenmeter_bound", "naive");
 }

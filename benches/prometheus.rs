@@ -28,6 +28,17 @@ use tokenmeter_prometheus::{Builder, Profile};
 
 const GROUP: &str = "prometheus_per_token";
 const BATCH_GROUP: &str = "prometheus_batch";
+/// Rounds and calls per side of the interleaved ratio (about 4 s in all).
+const INTERLEAVED_ROUNDS: usize = 41;
+const INTERLEAVED_CALLS: u64 = 200_000;
+
+/// One token the naive way: the clock, then a histogram looked up by name and label.
+fn naive(model: &str, last: &mut Instant) {
+    let now = Instant::now();
+    metrics::histogram!("naive_inter_token_latency_seconds", "model" => model.to_string())
+        .record(now.duration_since(*last).as_secs_f64());
+    *last = now;
+}
 
 fn per_token(c: &mut Criterion) {
     // Upkeep every 100 ms keeps the samples both sides push bounded during the run.
@@ -46,12 +57,7 @@ fn per_token(c: &mut Criterion) {
     let mut group = tokenmeter_benches::per_token_group(c, GROUP);
     group.bench_function("naive", |b| {
         let mut last = Instant::now();
-        b.iter(|| {
-            let now = Instant::now();
-            metrics::histogram!("naive_inter_token_latency_seconds", "model" => model.to_string())
-                .record(now.duration_since(last).as_secs_f64());
-            last = now;
-        });
+        b.iter(|| naive(&model, &mut last));
     });
     group.bench_function("tokenmeter", |b| {
         let mut request = series.start();
@@ -95,7 +101,21 @@ fn per_token(c: &mut Criterion) {
         })
     });
     batches.finish();
+    // The same two, interleaved: both sides of each ratio within a few milliseconds.
+    let mut last = Instant::now();
+    let mut request = series.start();
+    request.record_tokens(1);
+    let interleaved = tokenmeter_benches::interleaved_ratio(
+        INTERLEAVED_ROUNDS,
+        INTERLEAVED_CALLS,
+        || naive(&model, &mut last),
+        || request.record_tokens(black_box(1)),
+    );
+    request.succeed();
     drop(handle);
+    if let Some(interleaved) = interleaved {
+        interleaved.print(GROUP, "tokenmeter/naive");
+    }
     if tokenmeter_benches::measured() {
         print_ratio(GROUP, "tokenmeter/naive", "tokenmeter", "naive");
         print_ratio(

@@ -80,7 +80,7 @@ impl SeriesSink for SeriesHandles {
 
     fn item(&self, gap: Duration, tokens: u32) {
         for histogram in self.gaps.iter() {
-            histogram.record(seconds(gap));
+            histogram.record(gap.as_secs_f64());
         }
         for (field, handle) in self.items.iter() {
             handle.record(field.read(gap, tokens));
@@ -101,8 +101,8 @@ impl SeriesSink for SeriesHandles {
     fn items(&self, items: Items<'_>) {
         let _pinned = crossbeam_epoch::pin();
         for histogram in self.gaps.iter() {
-            for gap in items.gaps() {
-                histogram.record(seconds(gap));
+            for seconds in items.gap_seconds() {
+                histogram.record(seconds);
             }
         }
         for (field, handle) in self.items.iter() {
@@ -123,35 +123,6 @@ impl SeriesSink for SeriesHandles {
     fn gauge(&self, gauge: LifecycleGauge, delta: i64) {
         for slot in self.gauges.iter().filter(|s| s.field == gauge) {
             slot.record(0, tokenmeter::conventions::Value::Delta(delta));
-        }
-    }
-}
-
-/// `gap` in seconds, bit for bit [`Duration::as_secs_f64`] (what [`ItemField::Gap`] reads):
-/// below a second that is `0.0 + nanos / 1e9`, so the division alone gives the same `f64`
-/// without splitting the gap into seconds and nanoseconds first.
-#[inline(always)]
-fn seconds(gap: Duration) -> f64 {
-    if gap.as_secs() == 0 {
-        f64::from(gap.subsec_nanos()) / 1e9
-    } else {
-        gap.as_secs_f64()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_are_as_secs_f64_bit_for_bit() {
-        let mut ns = 1u64;
-        while ns < 10_000_000_000_000 {
-            for n in [ns - 1, ns, ns + 1, ns * 3 + 7, 999_999_999, 1_000_000_000] {
-                let gap = Duration::from_nanos(n);
-                assert_eq!(seconds(gap).to_bits(), gap.as_secs_f64().to_bits(), "{n}");
-            }
-            ns = ns * 7 / 3 + 1;
         }
     }
 }

@@ -97,7 +97,36 @@ impl<'a> Items<'a> {
     pub fn gaps(&self) -> impl ExactSizeIterator<Item = Duration> + 'a {
         self.gaps_ns.iter().map(|&ns| Duration::from_nanos(ns))
     }
+
+    /// Each item's gap in seconds, oldest first: bit for bit [`Duration::as_secs_f64`] of
+    /// [`gaps`](Self::gaps), without building the `Duration` (a gap under a second, every
+    /// ITL sample in practice, is one conversion and one division). For a sink that records
+    /// the ITL samples as `f64` seconds, as histograms do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::sink::Items;
+    ///
+    /// let items = Items::new(&[2_500_000, 1_500_000_000], &[1, 1]);
+    /// let seconds: Vec<f64> = items.gap_seconds().collect();
+    /// assert_eq!(seconds, [0.0025, 1.5]);
+    /// ```
+    #[inline]
+    pub fn gap_seconds(&self) -> impl ExactSizeIterator<Item = f64> + 'a {
+        self.gaps_ns.iter().map(|&ns| {
+            if ns < NANOS_PER_SEC {
+                // as_secs_f64 is `secs as f64 + nanos as f64 / 1e9`: with no whole second that
+                // is the division alone (adding 0.0 changes no bit).
+                ns as f64 / NANOS_PER_SEC as f64
+            } else {
+                Duration::from_nanos(ns).as_secs_f64()
+            }
+        })
+    }
 }
+
+const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 impl<'a> IntoIterator for Items<'a> {
     type Item = Item;
@@ -195,6 +224,19 @@ impl Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gap_seconds_are_as_secs_f64_bit_for_bit() {
+        let mut ns = 1u64;
+        while ns < 10_000_000_000_000 {
+            let gaps = [ns - 1, ns, ns + 1, ns * 3 + 7, 999_999_999, 1_000_000_000];
+            let items = Items::new(&gaps, &[1; 6]);
+            for (gap, seconds) in items.gaps().zip(items.gap_seconds()) {
+                assert_eq!(seconds.to_bits(), gap.as_secs_f64().to_bits(), "{gap:?}");
+            }
+            ns = ns * 7 / 3 + 1;
+        }
+    }
 
     #[test]
     fn a_batch_goes_when_full() {

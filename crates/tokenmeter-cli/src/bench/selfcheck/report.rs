@@ -52,6 +52,9 @@ pub(crate) struct SelfCheck {
     pub(crate) client_cpu: Cpu,
     /// Raw sockets, same load: the floor of this machine (median round).
     pub(crate) baseline_cpu: Cpu,
+    /// Each round's client CPU per token over the floor's measured just before it, in round
+    /// order: the goal is on their median.
+    pub(crate) round_ratios: Vec<f64>,
     /// TTFT the client measured: first token parsed − send (s).
     #[serde(serialize_with = "stat")]
     pub(crate) client_ttft: Summary,
@@ -73,10 +76,28 @@ pub(crate) struct SelfCheck {
 }
 
 impl SelfCheck {
-    /// The client's CPU per token over the floor's, or `None` when the floor measured none.
+    /// The client's CPU per token over the floor's: the median of the rounds' ratios (each
+    /// round's client over the floor measured right before it, so that a change in the
+    /// machine's load between rounds moves both sides of a ratio). `None` when no round's
+    /// floor measured CPU time.
     pub(crate) fn floor_ratio(&self) -> Option<f64> {
-        (self.baseline_cpu.per_million_tokens > 0.0)
-            .then(|| self.client_cpu.per_million_tokens / self.baseline_cpu.per_million_tokens)
+        let mut ratios: Vec<f64> = self
+            .round_ratios
+            .iter()
+            .copied()
+            .filter(|r| r.is_finite())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios.get(ratios.len() / 2).copied()
+    }
+
+    /// The lowest and highest round's ratio.
+    fn ratio_range(&self) -> (f64, f64) {
+        let finite = || self.round_ratios.iter().copied().filter(|r| r.is_finite());
+        (
+            finite().fold(f64::INFINITY, f64::min),
+            finite().fold(f64::NEG_INFINITY, f64::max),
+        )
     }
 
     /// Goals missed, in words; empty when all are met.
@@ -132,10 +153,12 @@ impl SelfCheck {
         cpu(&mut out, "bench client", &self.client_cpu);
         cpu(&mut out, "raw sockets", &self.baseline_cpu);
         if let Some(ratio) = self.floor_ratio() {
+            let (low, high) = self.ratio_range();
             let _ = writeln!(
                 out,
-                "  {:<16}{ratio:>6.2} × the raw-socket floor (goal ≤ {MAX_FLOOR_RATIO})",
+                "  {:<16}{ratio:>6.2} × the raw-socket floor (goal ≤ {MAX_FLOOR_RATIO}; median of the {} rounds' ratios, {low:.2}–{high:.2})",
                 "ratio",
+                self.round_ratios.len(),
             );
         }
         let row = |out: &mut String, name: &str, client: &Summary, truth: &Summary| {
@@ -168,5 +191,52 @@ impl SelfCheck {
             let _ = writeln!(out, "  goals missed: {}", misses.join("; "));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(round_ratios: Vec<f64>) -> SelfCheck {
+        SelfCheck {
+            streams: 1,
+            requests: 1,
+            rounds: round_ratios.len(),
+            failed: 0,
+            connections: 1,
+            wall_s: 1.0,
+            tokens_per_s_per_stream: 1.0,
+            client_cpu: Cpu::default(),
+            baseline_cpu: Cpu::default(),
+            round_ratios,
+            client_ttft: Summary::of(vec![0.02]),
+            true_ttft: Summary::of(vec![0.02]),
+            server_ttft: Summary::of(vec![0.02]),
+            client_itl: Summary::of(vec![0.002]),
+            true_itl: Summary::of(vec![0.002]),
+            delivery_lag: Summary::of(vec![0.0]),
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_the_median_round_and_a_round_without_a_floor_is_left_out() {
+        let check = check(vec![1.31, f64::INFINITY, 1.12, 1.24, 1.19, f64::NAN]);
+        assert_eq!(check.floor_ratio(), Some(1.24));
+        assert!(check.misses().is_empty(), "{:?}", check.misses());
+        let text = check.render();
+        assert!(text.contains("1.24 × the raw-socket floor"), "{text}");
+        assert!(
+            text.contains("median of the 6 rounds' ratios, 1.12–1.31"),
+            "{text}"
+        );
+
+        let over = super::tests::check(vec![1.20, 1.30, 1.27]);
+        assert_eq!(over.floor_ratio(), Some(1.27));
+        assert_eq!(
+            over.misses(),
+            ["1.27 × the raw-socket floor's CPU per token (goal ≤ 1.25)"]
+        );
+        assert_eq!(super::tests::check(vec![f64::INFINITY]).floor_ratio(), None);
     }
 }
