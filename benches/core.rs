@@ -7,27 +7,17 @@
 //! ```
 
 use std::hint::black_box;
-use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use futures_util::{Stream, stream};
+use futures_util::stream;
 use tokenmeter::sink::{InMemorySink, NoopSink};
 use tokenmeter::{Clock, Labels, Meter, MeterExt, Series};
+use tokenmeter_benches::drain;
 
 const ITEMS: usize = 1_000;
 const GROUP: &str = "core_per_item";
-
-/// Polls `stream` to its end with a no-op waker, passing each item to `each`.
-fn drain<S: Stream>(stream: S, mut each: impl FnMut(S::Item)) {
-    let mut stream = pin!(stream);
-    let mut cx = Context::from_waker(Waker::noop());
-    while let Poll::Ready(Some(item)) = stream.as_mut().poll_next(&mut cx) {
-        each(item);
-    }
-}
 
 fn series(sink: impl tokenmeter::sink::Sink) -> Series {
     Meter::builder()

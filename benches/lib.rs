@@ -2,10 +2,13 @@
 //! ratio of each pair measured in the same run.
 
 use std::path::PathBuf;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
+use futures_util::Stream;
 
 /// The group every per-token exporter comparison runs in: 1 s warm-up, 4 s of measurement,
 /// 50 samples, so the baseline and ours are measured alike in one run.
@@ -121,5 +124,15 @@ impl Interleaved {
             "ratio {group} (interleaved, median of {} rounds): {name} = {:.3} (rounds {:.3}–{:.3})",
             self.rounds, self.median, self.low, self.high
         );
+    }
+}
+
+/// Polls `stream` to its end with a no-op waker, passing each item to `each`: how the
+/// benchmarks read a stream that is always ready, without a runtime.
+pub fn drain<S: Stream>(stream: S, mut each: impl FnMut(S::Item)) {
+    let mut stream = pin!(stream);
+    let mut cx = Context::from_waker(Waker::noop());
+    while let Poll::Ready(Some(item)) = stream.as_mut().poll_next(&mut cx) {
+        each(item);
     }
 }

@@ -12,8 +12,6 @@
 
 use std::convert::Infallible;
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,20 +19,11 @@ use criterion::{Criterion, Throughput};
 use futures_util::{Stream, stream};
 use tokenmeter::sink::InMemorySink;
 use tokenmeter::{Clock, Labels, Meter};
-use tokenmeter_benches::print_ratio;
+use tokenmeter_benches::{drain, print_ratio};
 use tokenmeter_openai::SseChunks;
 
 const CHUNKS: usize = 1_000;
 const GROUP: &str = "openai_per_chunk";
-
-/// Polls `stream` to its end with a no-op waker, passing each item to `each`.
-fn drain<S: Stream>(stream: S, mut each: impl FnMut(S::Item)) {
-    let mut stream = pin!(stream);
-    let mut cx = Context::from_waker(Waker::noop());
-    while let Poll::Ready(Some(item)) = stream.as_mut().poll_next(&mut cx) {
-        each(item);
-    }
-}
 
 /// The frames of one response: a role chunk, `CHUNKS` one-token content chunks, a finish
 /// chunk with `usage`, `[DONE]`.
