@@ -9,6 +9,7 @@ use std::time::Duration;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
 use futures_util::Stream;
+use tokenmeter::Series;
 
 /// The group every per-token exporter comparison runs in: 1 s warm-up, 4 s of measurement,
 /// 50 samples, so the baseline and ours are measured alike in one run.
@@ -102,6 +103,26 @@ pub fn interleaved_ratio(
         high: ratios[ratios.len() - 1],
         rounds,
     })
+}
+
+/// Rounds of [`interleaved_per_token`].
+pub const INTERLEAVED_ROUNDS: usize = 41;
+
+/// [`interleaved_ratio`] of a per-token `baseline` against one `record_tokens(1)` per call on a
+/// request of `series` (started, with its first token, before the rounds; ended after them),
+/// over [`INTERLEAVED_ROUNDS`] rounds of `calls` calls per side.
+pub fn interleaved_per_token(
+    series: &Series,
+    calls: u64,
+    baseline: impl FnMut(),
+) -> Option<Interleaved> {
+    let mut request = series.start();
+    request.record_tokens(1);
+    let interleaved = interleaved_ratio(INTERLEAVED_ROUNDS, calls, baseline, || {
+        request.record_tokens(std::hint::black_box(1))
+    });
+    request.succeed();
+    interleaved
 }
 
 /// What [`interleaved_ratio`] measured.

@@ -4,7 +4,7 @@
 //! (the least any SSE reader does); (b) `sse`: through `SseChunks` (events decoded, each JSON
 //! chunk parsed, stamped on the clock), not metered; (c) `metered`: the same through
 //! `SseChunks::meter` on a meter with the in-memory sink that keeps every chunk's time (what
-//! `tokenmeter bench` does per chunk). Prints b÷a and c÷a.
+//! `tokenmeter bench` does per chunk). Prints b÷a, c÷a and c÷b.
 //!
 //! ```text
 //! cargo bench -p tokenmeter-benches --bench openai

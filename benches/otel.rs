@@ -44,8 +44,7 @@ impl PushMetricExporter for Discard {
     }
 }
 
-/// Rounds and calls per side of the interleaved ratio (a few seconds in all).
-const INTERLEAVED_ROUNDS: usize = 41;
+/// Calls per side in each round of the interleaved ratio (a few seconds in all).
 const INTERLEAVED_CALLS: u64 = 100_000;
 
 fn provider() -> SdkMeterProvider {
@@ -115,15 +114,8 @@ fn per_token(c: &mut Criterion) {
     // The bound path and the naive one again, interleaved: both sides of each ratio within a
     // few milliseconds.
     let mut last = Instant::now();
-    let mut request = bound.start();
-    request.record_tokens(1);
-    let interleaved = tokenmeter_benches::interleaved_ratio(
-        INTERLEAVED_ROUNDS,
-        INTERLEAVED_CALLS,
-        || naive(&mut last),
-        || request.record_tokens(black_box(1)),
-    );
-    request.succeed();
+    let interleaved =
+        tokenmeter_benches::interleaved_per_token(&bound, INTERLEAVED_CALLS, || naive(&mut last));
     if let Some(interleaved) = interleaved {
         interleaved.print(GROUP, "tokenmeter_bound/naive");
     }

@@ -28,8 +28,7 @@ use tokenmeter_prometheus::{Builder, Profile};
 
 const GROUP: &str = "prometheus_per_token";
 const BATCH_GROUP: &str = "prometheus_batch";
-/// Rounds and calls per side of the interleaved ratio (about 4 s in all).
-const INTERLEAVED_ROUNDS: usize = 41;
+/// Calls per side in each round of the interleaved ratio (about 4 s in all).
 const INTERLEAVED_CALLS: u64 = 200_000;
 
 /// One token the naive way: the clock, then a histogram looked up by name and label.
@@ -103,15 +102,9 @@ fn per_token(c: &mut Criterion) {
     batches.finish();
     // The same two, interleaved: both sides of each ratio within a few milliseconds.
     let mut last = Instant::now();
-    let mut request = series.start();
-    request.record_tokens(1);
-    let interleaved = tokenmeter_benches::interleaved_ratio(
-        INTERLEAVED_ROUNDS,
-        INTERLEAVED_CALLS,
-        || naive(&model, &mut last),
-        || request.record_tokens(black_box(1)),
-    );
-    request.succeed();
+    let interleaved = tokenmeter_benches::interleaved_per_token(&series, INTERLEAVED_CALLS, || {
+        naive(&model, &mut last)
+    });
     drop(handle);
     if let Some(interleaved) = interleaved {
         interleaved.print(GROUP, "tokenmeter/naive");
