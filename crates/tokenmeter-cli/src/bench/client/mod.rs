@@ -232,18 +232,25 @@ impl Client {
     /// Sends `spec` once, outside the measurements (the test request before a run): no
     /// meter, no record; the caller reads the answer.
     pub(crate) async fn probe(&self, spec: &RequestSpec) -> reqwest::Result<reqwest::Response> {
-        self.http
-            .post(self.target.url.clone())
-            .header(REQUEST_ID_HEADER, "preflight")
+        self.post(HeaderValue::from_static("preflight"), spec)
             .timeout(self.target.timeout)
-            .body(self.body(spec))
             .send()
             .await
     }
 
+    /// The request for `spec` as every measured request sends it, with `id` in
+    /// [`REQUEST_ID_HEADER`]: [`send`](Self::send) sends it and meters the answer; the
+    /// self-check also sends it alone, to weigh the HTTP stack without the rest.
+    pub(crate) fn post(&self, id: HeaderValue, spec: &RequestSpec) -> reqwest::RequestBuilder {
+        self.http
+            .post(self.target.url.clone())
+            .header(REQUEST_ID_HEADER, id)
+            .body(self.body(spec))
+    }
+
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
     pub(crate) async fn send(&self, spec: &RequestSpec) -> Measured {
-        let body = self.body(spec);
+        let post = self.post(HeaderValue::from(spec.id), spec);
         let sent_at = tokio::time::Instant::now();
         let deadline = sent_at + self.target.timeout;
         let mut request = self.series.start();
@@ -256,12 +263,7 @@ impl Client {
             max_tokens: spec.max_tokens,
             ..Measured::default()
         };
-        let sent = self
-            .http
-            .post(self.target.url.clone())
-            .header(REQUEST_ID_HEADER, spec.id)
-            .body(body)
-            .send();
+        let sent = post.send();
         let response = match tokio::time::timeout_at(deadline, sent).await {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {

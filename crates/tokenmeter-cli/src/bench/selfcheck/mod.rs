@@ -5,7 +5,9 @@
 //! it wrote each token. The bench client — the same code path as `tokenmeter bench` — runs on a
 //! single-threaded runtime on another thread, whose CPU time is read from `/proc/thread-self`,
 //! so the server's CPU is not counted. Before it, the same load is read from raw sockets (no
-//! HTTP, SSE or JSON parsing, no metering): the floor of this machine's kernel and runtime.
+//! HTTP, SSE or JSON parsing, no metering): the floor of this machine's kernel and runtime;
+//! then by the client's HTTP stack alone (the bodies read to their end, nothing parsed or
+//! metered), to show how much of the client's cost is the HTTP stack's.
 //!
 //! Reported: CPU-seconds per million streamed tokens of both, and the client's TTFT and ITL
 //! percentiles next to the truth: TTFT as sent = the server's write of the first token − the
@@ -16,6 +18,7 @@
 
 mod baseline;
 mod cpu;
+mod http_only;
 mod report;
 mod server;
 
@@ -37,7 +40,7 @@ use crate::bench::clock::BenchClock;
 use crate::bench::collect::Collected;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
-use crate::bench::workload::{LengthDist, Source, specs};
+use crate::bench::workload::{LengthDist, RequestSpec, Source, specs};
 
 use report::Cpu;
 use server::{Pace, Sent, Shared};
@@ -49,7 +52,7 @@ pub(crate) struct Params {
     pub(crate) streams: usize,
     /// Requests per round (each stream runs several back to back).
     pub(crate) requests: usize,
-    /// Rounds, each of the raw-socket floor then the bench client.
+    /// Rounds, each of the raw-socket floor, the HTTP stack alone, then the bench client.
     pub(crate) rounds: usize,
     /// Tokens per response.
     pub(crate) tokens: u64,
@@ -128,12 +131,13 @@ struct Rounds {
     truth: HashMap<u64, Sent>,
     clients: Vec<Cpu>,
     floors: Vec<Cpu>,
+    http: Vec<Cpu>,
     wall: Duration,
     connections: u64,
 }
 
-/// Alternates the raw-socket floor and the bench client, `params.rounds` times each, so that a
-/// change in the machine's load hits both.
+/// Alternates the raw-socket floor, the HTTP stack alone and the bench client,
+/// `params.rounds` times each, so that a change in the machine's load hits all three.
 fn run_rounds(
     params: Params,
     origin: Instant,
@@ -145,11 +149,13 @@ fn run_rounds(
         truth: HashMap::new(),
         clients: Vec::new(),
         floors: Vec::new(),
+        http: Vec::new(),
         wall: Duration::ZERO,
         connections: 0,
     };
     for round in 0..params.rounds {
         rounds.floors.push(raw_side(params, addr)?);
+        rounds.http.push(http_side(params, origin, addr, round)?);
         let _ = shared.take();
         let (traces, cpu, wall) = client_side(params, origin, addr, round)?;
         let (truth, connections) = shared.take();
@@ -209,17 +215,9 @@ fn raw_side(params: Params, addr: std::net::SocketAddr) -> anyhow::Result<Cpu> {
     Ok(per_million(cpu, tokens))
 }
 
-fn client_side(
-    params: Params,
-    origin: Instant,
-    addr: std::net::SocketAddr,
-    round: usize,
-) -> anyhow::Result<(Collected, Cpu, Duration)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let clock = BenchClock::with_origin(origin);
-    let target = Target {
+/// The bench client's target: the paced server on `addr`.
+fn target(addr: std::net::SocketAddr) -> anyhow::Result<Target> {
+    Ok(Target {
         url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions"))?,
         api: Api::Chat,
         model: "paced".into(),
@@ -230,7 +228,11 @@ fn client_side(
         tls: crate::bench::tls::Tls::default(),
         shape: crate::bench::request_shape::RequestShape::default(),
         tokenizer: None,
-    };
+    })
+}
+
+/// Round `round`'s requests: the same prompts and lengths every round, with ids of their own.
+fn round_specs(params: Params, round: usize) -> (Vec<RequestSpec>, rand::rngs::StdRng) {
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),
         output: LengthDist::Fixed(params.tokens),
@@ -243,6 +245,45 @@ fn client_side(
     for spec in &mut specs {
         spec.id += (round * params.requests) as u64;
     }
+    (specs, rng)
+}
+
+/// The client's HTTP stack alone on round `round`'s requests (see [`http_only`]).
+fn http_side(
+    params: Params,
+    origin: Instant,
+    addr: std::net::SocketAddr,
+    round: usize,
+) -> anyhow::Result<Cpu> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (specs, _) = round_specs(params, round);
+    let target = target(addr)?;
+    let timeout = target.timeout;
+    let (tokens, cpu) = on_cpu(|| {
+        rt.block_on(async {
+            let clock = BenchClock::with_origin(origin);
+            let client = Arc::new(Client::new(target, None, clock, Meter::builder())?);
+            let streams = params.streams;
+            anyhow::Ok(http_only::run(client, specs, streams, params.tokens, timeout).await)
+        })
+    })?;
+    Ok(per_million(cpu, tokens))
+}
+
+fn client_side(
+    params: Params,
+    origin: Instant,
+    addr: std::net::SocketAddr,
+    round: usize,
+) -> anyhow::Result<(Collected, Cpu, Duration)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let clock = BenchClock::with_origin(origin);
+    let target = target(addr)?;
+    let (specs, mut rng) = round_specs(params, round);
     let mut progress = Progress::new(params.requests as u64, "self-check", false);
     let wall = Instant::now();
     let (traces, cpu) = on_cpu(|| {
@@ -258,6 +299,13 @@ fn client_side(
         .map(|r| r.items)
         .sum();
     Ok((traces, per_million(cpu, tokens), wall))
+}
+
+/// Each round's CPU per token of `sides` over the floor's of the same round.
+fn ratios(sides: &[Cpu], floors: &[Cpu]) -> Vec<f64> {
+    (sides.iter().zip(floors))
+        .map(|(side, floor)| side.per_million_tokens / floor.per_million_tokens)
+        .collect()
 }
 
 fn secs(values: Vec<f64>) -> Summary {
@@ -325,9 +373,9 @@ fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
         },
         client_cpu: median(rounds.clients.clone()),
         baseline_cpu: median(rounds.floors.clone()),
-        round_ratios: (rounds.clients.iter().zip(&rounds.floors))
-            .map(|(client, floor)| client.per_million_tokens / floor.per_million_tokens)
-            .collect(),
+        http_cpu: median(rounds.http.clone()),
+        round_ratios: ratios(&rounds.clients, &rounds.floors),
+        http_round_ratios: ratios(&rounds.http, &rounds.floors),
         client_ttft: secs(client_ttft),
         true_ttft: secs(true_ttft),
         server_ttft: secs(server_ttft),
@@ -361,6 +409,9 @@ mod tests {
         );
         assert_eq!(check.client_cpu.tokens, 8 * 40);
         assert_eq!(check.baseline_cpu.tokens, 8 * 40);
+        assert_eq!(check.http_cpu.tokens, 8 * 40, "every body read to its end");
+        assert!(check.http_cpu.total_s > 0.0);
+        assert_eq!(check.http_round_ratios.len(), 1);
         assert!(check.client_cpu.total_s > 0.0 && check.baseline_cpu.total_s > 0.0);
         assert_eq!(check.round_ratios.len(), 1);
         assert_eq!(check.floor_ratio(), Some(check.round_ratios[0]));

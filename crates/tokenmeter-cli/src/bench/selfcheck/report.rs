@@ -52,9 +52,15 @@ pub(crate) struct SelfCheck {
     pub(crate) client_cpu: Cpu,
     /// Raw sockets, same load: the floor of this machine (median round).
     pub(crate) baseline_cpu: Cpu,
+    /// The client's HTTP stack alone, same load: bodies read to their end, nothing parsed or
+    /// metered (median round). Not a goal: the part of the client's cost that is the HTTP
+    /// stack's.
+    pub(crate) http_cpu: Cpu,
     /// Each round's client CPU per token over the floor's measured just before it, in round
     /// order: the goal is on their median.
     pub(crate) round_ratios: Vec<f64>,
+    /// Each round's HTTP-stack CPU per token over the same round's floor, in round order.
+    pub(crate) http_round_ratios: Vec<f64>,
     /// TTFT the client measured: first token parsed − send (s).
     #[serde(serialize_with = "stat")]
     pub(crate) client_ttft: Summary,
@@ -81,23 +87,12 @@ impl SelfCheck {
     /// machine's load between rounds moves both sides of a ratio). `None` when no round's
     /// floor measured CPU time.
     pub(crate) fn floor_ratio(&self) -> Option<f64> {
-        let mut ratios: Vec<f64> = self
-            .round_ratios
-            .iter()
-            .copied()
-            .filter(|r| r.is_finite())
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        ratios.get(ratios.len() / 2).copied()
+        median_ratio(&self.round_ratios)
     }
 
-    /// The lowest and highest round's ratio.
-    fn ratio_range(&self) -> (f64, f64) {
-        let finite = || self.round_ratios.iter().copied().filter(|r| r.is_finite());
-        (
-            finite().fold(f64::INFINITY, f64::min),
-            finite().fold(f64::NEG_INFINITY, f64::max),
-        )
+    /// The HTTP stack alone over the floor, the same way: the median of the rounds' ratios.
+    pub(crate) fn http_ratio(&self) -> Option<f64> {
+        median_ratio(&self.http_round_ratios)
     }
 
     /// Goals missed, in words; empty when all are met.
@@ -152,13 +147,22 @@ impl SelfCheck {
         };
         cpu(&mut out, "bench client", &self.client_cpu);
         cpu(&mut out, "raw sockets", &self.baseline_cpu);
+        cpu(&mut out, "HTTP stack only", &self.http_cpu);
         if let Some(ratio) = self.floor_ratio() {
-            let (low, high) = self.ratio_range();
+            let (low, high) = ratio_range(&self.round_ratios);
             let _ = writeln!(
                 out,
                 "  {:<16}{ratio:>6.2} × the raw-socket floor (goal ≤ {MAX_FLOOR_RATIO}; median of the {} rounds' ratios, {low:.2}–{high:.2})",
                 "ratio",
                 self.round_ratios.len(),
+            );
+        }
+        if let Some(ratio) = self.http_ratio() {
+            let (low, high) = ratio_range(&self.http_round_ratios);
+            let _ = writeln!(
+                out,
+                "  {:<16}{ratio:>6.2} × the raw-socket floor for the HTTP stack alone (not a goal; {low:.2}–{high:.2}): the rest is SSE, JSON and metering",
+                "of which",
             );
         }
         let row = |out: &mut String, name: &str, client: &Summary, truth: &Summary| {
@@ -194,6 +198,22 @@ impl SelfCheck {
     }
 }
 
+/// The median of the finite ratios; `None` when there is none.
+fn median_ratio(ratios: &[f64]) -> Option<f64> {
+    let mut finite: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+    finite.sort_by(f64::total_cmp);
+    finite.get(finite.len() / 2).copied()
+}
+
+/// The lowest and highest finite ratio.
+fn ratio_range(ratios: &[f64]) -> (f64, f64) {
+    let finite = || ratios.iter().copied().filter(|r| r.is_finite());
+    (
+        finite().fold(f64::INFINITY, f64::min),
+        finite().fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +229,8 @@ mod tests {
             tokens_per_s_per_stream: 1.0,
             client_cpu: Cpu::default(),
             baseline_cpu: Cpu::default(),
+            http_cpu: Cpu::default(),
+            http_round_ratios: vec![1.1, 1.05, f64::NAN],
             round_ratios,
             client_ttft: Summary::of(vec![0.02]),
             true_ttft: Summary::of(vec![0.02]),
@@ -228,6 +250,13 @@ mod tests {
         assert!(text.contains("1.24 × the raw-socket floor"), "{text}");
         assert!(
             text.contains("median of the 6 rounds' ratios, 1.12–1.31"),
+            "{text}"
+        );
+        assert_eq!(check.http_ratio(), Some(1.1));
+        assert!(
+            text.contains(
+                "1.10 × the raw-socket floor for the HTTP stack alone (not a goal; 1.05–1.10)"
+            ),
             "{text}"
         );
 

@@ -1,0 +1,64 @@
+//! The HTTP stack alone: the same requests sent by the bench client's own HTTP client
+//! ([`Client::post`]: reqwest and hyper, the same connection pool and settings), each body read
+//! to its end, with no SSE decoding, no JSON, no metering and no per-request bookkeeping.
+//!
+//! It is not a goal: it shows how much of the client's cost over the raw-socket floor is the
+//! HTTP stack's, and how much is left for what tokenmeter adds above it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use reqwest::header::HeaderValue;
+
+use crate::bench::client::Client;
+use crate::bench::workload::RequestSpec;
+
+/// Sends `specs` over `streams` concurrent workers, each one request after another on the
+/// client's keep-alive pool, and returns the token events received: `tokens` for each request
+/// answered 2xx whose body was read to its end before `timeout`.
+pub(crate) async fn run(
+    client: Arc<Client>,
+    specs: Vec<RequestSpec>,
+    streams: usize,
+    tokens: u64,
+    timeout: Duration,
+) -> u64 {
+    let specs = Arc::new(specs);
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..streams.max(1) {
+        let (client, specs) = (client.clone(), specs.clone());
+        workers.spawn(async move {
+            let mut received = 0;
+            for spec in specs.iter().skip(worker).step_by(streams.max(1)) {
+                let one = read_to_end(&client, spec);
+                if let Ok(true) = tokio::time::timeout(timeout, one).await {
+                    received += tokens;
+                }
+            }
+            received
+        });
+    }
+    let mut total = 0;
+    while let Some(done) = workers.join_next().await {
+        total += done.unwrap_or(0);
+    }
+    total
+}
+
+/// Sends `spec` and reads its body to the end: true when it was answered 2xx and read whole.
+async fn read_to_end(client: &Client, spec: &RequestSpec) -> bool {
+    let Ok(response) = client.post(HeaderValue::from(spec.id), spec).send().await else {
+        return false;
+    };
+    if !response.status().is_success() {
+        return false;
+    }
+    let mut body = response.bytes_stream();
+    while let Some(piece) = body.next().await {
+        if piece.is_err() {
+            return false;
+        }
+    }
+    true
+}
