@@ -59,15 +59,24 @@ async fn one(socket: &mut TcpStream, id: u64, tokens: u64) -> std::io::Result<u6
         }
         last_read = last_read.max(origin.elapsed());
         let bytes = &buf[..n];
-        data_lines += bytes.windows(6).filter(|w| w == b"data: ").count() as u64;
+        data_lines += count_data_lines(bytes);
         tail.extend_from_slice(bytes);
         if tail.len() > 5 {
             tail.drain(..tail.len() - 5);
         }
         if tail == b"0\r\n\r\n" {
             std::hint::black_box(last_read);
-            // role frame, usage and [DONE] carry no token
-            return Ok(data_lines.saturating_sub(3));
+            return Ok(data_lines.saturating_sub(UNTOKENED_EVENTS));
         }
     }
+}
+
+/// Events of each response of the paced server that carry no token: the role frame, the
+/// usage chunk and `[DONE]`.
+pub(crate) const UNTOKENED_EVENTS: u64 = 3;
+
+/// The `data: ` lines in `bytes`: how the floor (and the HTTP stack alone) count events
+/// without parsing them.
+pub(crate) fn count_data_lines(bytes: &[u8]) -> u64 {
+    bytes.windows(6).filter(|w| w == b"data: ").count() as u64
 }
