@@ -236,6 +236,9 @@ struct Choice<'a> {
 
 #[derive(Deserialize)]
 struct Delta<'a> {
+    /// Whether the delta has a `role` (any value, null too: the opening frame).
+    #[serde(default, deserialize_with = "present")]
+    role: bool,
     #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -244,6 +247,11 @@ struct Delta<'a> {
     reasoning: Option<Cow<'a, str>>,
     #[serde(default)]
     tool_calls: Option<Vec<IgnoredAny>>,
+}
+
+/// True for a field that is there, whatever its value.
+fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(field).map(|_| true)
 }
 
 fn filled(s: &Option<Cow<'_, str>>) -> bool {
@@ -260,13 +268,17 @@ impl Choice<'_> {
         })
     }
 
-    /// A content, reasoning or tool-call delta, or completion text.
+    /// A content, reasoning or tool-call delta, or completion text. An empty `content`
+    /// without a `role` is a token too, as `vllm bench serve` 0.33 counts it: a generated
+    /// token that decodes to no text (a special token, or a byte of an incomplete UTF-8
+    /// character, which llama.cpp's server sends so); the opening frame has a `role`.
     fn bears_tokens(&self) -> bool {
         let delta_tokens = self.delta.as_ref().is_some_and(|d| {
             filled(&d.content)
                 || filled(&d.reasoning_content)
                 || filled(&d.reasoning)
                 || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+                || (d.content.as_deref() == Some("") && !d.role)
         });
         delta_tokens || filled(&self.text)
     }
@@ -421,6 +433,29 @@ mod tests {
         let parsed = parse(usage).unwrap();
         assert_eq!(parsed.tokens, 0);
         assert_eq!(parsed.usage.unwrap().completion_tokens, Some(7));
+    }
+
+    /// vLLM 0.33's `_choice_has_streamed_output`: an empty content without a role is a token
+    /// that decoded to no text; with a role (any value), the opening frame; a null or missing
+    /// content, a finish-only delta.
+    #[test]
+    fn an_empty_content_without_a_role_is_a_token_as_vllm_counts_it() {
+        for (event, tokens) in [
+            (r#"{"choices":[{"delta":{"content":""}}]}"#, 1),
+            (r#"{"choices":[{"delta":{"role":null,"content":""}}]}"#, 0),
+            (
+                r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+                0,
+            ),
+            (r#"{"choices":[{"delta":{"content":null}}]}"#, 0),
+            (r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#, 0),
+            (
+                r#"{"choices":[{"delta":{"content":""}},{"delta":{"content":""}}]}"#,
+                2,
+            ),
+        ] {
+            assert_eq!(parse(event).unwrap().tokens, tokens, "{event}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use pin_project_lite::pin_project;
 use tokenmeter::stream::Observe;
-use tokenmeter::{Clock, Metered, Observation, Request};
+use tokenmeter::{Clock, ErrorClass, Metered, Observation, Outcome, Request};
 
 use crate::clock::EventClock;
 use crate::error::StreamError;
@@ -19,13 +19,19 @@ use crate::sse::SseChunks;
 ///
 /// Each chunk is observed at [`Chunk::at`], the instant the reader parsed it
 /// ([`Observation::at`]): the request's record holds exactly the times the chunks carry.
+///
+/// A stream that ends (at `[DONE]` or at the end of the body) before any chunk carried a token
+/// ends as [`ErrorClass::EmptyResponse`], as `vllm bench serve` counts it: a role frame and a
+/// finish reason are not an answer.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ChunkObserver;
+pub struct ChunkObserver {
+    tokens_seen: bool,
+}
 
 impl ChunkObserver {
     /// The observer.
     pub fn new() -> Self {
-        Self
+        Self::default()
     }
 }
 
@@ -35,6 +41,7 @@ impl Observe<Result<Chunk, StreamError>> for ChunkObserver {
         match item {
             Ok(chunk) => {
                 let parsed = &chunk.parsed;
+                self.tokens_seen |= parsed.tokens > 0;
                 let observation = if parsed.reasoning > 0 && parsed.reasoning == parsed.tokens {
                     Observation::reasoning(parsed.tokens)
                 } else {
@@ -47,6 +54,14 @@ impl Observe<Result<Chunk, StreamError>> for ChunkObserver {
                 }
             }
             Err(error) => Observation::error(error.class()),
+        }
+    }
+
+    fn finish(&mut self) -> Outcome {
+        if self.tokens_seen {
+            Outcome::Success
+        } else {
+            Outcome::Error(ErrorClass::EmptyResponse)
         }
     }
 }
@@ -64,7 +79,8 @@ pin_project! {
     ///   input tokens from `usage.prompt_tokens` (see
     ///   [`input_tokens_from_usage`](MeteredChunks::input_tokens_from_usage)).
     /// - The finish reason of the last choice that gave one.
-    /// - The outcome: success at the end of a complete body; the error's class on the first
+    /// - The outcome: success at the end of a complete body that carried a token
+    ///   ([`ErrorClass::EmptyResponse`] when none did); the error's class on the first
     ///   `Err` item (a non-2xx status, a transport error, a malformed, truncated or failed
     ///   stream); `cancelled` when dropped before its end.
     ///
@@ -121,7 +137,7 @@ where
     /// the same source): each token is recorded at its chunk's [`Chunk::at`].
     pub fn meter(self, request: Request) -> MeteredChunks<S, C> {
         MeteredChunks {
-            inner: Metered::new(self, request, ChunkObserver),
+            inner: Metered::new(self, request, ChunkObserver::new()),
             input_from_usage: true,
         }
     }

@@ -138,6 +138,36 @@ fn a_finish_reason_without_done_is_complete_and_recorded() {
     assert_eq!(record.output_tokens, 2);
 }
 
+/// `vllm bench serve` 0.33 fails a stream that never carried a token ("Never received a valid
+/// chunk to calculate TTFT"): a role frame, a finish reason and `[DONE]` are not an answer.
+#[test]
+fn a_stream_without_a_token_is_an_empty_response() {
+    let finish = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+    let usage = "data: {\"choices\":[],\"usage\":{\"completion_tokens\":0}}\n\n";
+    for parts in [
+        vec![ROLE, DONE],
+        vec![ROLE, finish, usage, DONE],
+        vec![ROLE, finish],
+        vec![DONE],
+    ] {
+        let (items, record) = run(&parts);
+        assert!(items.iter().all(Result::is_ok), "{items:?}");
+        assert_eq!(
+            record.outcome,
+            Outcome::Error(ErrorClass::EmptyResponse),
+            "{parts:?}"
+        );
+        assert_eq!((record.ttft, record.items), (None, 0));
+    }
+    // One empty content without a role is a token (vLLM counts it): not empty.
+    let (_, record) = run(&[
+        ROLE,
+        "data: {\"choices\":[{\"delta\":{\"content\":\"\"}}]}\n\n",
+        DONE,
+    ]);
+    assert_eq!((record.outcome, record.items), (Outcome::Success, 1));
+}
+
 #[test]
 fn a_body_that_stops_early_is_truncated() {
     let (items, record) = run(&[ROLE, &token("a"), "data: {\"choi"]);

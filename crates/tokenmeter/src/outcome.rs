@@ -89,24 +89,30 @@ pub enum ErrorClass {
     ClientError,
     /// The connection failed, was reset, or the body could not be read or parsed.
     Transport,
+    /// The answer ended without any token: a stream that closed (even at `[DONE]`) before any
+    /// chunk carried one, or a complete answer with no output. `vllm bench serve` counts such
+    /// a request as failed ("Never received a valid chunk"); so does a client metered with
+    /// `tokenmeter-openai`.
+    EmptyResponse,
     /// Anything else (including a panic while producing the stream).
     Other,
 }
 
 impl ErrorClass {
     /// Every class, in a fixed order.
-    pub const ALL: [ErrorClass; 7] = [
+    pub const ALL: [ErrorClass; 8] = [
         ErrorClass::Timeout,
         ErrorClass::RateLimited,
         ErrorClass::Overloaded,
         ErrorClass::ServerError,
         ErrorClass::ClientError,
         ErrorClass::Transport,
+        ErrorClass::EmptyResponse,
         ErrorClass::Other,
     ];
 
     /// The label value: `timeout`, `rate_limited`, `overloaded`, `server_error`, `client_error`,
-    /// `transport` or `_OTHER`.
+    /// `transport`, `empty_response` or `_OTHER`.
     pub const fn as_str(self) -> &'static str {
         match self {
             ErrorClass::Timeout => "timeout",
@@ -115,6 +121,7 @@ impl ErrorClass {
             ErrorClass::ServerError => "server_error",
             ErrorClass::ClientError => "client_error",
             ErrorClass::Transport => "transport",
+            ErrorClass::EmptyResponse => "empty_response",
             ErrorClass::Other => "_OTHER",
         }
     }

@@ -71,6 +71,12 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "ttft=1s,tpot=50ms")]
     pub(crate) slo: Slo,
 
+    /// From when TTFT and E2E are judged against --slo: `schedule` (when each request was
+    /// due: its arrival, so a request that waited in the client for a slot is judged as its
+    /// user felt it) or `send` (as `vllm bench serve` judges goodput).
+    #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
+    pub(crate) slo_from: crate::bench::slo::JudgedFrom,
+
     /// A full SLO spec (TOML, see `tokenmeter slo rules`): judge every request against it on the
     /// client side and print attainment, burn rates, alerts and the diagnosis at the end.
     #[arg(long, value_name = "FILE")]

@@ -46,6 +46,17 @@ pub(crate) struct Counts {
     pub(crate) zero_output: u64,
     /// Of those, the ones the objectives judged good.
     pub(crate) zero_output_good: u64,
+    /// Successful requests counted with `--tokenizer` whose count is above their `max_tokens`:
+    /// implausible (no server goes past it), so the tokenizer is not the server's.
+    pub(crate) tokenizer_above_max_tokens: u64,
+    /// The largest such count, and the `max_tokens` it was asked with.
+    pub(crate) tokenizer_worst: Option<(u64, u64)>,
+    /// Successful requests counted from chunks that stopped for `length`, by whether the count
+    /// came out at `max_tokens` (exact) or below it (low): the evidence of how good the chunk
+    /// count is on this server.
+    pub(crate) length_chunks_exact: u64,
+    /// See [`length_chunks_exact`](Self::length_chunks_exact).
+    pub(crate) length_chunks_low: u64,
 }
 
 impl Counts {
@@ -74,6 +85,27 @@ impl Counts {
             let output = one.output_tokens();
             if name == "stop" && one.max_tokens > 0 && output < one.max_tokens {
                 counts.stopped_early += 1;
+            }
+            let counted_by = (usage.and_then(|u| u.completion_tokens), one.output_counted);
+            if let (None, true) = counted_by
+                && one.max_tokens > 0
+                && output > one.max_tokens
+            {
+                counts.tokenizer_above_max_tokens += 1;
+                let worst = counts.tokenizer_worst.map_or(0, |(n, _)| n);
+                if output > worst {
+                    counts.tokenizer_worst = Some((output, one.max_tokens));
+                }
+            }
+            if let (None, false) = counted_by
+                && name == "length"
+                && one.max_tokens > 0
+            {
+                if output >= one.max_tokens {
+                    counts.length_chunks_exact += 1;
+                } else {
+                    counts.length_chunks_low += 1;
+                }
             }
             if output == 0 {
                 counts.zero_output += 1;
@@ -120,12 +152,37 @@ impl Counts {
         let mut warnings = Vec::new();
         let ok = self.output_from_usage + self.output_from_tokenizer + self.output_from_chunks;
         if self.output_from_chunks > 0 {
+            let evidence = match (self.length_chunks_exact, self.length_chunks_low) {
+                (exact, 0) if exact > 0 => format!(
+                    "; on this server they look exact: all {exact} answers that stopped for \
+                     length counted max_tokens"
+                ),
+                (_, low) if low > 0 && self.tokenizer_above_max_tokens == 0 => format!(
+                    "; {low} answers that stopped for length counted fewer than max_tokens, so \
+                     a chunk carried several tokens here: --tokenizer counts the streamed text \
+                     instead"
+                ),
+                _ => "; a chunk can carry several tokens, so output tokens may be low and TPOT \
+                      high"
+                    .to_owned(),
+            };
             warnings.push(format!(
                 "output tokens of {} of {ok} successful requests are counted from token-bearing \
                  chunks, an estimate: the server sent no usable usage (it may ignore \
-                 stream_options.include_usage); a chunk can carry several tokens, so output \
-                 tokens may be low and TPOT high (--tokenizer counts the streamed text instead)",
+                 stream_options.include_usage){evidence}",
                 self.output_from_chunks
+            ));
+        }
+        if self.tokenizer_above_max_tokens > 0 {
+            let worst = self.tokenizer_worst.map_or(String::new(), |(n, max)| {
+                format!(" (up to {n} for max_tokens {max})")
+            });
+            warnings.push(format!(
+                "output tokens of {} requests counted with --tokenizer are above their max_tokens{worst}, \
+                 which no server exceeds: the tokenizer is not this server's. Its counts are \
+                 implausible; the chunk counts (run without --tokenizer) or the server's usage \
+                 (--no-stream) are more accurate here",
+                self.tokenizer_above_max_tokens
             ));
         }
         if self.input_estimated > 0 {
@@ -206,6 +263,50 @@ mod tests {
             chunks
                 .html(str::to_owned)
                 .contains("warning: output tokens of 2")
+        );
+    }
+
+    /// Successes that stopped for `length` at `max_tokens` 8, their output counted as `counted`
+    /// (`true`: with the tokenizer; `false`: from chunks).
+    fn stopped_for_length(outputs: &[u64], counted: bool) -> Vec<Measured> {
+        use crate::bench::tests::manual_run::{MS, Run};
+        let mut run = Run::new();
+        for (k, _) in outputs.iter().enumerate() {
+            run.ok(MS * (k as u32 * 100), 10 * MS, MS, 4);
+        }
+        for (m, &output) in run.measured.iter_mut().zip(outputs) {
+            let record = m.record.as_mut().unwrap();
+            record.output_tokens = output;
+            record.finish_reason = Some(tokenmeter::FinishReason::Length);
+            m.max_tokens = 8;
+            m.output_counted = counted;
+        }
+        run.measured
+    }
+
+    #[test]
+    fn a_tokenizer_count_above_max_tokens_is_implausible() {
+        let counts = Counts::of(&stopped_for_length(&[8, 9, 11], true), &Slo::default());
+        assert_eq!(counts.tokenizer_above_max_tokens, 2);
+        assert_eq!(counts.tokenizer_worst, Some((11, 8)));
+        let warnings = counts.warnings().join("\n");
+        assert!(warnings.contains("up to 11 for max_tokens 8"), "{warnings}");
+        assert!(warnings.contains("not this server's"), "{warnings}");
+    }
+
+    #[test]
+    fn the_chunk_warning_recommends_what_the_run_shows_is_better() {
+        let exact = Counts::of(&stopped_for_length(&[8, 8], false), &Slo::default());
+        assert_eq!((exact.length_chunks_exact, exact.length_chunks_low), (2, 0));
+        let warnings = exact.warnings().join("\n");
+        assert!(warnings.contains("look exact"), "{warnings}");
+        assert!(!warnings.contains("--tokenizer counts"), "{warnings}");
+        let low = Counts::of(&stopped_for_length(&[8, 5], false), &Slo::default());
+        assert_eq!((low.length_chunks_exact, low.length_chunks_low), (1, 1));
+        let warnings = low.warnings().join("\n");
+        assert!(
+            warnings.contains("--tokenizer counts the streamed text"),
+            "{warnings}"
         );
     }
 }

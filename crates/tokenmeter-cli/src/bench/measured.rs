@@ -87,6 +87,17 @@ pub(crate) struct Measured {
     pub(crate) gaps: GapSpan,
     /// The longest of its gaps, once settled.
     pub(crate) max_gap: Option<Duration>,
+    /// The answer came whole (`--no-stream`): its tokens arrived at one instant, so it has no
+    /// TPOT, ITL or time to second token (not zeros).
+    pub(crate) not_streamed: bool,
+    /// When the load model said it was due, on the bench clock ([`crate::bench::schedule`]):
+    /// its arrival in an open loop, its timestamp in a replay, the moment its slot opened in a
+    /// closed loop, the end of the previous answer plus the think time for a later turn.
+    /// `None` for a request that never reached the runner (a lost task).
+    pub(crate) due: Option<Duration>,
+    /// When it could have left at the earliest: its due time, or later the moment a slot of
+    /// the concurrency cap opened for it. The send − this is the client's own dispatch lag.
+    pub(crate) ready: Option<Duration>,
 }
 
 impl Measured {
@@ -188,6 +199,41 @@ impl Measured {
             });
         let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
         times + text(&self.error) + text(&self.response_id)
+    }
+
+    /// Client queue time: send − due (vLLM 0.33's `client_queue_time`): the time it waited
+    /// for a slot and for the client itself. `None` without a record or a due time.
+    pub(crate) fn client_queue(&self) -> Option<Duration> {
+        let sent = self.record.as_ref()?.arrival;
+        Some(sent.saturating_sub(self.due?))
+    }
+
+    /// The client's own dispatch lag: send − ready (how late the client sent a request that
+    /// was due and had a slot). `None` without a record or a ready time.
+    pub(crate) fn dispatch_lag(&self) -> Option<Duration> {
+        let sent = self.record.as_ref()?.arrival;
+        Some(sent.saturating_sub(self.ready?))
+    }
+
+    /// TTFT from the schedule: client queue time + TTFT, what the user who was due then felt.
+    pub(crate) fn ttft_from_schedule(&self) -> Option<Duration> {
+        let ttft = self.record.as_ref()?.ttft?;
+        Some(ttft + self.client_queue().unwrap_or_default())
+    }
+
+    /// E2E from the schedule: client queue time + [`latency`](Self::latency) (vLLM 0.33's
+    /// `e2el_including_client_queue`).
+    pub(crate) fn latency_from_schedule(&self) -> Option<Duration> {
+        Some(self.latency()? + self.client_queue().unwrap_or_default())
+    }
+
+    /// TPOT in seconds ([`RequestRecord::tpot_seconds`]); none for an answer that came whole
+    /// ([`not_streamed`](Self::not_streamed)).
+    pub(crate) fn tpot_seconds(&self) -> Option<f64> {
+        self.record
+            .as_ref()
+            .filter(|_| !self.not_streamed)?
+            .tpot_seconds()
     }
 
     /// The latency `vllm bench serve` reports as E2EL: the last token-bearing chunk − send

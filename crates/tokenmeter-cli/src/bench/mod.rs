@@ -17,7 +17,8 @@
 //! | [`measured`] | one request: the core's record and what only the client knows |
 //! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
-//! | [`runner`] | releasing requests open-loop or at a fixed concurrency |
+//! | [`runner`] | releasing requests open-loop or at a fixed concurrency, each with its due time |
+//! | [`load_check`] | offered against achieved: rates, slot wait, dispatch lag, CPU, who fell behind |
 //! | [`collect`] | each request kept as it ends: its trace line written, a fixed size in memory |
 //! | [`gaps`] | every request's inter-token gaps in one buffer, 4 bytes a gap; their sorted walk |
 //! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
@@ -48,6 +49,7 @@ mod exit;
 mod gaps;
 mod interrupt;
 mod load_args;
+mod load_check;
 mod measured;
 mod merge;
 mod output;
@@ -289,6 +291,8 @@ pub(crate) async fn bench(
             let mut progress = Progress::new(planned.unwrap_or(0) as u64, label, !args.no_progress);
             let embedded = server_batching.is_some();
             let view = slices::View::start(&args.slices, &client, &base, embedded).await?;
+            let cpu_before = selfcheck::process_cpu_time();
+            let wall = std::time::Instant::now();
             runner::run_stages(
                 client,
                 specs,
@@ -299,6 +303,9 @@ pub(crate) async fn bench(
                 &mut collector,
             )
             .await;
+            let client_cpu = selfcheck::process_cpu_time()
+                .zip(cpu_before)
+                .map(|(after, before)| (after.saturating_sub(before), wall.elapsed()));
             progress.done();
             let done = collector.done();
             let traces = &done.measured;
@@ -316,6 +323,7 @@ pub(crate) async fn bench(
                 server_batching,
                 interrupted: stop.interrupted().then_some((traces.len(), planned)),
                 planned,
+                client_cpu,
             };
             verdict = run.report()?;
         }

@@ -30,6 +30,11 @@ pub(crate) enum PercentileMetric {
     Itl,
     /// End-to-end latency (to the last token).
     E2el,
+    /// Client queue time: send − due, over every request sent (vLLM 0.33).
+    ClientQueueTime,
+    /// E2E from the schedule: client queue time + E2E, over every request sent, a failed
+    /// one's E2E 0 (vLLM 0.33's `e2el_including_client_queue`).
+    E2elIncludingClientQueue,
 }
 
 impl PercentileMetric {
@@ -40,6 +45,8 @@ impl PercentileMetric {
             Self::Tpot => "tpot",
             Self::Itl => "itl",
             Self::E2el => "e2el",
+            Self::ClientQueueTime => "client_queue_time",
+            Self::E2elIncludingClientQueue => "e2el_including_client_queue",
         }
     }
 }
@@ -55,8 +62,10 @@ pub(crate) struct PeerArgs {
     #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "KEY:MS")]
     pub(crate) goodput: Vec<String>,
 
-    /// The metrics whose chosen percentiles are reported (ttft,tpot,itl,e2el when not given):
-    /// in the table, --json, --html and the vLLM result format.
+    /// The metrics whose chosen percentiles are reported (ttft,tpot,itl,e2el when not given;
+    /// also client_queue_time and e2el_including_client_queue, vLLM 0.33's, which the vLLM
+    /// result format adds by itself when a request waited in the client): in the table,
+    /// --json, --html and the vLLM result format.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
     pub(crate) percentile_metrics: Option<Vec<PercentileMetric>>,
 
@@ -128,6 +137,10 @@ pub(crate) fn parse_goodput(parts: &[String]) -> anyhow::Result<Slo> {
             PercentileMetric::Tpot => &mut slo.tpot,
             PercentileMetric::E2el => &mut slo.e2e,
             PercentileMetric::Itl => &mut slo.itl,
+            // Not goodput keys: goodput_metric never names them.
+            PercentileMetric::ClientQueueTime | PercentileMetric::E2elIncludingClientQueue => {
+                anyhow::bail!("--goodput: `{key}` is not an objective; use ttft, tpot, e2el or itl")
+            }
         };
         if slot.is_some() {
             anyhow::bail!(
@@ -175,6 +188,7 @@ impl BenchArgs {
         if !self.peer.goodput.is_empty() {
             self.slo = parse_goodput(&self.peer.goodput)?;
         }
+        self.slo.judged_from = self.slo_from;
         let sweeping = self.sweep || !self.sweep_rates.is_empty();
         if self.peer.result_format == ResultFormat::Vllm && sweeping {
             anyhow::bail!(

@@ -8,6 +8,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::bench::client::Client;
+use crate::bench::clock::BenchClock;
 use crate::bench::collect::{Collected, Collector};
 use crate::bench::interrupt::{Interrupt, Stage as Step};
 use crate::bench::measured::Measured;
@@ -195,13 +196,17 @@ pub(crate) async fn run_stages(
                 sent += 1;
                 continue;
             }
-            // Collect finished requests while waiting for the arrival and for a slot.
+            // Collect finished requests while waiting for the arrival and for a slot. A closed
+            // loop's request is due when its slot opens (now, when one is free).
+            let mut due = due.unwrap_or_else(Instant::now);
+            let mut slot_opened = None;
             loop {
-                let waiting_for_time = due.is_some_and(|due| Instant::now() < due);
+                let waiting_for_time = Instant::now() < due;
                 let waiting_for_slot = cap.is_some_and(|c| tasks.len() >= c);
                 if !waiting_for_time && !waiting_for_slot {
                     break;
                 }
+                let due = Some(due);
                 let wake = if waiting_for_time { due } else { end };
                 tokio::select! {
                     () = sleep_until_some(wake) => {
@@ -212,9 +217,20 @@ pub(crate) async fn run_stages(
                     () = stop.reached(Step::Draining) => break 'run,
                     Some(done) = tasks.join_next(), if !tasks.is_empty() => {
                         collect(done, traces, progress);
+                        if waiting_for_slot {
+                            slot_opened = Some(Instant::now());
+                        }
                     }
                 }
             }
+            if arrivals.is_none() && replay.is_none() {
+                due = slot_opened.unwrap_or(due);
+            }
+            let ready = slot_opened.map_or(due, |opened| opened.max(due));
+            let at = Schedule {
+                due: on_clock(client.clock(), due),
+                ready: on_clock(client.clock(), ready),
+            };
             if end.is_some_and(|end| Instant::now() >= end) {
                 break true;
             }
@@ -226,7 +242,7 @@ pub(crate) async fn run_stages(
             };
             let client = client.clone();
             let stop = stop.clone();
-            tasks.spawn(async move { (index, conversation(&client, spec, &stop).await) });
+            tasks.spawn(async move { (index, conversation(&client, spec, &stop, at).await) });
             sent += 1;
         };
         stage_start = match (ended_by_time, end) {
@@ -240,23 +256,48 @@ pub(crate) async fn run_stages(
     traces.sort_from(first);
 }
 
-/// Sends `spec`, then the later turns of its conversation one after another, each its think
-/// time after the answer before; a turn that does not succeed ends the conversation (the turns
-/// after it are not sent).
-async fn conversation(client: &Client, mut spec: RequestSpec, stop: &Interrupt) -> Vec<Measured> {
+/// When a request was due and when it could have left at the earliest, on the bench clock
+/// (see [`Measured::due`] and [`Measured::ready`]).
+#[derive(Clone, Copy, Debug)]
+struct Schedule {
+    due: std::time::Duration,
+    ready: std::time::Duration,
+}
+
+/// `at`, a runtime instant now past, as an offset on the bench clock.
+fn on_clock(clock: &BenchClock, at: Instant) -> std::time::Duration {
+    clock
+        .now()
+        .saturating_sub(Instant::now().saturating_duration_since(at))
+}
+
+/// Sends `spec` (due `at`), then the later turns of its conversation one after another, each
+/// its think time after the answer before (and due then); a turn that does not succeed ends
+/// the conversation (the turns after it are not sent).
+async fn conversation(
+    client: &Client,
+    mut spec: RequestSpec,
+    stop: &Interrupt,
+    mut at: Schedule,
+) -> Vec<Measured> {
     let later = std::mem::take(&mut spec.next);
-    let mut done = Vec::with_capacity(1 + later.len());
+    let mut done: Vec<Measured> = Vec::with_capacity(1 + later.len());
     for turn in std::iter::once(spec).chain(later) {
         if turn.turn > 0 {
             tokio::select! {
                 () = tokio::time::sleep(turn.think) => {}
                 () = stop.reached(Step::Draining) => break,
             }
+            let answered = done.last().and_then(|m| m.record.as_ref()).map(|r| r.end());
+            let due = answered.map_or_else(|| client.clock().now(), |end| end + turn.think);
+            at = Schedule { due, ready: due };
         }
-        let measured = tokio::select! {
+        let mut measured = tokio::select! {
             measured = client.send(&turn) => measured,
             () = stop.reached(Step::Cancelling) => Measured::cancelled(&turn),
         };
+        measured.due = Some(at.due);
+        measured.ready = Some(at.ready);
         let go_on = measured.succeeded();
         done.push(measured);
         if !go_on {

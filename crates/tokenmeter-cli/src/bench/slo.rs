@@ -29,6 +29,20 @@ pub(crate) struct Slo {
     /// Every inter-token gap of the request, at most (its worst ITL; `docs/metrics.md` §6).
     #[serde(rename = "itl_s", serialize_with = "secs")]
     pub(crate) itl: Option<Duration>,
+    /// From when TTFT and E2E are judged (`--slo-from`): the schedule by default.
+    pub(crate) judged_from: JudgedFrom,
+}
+
+/// From when a request's TTFT and E2E are judged against the objectives (`--slo-from`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum JudgedFrom {
+    /// From when the request was due (its arrival in an open loop): what its user felt,
+    /// the time it waited in the client for a slot included.
+    #[default]
+    Schedule,
+    /// From when it was sent, as `vllm bench serve` judges goodput.
+    Send,
 }
 
 fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -129,6 +143,7 @@ impl Slo {
 pub(crate) struct Judge {
     class: Option<SloClass>,
     itl: Option<Duration>,
+    from: JudgedFrom,
 }
 
 impl Judge {
@@ -137,12 +152,14 @@ impl Judge {
         Self {
             class: slo.class(),
             itl: slo.itl,
+            from: slo.judged_from,
         }
     }
 
     /// True when `measured` succeeded (not degraded) and met every objective (inclusive `≤`).
     /// An objective whose value was not observed does not count, as in `vllm bench serve`
-    /// (no TPOT for a one-token answer; no TTFT when no token came).
+    /// (no TPOT for a one-token answer; no TTFT when no token came). TTFT and E2E are timed
+    /// from the schedule unless the objectives say from the send ([`JudgedFrom`]).
     pub(crate) fn is_good(&self, measured: &Measured) -> bool {
         let Some(record) = &measured.record else {
             return false;
@@ -154,17 +171,28 @@ impl Judge {
         itl_met
             && match &self.class {
                 None => record.outcome.is_success(),
-                Some(class) => Verdict::of(class, &vllm_view(record, measured)).good,
+                Some(class) => Verdict::of(class, &vllm_view(record, measured, self.from)).good,
             }
     }
 }
 
 /// The record as `vllm bench serve` times it: its E2E ends at the last token-bearing chunk,
-/// not at the end of the stream (the finish and usage frames come after it).
-fn vllm_view(record: &RequestRecord, measured: &Measured) -> RequestRecord {
+/// not at the end of the stream (the finish and usage frames come after it); from the
+/// schedule, TTFT and E2E start when the request was due (the client queue time added).
+fn vllm_view(record: &RequestRecord, measured: &Measured, from: JudgedFrom) -> RequestRecord {
     let mut view = record.clone();
     view.item_times = None;
     view.e2e = measured.latency().unwrap_or(record.e2e);
+    if measured.not_streamed {
+        // A whole answer has no TPOT (its tokens came at one instant): not judged on it.
+        view.output_tokens = view.output_tokens.min(1);
+    }
+    if from == JudgedFrom::Schedule
+        && let Some(queue) = measured.client_queue()
+    {
+        view.ttft = view.ttft.map(|t| t + queue);
+        view.e2e += queue;
+    }
     view
 }
 

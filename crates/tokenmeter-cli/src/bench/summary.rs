@@ -14,7 +14,10 @@
 //! - duration = last end − first send; throughput = successful / duration;
 //!   output tok/s = Σ output tokens of successful requests / duration.
 //! - goodput = requests that succeeded and met every SLO (inclusive ≤, judged by
-//!   `tokenmeter-slo`, [`Judge`]) / duration; attainment = good / all requests sent.
+//!   `tokenmeter-slo`, [`Judge`]; TTFT and E2E from the schedule unless `--slo-from send`)
+//!   / duration; attainment = good / all requests sent.
+//! - Client queue time = send − due ([`Measured::due`]); TTFT and E2E from the schedule add
+//!   it to TTFT and E2E (vLLM 0.33's `client_queue_time`, `e2el_including_client_queue`).
 //! - Token sums saturate at `u64::MAX` (a server may send any count); requests whose `usage`
 //!   was unusable or disagreed with the stream are counted and warned about
 //!   ([`usage_warnings`]).
@@ -146,6 +149,22 @@ pub(crate) struct BenchSummary {
     /// End-to-end latency (s) to the end of the stream: what a caller waits.
     #[serde(serialize_with = "stat")]
     pub(crate) e2e_stream: Summary,
+    /// Client queue time (s): send − due, what each request waited in the client (for a
+    /// slot of the concurrency cap, or for the client itself) after the load model said it
+    /// was due; over every request sent (vLLM 0.33's `client_queue_time`).
+    #[serde(serialize_with = "stat")]
+    pub(crate) client_queue: Summary,
+    /// The client's own dispatch lag (s): send − the moment the request was due and had a
+    /// slot; over every request sent. Large when the client cannot keep up with its schedule.
+    #[serde(serialize_with = "stat")]
+    pub(crate) dispatch_lag: Summary,
+    /// TTFT from the schedule (s): client queue time + TTFT, successful requests.
+    #[serde(serialize_with = "stat")]
+    pub(crate) ttft_from_schedule: Summary,
+    /// E2E from the schedule (s): client queue time + E2E, successful requests (vLLM 0.33's
+    /// `e2el_including_client_queue`, there over every request).
+    #[serde(serialize_with = "stat")]
+    pub(crate) e2e_from_schedule: Summary,
     /// Input tokens per successful request.
     #[serde(serialize_with = "stat")]
     pub(crate) input_tokens: Summary,
@@ -252,11 +271,15 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         ttft: secs(records().filter_map(|r| r.ttft)),
         ttfot: secs(records().filter_map(|r| r.first_output)),
         ttst: secs(records().filter_map(|r| r.second_token)),
-        tpot: Summary::of(records().filter_map(|r| r.tpot_seconds()).collect()),
+        tpot: Summary::of(ok.iter().filter_map(|m| m.tpot_seconds()).collect()),
         ntpot: secs(records().filter_map(|r| r.normalized_tpot())),
         itl: sorted::summary(gaps, &spans),
         e2e: secs(ok.iter().filter_map(|m| m.latency())),
         e2e_stream: secs(records().map(|r| r.e2e)),
+        client_queue: secs(all().filter_map(Measured::client_queue)),
+        dispatch_lag: secs(all().filter_map(Measured::dispatch_lag)),
+        ttft_from_schedule: secs(ok.iter().filter_map(|m| m.ttft_from_schedule())),
+        e2e_from_schedule: secs(ok.iter().filter_map(|m| m.latency_from_schedule())),
         input_tokens: Summary::of(ok.iter().map(|m| m.prompt_tokens() as f64).collect()),
         output_tokens: Summary::of(ok.iter().map(|m| m.output_tokens() as f64).collect()),
         slo: *slo,

@@ -33,6 +33,15 @@ pub(crate) struct Trace {
     /// Its turn in a conversation (absent: 0, the first or a request alone).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub(crate) turn: u32,
+    /// When the load model said it was due (`docs/metrics.md`, "Timed from the
+    /// schedule"): its arrival, its timestamp in a replay, when its slot opened in a closed
+    /// loop. `send_ns − due_ns` is the client queue time. Absent in traces of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) due_ns: Option<u64>,
+    /// When it could have left at the earliest: due, and a slot of the concurrency cap free.
+    /// `send_ns − ready_ns` is the client's own dispatch lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ready_ns: Option<u64>,
     /// When the request was sent.
     pub(crate) send_ns: u64,
     /// When the first chunk carrying a token was parsed.
@@ -49,6 +58,9 @@ pub(crate) struct Trace {
     /// Output tokens are the streamed text counted with `--tokenizer` (no `usage` came).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) output_counted: bool,
+    /// The answer came whole (`--no-stream`): no TPOT, ITL or time to second token.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) not_streamed: bool,
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
     /// The final `usage`, when the server sent one.
@@ -114,6 +126,8 @@ impl Trace {
             rate: measured.rate,
             stage: measured.stage,
             turn: measured.turn,
+            due_ns: measured.due.map(ns),
+            ready_ns: measured.ready.map(ns),
             send_ns: ns(arrival),
             first_token_ns: record.and_then(|r| r.ttft).map(|t| ns(arrival + t)),
             end_ns: record.map_or(0, |r| ns(r.end())),
@@ -126,6 +140,7 @@ impl Trace {
             input_tokens: measured.input_tokens,
             input_exact: measured.input_exact,
             output_counted: measured.output_counted,
+            not_streamed: measured.not_streamed,
             max_tokens: measured.max_tokens,
             usage: measured.usage,
             output_tokens: measured.output_tokens(),

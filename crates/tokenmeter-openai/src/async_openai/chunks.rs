@@ -120,16 +120,31 @@ fn completion_finish_reason(reason: CompletionFinishReason) -> FinishReason {
 }
 
 /// The observer of a metered async-openai stream: `Ok` chunks through [`StreamChunk`], `Err`
-/// items through [`error_class`], which ends the request.
+/// items through [`error_class`], which ends the request. A stream that ends before any chunk
+/// carried a token is an [`ErrorClass::EmptyResponse`](tokenmeter::ErrorClass::EmptyResponse).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ChunkObserver;
+pub(crate) struct ChunkObserver {
+    tokens_seen: bool,
+}
 
 impl<T: StreamChunk> Observe<Result<T, OpenAIError>> for ChunkObserver {
     #[inline]
     fn observe(&mut self, item: &Result<T, OpenAIError>) -> Observation {
         match item {
-            Ok(chunk) => chunk.observation(),
+            Ok(chunk) => {
+                let observation = chunk.observation();
+                self.tokens_seen |= observation.token_count() > 0;
+                observation
+            }
             Err(error) => Observation::error(error_class(error)),
+        }
+    }
+
+    fn finish(&mut self) -> tokenmeter::Outcome {
+        if self.tokens_seen {
+            tokenmeter::Outcome::Success
+        } else {
+            tokenmeter::Outcome::Error(tokenmeter::ErrorClass::EmptyResponse)
         }
     }
 }

@@ -88,7 +88,7 @@ where
 {
     fn new(stream: S, request: Request) -> Self {
         Self {
-            inner: Metered::new(stream, request, ChunkObserver),
+            inner: Metered::new(stream, request, ChunkObserver::default()),
             input_from_usage: true,
         }
     }

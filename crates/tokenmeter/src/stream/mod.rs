@@ -20,7 +20,8 @@
 //! (`|chunk: &Chunk| ...`): the compiler cannot infer it through the [`Observe`] trait.
 //!
 //! For each item the wrapper asks the observer what the item carried and tells the
-//! [`Request`]. `Ready(None)` ends the request with success; an error item ends it with its
+//! [`Request`]. `Ready(None)` ends the request with success (or what [`Observe::finish`]
+//! says); an error item ends it with its
 //! class; dropping the stream before its end records a cancellation (or an error, when a panic
 //! is unwinding). Items are always passed through unchanged, and keep flowing after the request
 //! has ended. [`Metered::into_parts`] gives the stream and the request back without ending it.
@@ -38,7 +39,6 @@ use futures_core::Stream;
 use futures_core::stream::FusedStream;
 use pin_project_lite::pin_project;
 
-use crate::outcome::Outcome;
 use crate::request::Request;
 
 pin_project! {
@@ -187,7 +187,9 @@ where
                 Poll::Ready(Some(item))
             }
             Poll::Ready(None) => {
-                this.request.end(Outcome::Success);
+                if !this.request.is_ended() {
+                    this.request.end(this.observer.finish());
+                }
                 Poll::Ready(None)
             }
             Poll::Pending => Poll::Pending,

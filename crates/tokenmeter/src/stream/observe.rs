@@ -7,6 +7,13 @@ use crate::request::Observation;
 pub trait Observe<T> {
     /// What `item` carried. Called once per item; must not block.
     fn observe(&mut self, item: &T) -> Observation;
+
+    /// How the request ends when the stream ends (`Ready(None)`) before anything else ended
+    /// it: a success unless the observer knows better (an OpenAI stream that carried no token
+    /// is [`ErrorClass::EmptyResponse`](crate::ErrorClass::EmptyResponse)).
+    fn finish(&mut self) -> crate::Outcome {
+        crate::Outcome::Success
+    }
 }
 
 /// Every item is one token.

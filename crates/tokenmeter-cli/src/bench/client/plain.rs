@@ -140,6 +140,12 @@ impl Client {
         if let Some(reason) = finish_reason_of(&answer) {
             request.set_finish_reason(reason);
         }
+        measured.not_streamed = true;
+        if tokens == 0 {
+            // No text and no completion tokens: vLLM's bench fails such an answer too.
+            let message = "the answer carried no output (no text, completion_tokens 0 or absent)";
+            return self.failed(measured, request, ErrorClass::EmptyResponse, message);
+        }
         let id = request.id();
         request.succeed();
         measured.record = self.records.take(id);

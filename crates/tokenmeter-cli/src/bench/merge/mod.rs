@@ -55,6 +55,10 @@ pub(crate) struct MergeArgs {
     /// Per-request objectives for goodput, as the runs' --slo.
     #[arg(long, default_value = "ttft=1s,tpot=50ms")]
     pub(crate) slo: Slo,
+
+    /// From when TTFT and E2E are judged against --slo, as the runs' --slo-from.
+    #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
+    pub(crate) slo_from: crate::bench::slo::JudgedFrom,
 }
 
 /// Runs `tokenmeter bench merge`.
@@ -72,14 +76,18 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
     for warning in &merged.warnings {
         eprintln!("warning: {warning}");
     }
-    let summary = summarize(&merged.measured, &merged.gaps, &args.slo);
+    let slo = Slo {
+        judged_from: args.slo_from,
+        ..args.slo
+    };
+    let summary = summarize(&merged.measured, &merged.gaps, &slo);
     let info = info(&merged);
     output::show(quiet, &table::render(&info, &summary));
     let classes = output::classes::breakdown(&merged.measured, None, None);
     if summary.successful > 0 {
         output::show(quiet, &output::classes::render(&classes));
     }
-    let counts = Counts::of(&merged.measured, &args.slo);
+    let counts = Counts::of(&merged.measured, &slo);
     output::show(quiet, &counts.render());
     let errors = samples::error_samples(&merged.measured);
     output::show(quiet, &samples::render(&errors));

@@ -108,6 +108,9 @@ pub(crate) fn align(files: &[TraceFile]) -> anyhow::Result<Vec<Trace>> {
 /// `trace` with every offset `by` nanoseconds later (none for a line without times).
 fn shifted(trace: &Trace, by: u64) -> Trace {
     let mut t = trace.clone();
+    // Due and ready times are kept for a request lost in flight too.
+    t.due_ns = t.due_ns.map(|d| d + by);
+    t.ready_ns = t.ready_ns.map(|r| r + by);
     let timeless = t.send_ns == 0 && t.end_ns == 0 && t.chunks.is_empty();
     if by == 0 || timeless {
         return t;

@@ -82,6 +82,7 @@ impl Replay {
             input_tokens: trace.input_tokens,
             input_exact: trace.input_exact,
             output_counted: trace.output_counted,
+            not_streamed: trace.not_streamed,
             max_tokens: trace.max_tokens,
             usage: trace.usage,
             status: trace.status,
@@ -91,6 +92,8 @@ impl Replay {
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
             max_gap: None,
+            due: trace.due_ns.map(Duration::from_nanos),
+            ready: trace.ready_ns.map(Duration::from_nanos),
         })
     }
 

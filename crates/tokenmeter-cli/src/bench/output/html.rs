@@ -126,7 +126,7 @@ fn run_charts(
         .filter_map(|r| r.ttft)
         .map(|d| d.as_secs_f64())
         .collect();
-    let tpot: Vec<f64> = records().filter_map(|r| r.tpot_seconds()).collect();
+    let tpot: Vec<f64> = ok.iter().filter_map(|t| t.tpot_seconds()).collect();
     let e2e: Vec<f64> = ok
         .iter()
         .filter_map(|t| t.latency())

@@ -12,6 +12,7 @@ use crate::bench::counts::{self, Counts};
 use crate::bench::exit::{self, Exit};
 use crate::bench::gaps::Gaps;
 use crate::bench::interrupt;
+use crate::bench::load_check::LoadCheck;
 use crate::bench::measured::Measured;
 use crate::bench::output::{self, RunInfo, html, table};
 use crate::bench::peer;
@@ -44,6 +45,8 @@ pub(crate) struct Single<'a> {
     pub(crate) interrupted: Option<(usize, usize)>,
     /// Requests planned.
     pub(crate) planned: usize,
+    /// The process's CPU time over the run, and the run's wall time.
+    pub(crate) client_cpu: Option<(std::time::Duration, std::time::Duration)>,
 }
 
 impl Single<'_> {
@@ -62,14 +65,17 @@ impl Single<'_> {
             server_batching,
             interrupted,
             planned,
+            client_cpu,
         } = *self;
         let quiet = args.stdout_taken();
         let mut verdict;
         let summary = summarize(traces, gaps, &args.slo);
+        let load = LoadCheck::of(&plan.stages, traces, summary.request_throughput, client_cpu);
         let samples = samples::error_samples(traces);
         let chosen = percentiles::Chosen::of(&args.peer, traces, gaps);
         if summary.successful > 0 {
             output::show(quiet, &table::render(info, &summary));
+            output::show(quiet, &load.render());
             if let Some(chosen) = &chosen {
                 output::show(quiet, &chosen.render());
             }
@@ -150,6 +156,7 @@ impl Single<'_> {
                 peer::ResultFormat::Tokenmeter => json!({
                     "run": info,
                     "summary": summary,
+                    "load": load,
                     "stages": stages,
                     "turns": turns,
                     "by_class": classes,

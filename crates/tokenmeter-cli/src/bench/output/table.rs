@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use crate::bench::sanitize::ServerText;
 use tokenmeter::report::Summary;
 
+use crate::bench::slo::JudgedFrom;
 use crate::bench::summary::{BenchSummary, Outcomes};
 use crate::bench::sweep::SweepResult;
 
@@ -68,6 +69,16 @@ pub(crate) fn outcomes_line(o: &Outcomes) -> String {
     line
 }
 
+/// A request that waited more than this in the client makes the from-schedule rows worth a
+/// look.
+const QUEUE_SHOWN: f64 = 1e-3;
+
+/// Whether TTFT and E2E from the schedule are shown: some request waited in the client more
+/// than 1 ms between when it was due and its send.
+pub(crate) fn shows_schedule(s: &BenchSummary) -> bool {
+    s.client_queue.count > 0 && s.client_queue.max > QUEUE_SHOWN
+}
+
 /// The table of one run.
 pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
     let mut out = String::new();
@@ -81,7 +92,16 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
         "{} requests · {} · {} · seed {}",
         s.requests, info.load, info.workload, info.seed
     );
-    let _ = writeln!(out, "duration {:.2} s · SLO {}", s.duration_s, s.slo);
+    let judged = match s.slo.judged_from {
+        _ if s.slo.is_empty() => "",
+        JudgedFrom::Schedule => " (TTFT, E2E from the schedule)",
+        JudgedFrom::Send => " (TTFT, E2E from the send)",
+    };
+    let _ = writeln!(
+        out,
+        "duration {:.2} s · SLO {}{judged}",
+        s.duration_s, s.slo
+    );
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -99,6 +119,12 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
     ms_row(&mut out, "ITL (ms)", &s.itl);
     ms_row(&mut out, "E2E (ms)", &s.e2e);
     ms_row(&mut out, "to end (ms)", &s.e2e_stream);
+    if shows_schedule(s) {
+        // Timed from when each request was due: what its user felt (see load_check).
+        ms_row(&mut out, "client queue", &s.client_queue);
+        ms_row(&mut out, "TTFT sched.", &s.ttft_from_schedule);
+        ms_row(&mut out, "E2E sched.", &s.e2e_from_schedule);
+    }
     tok_row(&mut out, "input tokens", &s.input_tokens);
     tok_row(&mut out, "output tokens", &s.output_tokens);
     let _ = writeln!(out);

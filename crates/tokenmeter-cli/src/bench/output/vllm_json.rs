@@ -7,6 +7,9 @@
 //! same core records and formulas as tokenmeter's own summary (numpy's mean, population std
 //! and linearly interpolated percentiles); an empty metric is 0, as numpy gives it there.
 //! tokenmeter does not keep generated text: `generated_texts` holds empty strings.
+//! `client_queue_time` and `e2el_including_client_queue` (vLLM 0.33, over every request sent)
+//! are added by themselves when a request waited in the client more than 1 ms, named in
+//! `--percentile-metrics` or not; `queue_times` is among the detailed lists.
 
 use serde_json::{Map, Value, json};
 use tokenmeter::report::{Summary, percentile};
@@ -70,12 +73,26 @@ pub(crate) fn values<'a>(
             .filter_map(|r| r.ttft)
             .map(|d| d.as_secs_f64())
             .collect(),
-        PercentileMetric::Tpot => records.filter_map(|r| r.tpot_seconds()).collect(),
+        PercentileMetric::Tpot => ok.filter_map(Measured::tpot_seconds).collect(),
         PercentileMetric::Itl => {
             return Values::Gaps(gaps, ok.map(|m| m.gaps).collect());
         }
         PercentileMetric::E2el => ok
             .filter_map(Measured::latency)
+            .map(|d| d.as_secs_f64())
+            .collect(),
+        // vLLM's lists: one entry per request sent, a failed one's latency 0.
+        PercentileMetric::ClientQueueTime => measured
+            .iter()
+            .filter_map(Measured::client_queue)
+            .map(|d| d.as_secs_f64())
+            .collect(),
+        PercentileMetric::E2elIncludingClientQueue => measured
+            .iter()
+            .filter_map(|m| {
+                let latency = m.latency().filter(|_| m.succeeded()).unwrap_or_default();
+                Some(latency + m.client_queue()?)
+            })
             .map(|d| d.as_secs_f64())
             .collect(),
     };
@@ -138,7 +155,19 @@ pub(crate) fn result(
         "total_token_throughput",
         summary.total_token_throughput.into(),
     );
-    for &metric in run.peer.metrics() {
+    let mut metrics = run.peer.metrics().to_vec();
+    if crate::bench::output::table::shows_schedule(summary) {
+        // Requests waited in the client: vLLM 0.33's keys for it, named or not.
+        for extra in [
+            PercentileMetric::ClientQueueTime,
+            PercentileMetric::E2elIncludingClientQueue,
+        ] {
+            if !metrics.contains(&extra) {
+                metrics.push(extra);
+            }
+        }
+    }
+    for metric in metrics {
         let values = values(metric, measured, gaps);
         let stats = values.summary();
         let name = metric.name();
@@ -172,7 +201,7 @@ fn record(m: &Measured) -> Option<&tokenmeter::RequestRecord> {
 /// The per-request lists, one entry per request sent, in seconds.
 fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
     let secs = |d: std::time::Duration| d.as_secs_f64();
-    let lists: [(&str, Vec<Value>); 7] = [
+    let lists: [(&str, Vec<Value>); 8] = [
         (
             "input_lens",
             measured.iter().map(|m| m.prompt_tokens().into()).collect(),
@@ -206,6 +235,13 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
             measured
                 .iter()
                 .map(|m| m.record.as_ref().map_or(0.0, |r| secs(r.arrival)).into())
+                .collect(),
+        ),
+        (
+            "queue_times",
+            measured
+                .iter()
+                .map(|m| m.client_queue().map_or(0.0, secs).into())
                 .collect(),
         ),
         (

@@ -19,10 +19,22 @@ pub(crate) fn thread_cpu_time() -> Option<Duration> {
     Some(user + system)
 }
 
+/// CPU time (user + system) the whole process has used so far, every thread, from
+/// `/proc/self/stat` in clock ticks of 10 ms. `None` where it does not exist (not Linux).
+pub(crate) fn process_cpu_time() -> Option<Duration> {
+    let (user, system) = cpu_split("/proc/self/stat")?;
+    Some(user + system)
+}
+
 /// User and system CPU time of the calling thread, from `/proc/thread-self/stat`, in clock
 /// ticks of 10 ms (USER_HZ is 100 on every Linux architecture we build for).
 pub(crate) fn thread_cpu_split() -> Option<(Duration, Duration)> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    cpu_split("/proc/thread-self/stat")
+}
+
+/// User and system CPU time from a `stat` file of `/proc`.
+fn cpu_split(path: &str) -> Option<(Duration, Duration)> {
+    let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the command name (which may hold spaces) start at state (field 3).
     let rest = stat.get(stat.rfind(')')? + 2..)?;
     let fields: Vec<&str> = rest.split_whitespace().collect();

@@ -22,6 +22,7 @@ mod http_only;
 mod report;
 mod server;
 
+pub(crate) use cpu::process_cpu_time;
 use cpu::{thread_cpu_split, thread_cpu_time};
 pub(crate) use report::SelfCheck;
 
