@@ -169,6 +169,8 @@ fn three_shards_merge_into_the_summary_of_their_union() {
     for mut line in union.clone() {
         let shift = line["run_start_unix_ns"].as_u64().unwrap() - base;
         let add = |v: &mut Value| *v = (v.as_u64().unwrap() + shift).into();
+        add(&mut line["due_ns"]);
+        add(&mut line["ready_ns"]);
         add(&mut line["send_ns"]);
         add(&mut line["end_ns"]);
         if !line["first_token_ns"].is_null() {

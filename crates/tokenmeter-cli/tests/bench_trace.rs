@@ -284,6 +284,24 @@ fn recompute_and_compare(
     check_stat(&m.e2els, &summary["e2e"], "e2e");
     // The end of the stream, what a caller waits, under its own name.
     check_stat(&stream_ends, &summary["e2e_stream"], "e2e_stream");
+    // From the schedule: vLLM 0.33's client queue time (send − due) over every request, and
+    // its E2E plus that queue over the successful ones.
+    let queue = |t: &Value| {
+        (t["send_ns"].as_u64().unwrap() - t["due_ns"].as_u64().expect("due_ns")) as f64 * 1e-9
+    };
+    let queues: Vec<f64> = traces.iter().map(queue).collect();
+    check_stat(&queues, &summary["client_queue"], "client_queue");
+    let from_schedule: Vec<f64> = traces
+        .iter()
+        .zip(&outputs)
+        .filter(|(_, o)| o.success)
+        .map(|(t, o)| o.latency + queue(t))
+        .collect();
+    check_stat(
+        &from_schedule,
+        &summary["e2e_from_schedule"],
+        "e2e_from_schedule",
+    );
     let o = &summary["outcomes"];
     assert_eq!(
         o["success"].as_u64(),
@@ -318,6 +336,9 @@ fn run_and_check(
         "--trace",
         trace.to_str().unwrap(),
         "--no-progress",
+        // vLLM's goodput judges from the send.
+        "--slo-from",
+        "send",
     ];
     if let Some(url) = url {
         args.extend(["--url", url, "--model", "m"]);

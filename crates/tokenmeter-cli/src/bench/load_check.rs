@@ -10,7 +10,8 @@
 //! - **slot wait** (ready − due) and **dispatch lag** (send − ready), p50, p99 and max;
 //! - the process's **CPU** over the run, in cores.
 //!
-//! The verdicts say in words which figures that makes unreliable:
+//! The verdicts say in words which figures that makes unreliable (a burst, `--rate inf`, is
+//! sent one request after another by design: its rates and lag are shown, not judged):
 //!
 //! - requests waited for a slot (a cap below what the rate needs): TTFT and E2E timed from the
 //!   send leave that wait out; the figures from the schedule hold it;
@@ -113,6 +114,11 @@ impl LoadCheck {
         completed_rate: f64,
         cpu: Option<(Duration, Duration)>,
     ) -> Self {
+        // `burst`: every request due at once (`--rate inf`): the client sends them one after
+        // another by design, so neither rates nor its lag are judged.
+        let burst = stages
+            .iter()
+            .any(|s| matches!(s.load, Load::Rate { rate, .. } if !rate.is_finite()));
         let (offered_rate, cap, open) = match stages {
             [one] => match one.load {
                 Load::Rate {
@@ -135,12 +141,13 @@ impl LoadCheck {
                 .iter()
                 .filter(|m| m.turn == 0 && m.due.is_some() && m.record.is_some())
         };
-        let scheduled_rate = rate_over(first().filter_map(|m| m.due).collect());
+        let scheduled_rate = rate_over(first().filter_map(|m| m.due).collect()).filter(|_| open);
         let sent_rate = rate_over(
             first()
                 .filter_map(|m| Some(m.record.as_ref()?.arrival))
                 .collect(),
-        );
+        )
+        .filter(|_| open);
         let slot_waits = || {
             measured
                 .iter()
@@ -158,7 +165,7 @@ impl LoadCheck {
             _ => true,
         };
         let lag_limit = LAG_FLOOR.as_secs_f64().max(0.05 * ttft.p50);
-        let client_bottleneck = dispatch_lag.count > 0 && dispatch_lag.p99 > lag_limit;
+        let client_bottleneck = !burst && dispatch_lag.count > 0 && dispatch_lag.p99 > lag_limit;
         let quarters = open.then(|| quarter_ttfts(measured)).flatten();
         let server_kept_up = quarters.map(|(first, last)| last <= 2.0 * first + 0.010);
         let mut check = Self {

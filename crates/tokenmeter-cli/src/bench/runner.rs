@@ -145,6 +145,7 @@ pub(crate) async fn run_stages(
     traces: &mut Collector,
 ) {
     let first = traces.len();
+    let busy = dispatch_delay();
     let mut specs = specs.peekable();
     let mut tasks = JoinSet::new();
     let mut stage_start = Instant::now();
@@ -240,6 +241,10 @@ pub(crate) async fn run_stages(
             let Some(spec) = specs.next() else {
                 break 'run;
             };
+            if let Some(busy) = busy {
+                // The test hook: a dispatcher too busy to keep its schedule.
+                std::thread::sleep(busy);
+            }
             let client = client.clone();
             let stop = stop.clone();
             tasks.spawn(async move { (index, conversation(&client, spec, &stop, at).await) });
@@ -305,6 +310,17 @@ async fn conversation(
         }
     }
     done
+}
+
+/// The environment variable of the test hook that makes the dispatcher slow: each request's
+/// send is preceded by this many milliseconds of blocking work on the dispatching thread, as
+/// a client starved of CPU would lose them. For the tests of the client's own dispatch lag
+/// (`load_check`); not a user setting.
+pub(crate) const DISPATCH_DELAY_ENV: &str = "TOKENMETER_TEST_DISPATCH_DELAY_MS";
+
+fn dispatch_delay() -> Option<std::time::Duration> {
+    let ms: u64 = std::env::var(DISPATCH_DELAY_ENV).ok()?.parse().ok()?;
+    (ms > 0).then(|| std::time::Duration::from_millis(ms.min(1_000)))
 }
 
 /// Sleeps until `at`, or forever.

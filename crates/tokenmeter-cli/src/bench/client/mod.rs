@@ -407,6 +407,14 @@ impl Client {
         }
         // Ended by now (at the stream's end, on an error, or as cancelled by the drop).
         measured.record = self.records.take(id);
+        if measured.error.is_none()
+            && measured.outcome() == Outcome::Error(ErrorClass::EmptyResponse)
+        {
+            measured.error = Some(self.sanitizer.clean(
+                "the stream ended without any token (only a role frame, a finish reason, usage \
+                 or [DONE]); vLLM's bench counts such an answer failed too",
+            ));
+        }
         let no_usage = measured.usage.and_then(|u| u.completion_tokens).is_none();
         if let (Some(tokenizer), Some(text), Some(record), true) = (
             &self.target.tokenizer,
