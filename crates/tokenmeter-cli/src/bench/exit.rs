@@ -8,6 +8,10 @@
 //! | 2 | bad flags or input (clap's usage errors, a bad dataset, an unset `--api-key-env`) |
 //! | 3 | could not run: the server is unreachable, the test request or the model discovery failed, no request succeeded, an output could not be written |
 //! | 130 | interrupted (Ctrl-C or SIGTERM): what completed was written, marked as interrupted |
+//!
+//! A stdout closed by its reader (`tokenmeter bench … | head -1`, `bench merge` too) is none of
+//! these: the run goes on quietly, what was meant for stdout is dropped (the table, a `-`
+//! output), the files are written in full and the code is the run's own (see `console`).
 
 use std::fmt;
 
