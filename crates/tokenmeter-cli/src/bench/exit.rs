@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use tokenmeter_slo::status::SloStatus;
+use tokenmeter_slo::RunStatus;
 
 /// Why a bench run ended without success: the exit code it maps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,11 +85,11 @@ pub(crate) fn code(error: &anyhow::Error) -> u8 {
 
 /// The objectives of `status` whose attainment over the run is below their target, as
 /// `class/objective attainment < target`.
-pub(crate) fn missed_objectives(status: &SloStatus) -> Vec<String> {
+pub(crate) fn missed_objectives(status: &RunStatus) -> Vec<String> {
     let mut missed = Vec::new();
     for class in &status.classes {
         for objective in &class.objectives {
-            if let Some(attained) = objective.period_attainment
+            if let Some(attained) = objective.attainment
                 && attained < objective.target
             {
                 missed.push(format!(
