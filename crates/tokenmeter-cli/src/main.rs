@@ -1,8 +1,11 @@
 //! The `tokenmeter` command: `serve` a simulated OpenAI-compatible engine, `bench` any
 //! OpenAI-compatible endpoint.
 #![forbid(unsafe_code)]
+// Every write to stdout and stderr goes through `console`, which survives a closed pipe.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod console;
 mod serve;
 mod slo;
 mod tokenizer;
@@ -30,7 +33,8 @@ enum Command {
         2 bad flags or input; 3 could not run (server unreachable, test request refused, model \
         discovery failed, no request succeeded, an output not written); 130 interrupted \
         (Ctrl-C/SIGTERM: no new requests, those in flight finish, a second signal cancels \
-        them; what completed is written, marked as interrupted)."
+        them; what completed is written, marked as interrupted). A stdout closed early \
+        (`| head -1`) changes none of these: the run goes on, its files are written."
     )]
     Bench(Box<bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.
@@ -50,7 +54,7 @@ async fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            console::err(&format!("error: {error:#}\n"));
             if bench_run {
                 ExitCode::from(bench::exit_code(&error))
             } else {

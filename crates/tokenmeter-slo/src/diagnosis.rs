@@ -20,6 +20,11 @@ pub enum Cause {
     Decode,
     /// Failed, degraded or rate-limited requests.
     Errors,
+    /// The time to first token, not split: the data hold no queue or prefill time (a
+    /// client's view), so queue, prefill and the network cannot be told apart.
+    FirstToken,
+    /// The end-to-end time: its objective alone does not tell the first token from decode.
+    EndToEnd,
 }
 
 impl Cause {
@@ -35,6 +40,12 @@ impl Cause {
             }
             Cause::Decode => "decode is slow: lower the maximum batch size or add decode capacity",
             Cause::Errors => "look at the errors by class",
+            Cause::FirstToken => {
+                "queue, prefill and the network are not told apart here: read the server's queue and prefill times to place it"
+            }
+            Cause::EndToEnd => {
+                "compare the TTFT and TPOT objectives (or add them) to tell the first token from decode"
+            }
         }
     }
 
@@ -46,6 +57,8 @@ impl Cause {
             Cause::Other => "outside queue and prefill",
             Cause::Decode => "decode",
             Cause::Errors => "errors",
+            Cause::FirstToken => "time to first token",
+            Cause::EndToEnd => "end-to-end time",
         }
     }
 }
@@ -96,7 +109,7 @@ pub(crate) fn diagnose(
         ObjectiveKind::Latency {
             metric: LatencyMetric::E2e,
             ..
-        } => (Cause::Other, 1.0),
+        } => (Cause::EndToEnd, 1.0),
         _ => (Cause::Errors, 1.0),
     };
     let label = label(objective);
@@ -144,6 +157,10 @@ fn ttft_cause(counts: &Counts) -> (Cause, f64) {
     let ok = &counts.ttft_ok;
     if bad.n == 0 {
         return (Cause::Other, 0.0);
+    }
+    if bad.queue + bad.prefill + ok.queue + ok.prefill == 0.0 {
+        // No phase was observed (a client's records): the whole TTFT is one unsplit phase.
+        return (Cause::FirstToken, 1.0);
     }
     let mean = |sum: f64, n: u64| if n == 0 { 0.0 } else { sum / n as f64 };
     let phases = [

@@ -51,6 +51,8 @@
 //! - **Diagnosis**: which phase dominated a TTFT breach (queue, prefill, the rest), decode for
 //!   TPOT, in one sentence.
 //! - **Rules** ([`rules`]): Prometheus recording and alerting rules, checked by `promtool`.
+//! - **Bounded runs** ([`run`]): a benchmark's status over the span it observed
+//!   ([`SloMonitor::run_status`]), with no window, budget or alert longer than the run.
 //!
 //! # Counting rules
 //!
@@ -65,12 +67,14 @@ pub mod diagnosis;
 mod monitor;
 pub mod names;
 pub mod rules;
+pub mod run;
 pub mod spec;
 pub mod status;
 mod verdict;
 pub mod window;
 
 pub use monitor::{SaturationLevel, SaturationSignal, SloMonitor};
+pub use run::RunStatus;
 pub use spec::{
     LatencyMetric, Objective, ObjectiveKind, Selector, SloClass, SloSpec, SpecError, Threshold,
 };

@@ -154,6 +154,7 @@ impl SloStatus {
                             oi,
                             elapsed,
                             shared.spec.period,
+                            Duration::MAX,
                         )
                     })
                     .collect();
@@ -229,7 +230,7 @@ fn effective(window: Duration, elapsed: Duration) -> f64 {
     window.min(elapsed).as_secs_f64().max(1e-9)
 }
 
-fn window_status(
+pub(crate) fn window_status(
     windows: &Windows,
     c: &Counts,
     w: usize,
@@ -260,13 +261,16 @@ fn window_status(
     }
 }
 
-fn objective_status(
+/// One objective's state; only the burn-rate rules whose long window is at most `covered`
+/// may fire (`Duration::MAX`: all).
+pub(crate) fn objective_status(
     name: &str,
     target: f64,
     counts: &[Counts],
     oi: usize,
     elapsed: Duration,
     period: Duration,
+    covered: Duration,
 ) -> ObjectiveStatus {
     let budget = 1.0 - target;
     let burn = |w: usize| {
@@ -292,7 +296,7 @@ fn objective_status(
     let mut alert = Severity::None;
     let mut alert_rule = None;
     let mut low_traffic = false;
-    for rule in RULES {
+    for rule in RULES.iter().filter(|r| r.long <= covered) {
         let (Some(long), Some(short)) = (index(rule.long), index(rule.short)) else {
             continue;
         };

@@ -8,10 +8,14 @@
 //! | 2 | bad flags or input (clap's usage errors, a bad dataset, an unset `--api-key-env`) |
 //! | 3 | could not run: the server is unreachable, the test request or the model discovery failed, no request succeeded, an output could not be written |
 //! | 130 | interrupted (Ctrl-C or SIGTERM): what completed was written, marked as interrupted |
+//!
+//! A stdout closed by its reader (`tokenmeter bench … | head -1`, `bench merge` too) is none of
+//! these: the run goes on quietly, what was meant for stdout is dropped (the table, a `-`
+//! output), the files are written in full and the code is the run's own (see `console`).
 
 use std::fmt;
 
-use tokenmeter_slo::status::SloStatus;
+use tokenmeter_slo::RunStatus;
 
 /// Why a bench run ended without success: the exit code it maps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,11 +85,11 @@ pub(crate) fn code(error: &anyhow::Error) -> u8 {
 
 /// The objectives of `status` whose attainment over the run is below their target, as
 /// `class/objective attainment < target`.
-pub(crate) fn missed_objectives(status: &SloStatus) -> Vec<String> {
+pub(crate) fn missed_objectives(status: &RunStatus) -> Vec<String> {
     let mut missed = Vec::new();
     for class in &status.classes {
         for objective in &class.objectives {
-            if let Some(attained) = objective.period_attainment
+            if let Some(attained) = objective.attainment
                 && attained < objective.target
             {
                 missed.push(format!(

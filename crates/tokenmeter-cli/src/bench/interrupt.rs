@@ -59,11 +59,13 @@ impl Interrupt {
                     _ => Stage::Cancelling,
                 };
                 match next {
-                    Stage::Draining => eprintln!(
+                    Stage::Draining => crate::console::err(
                         "\ninterrupted: no new requests; waiting for the requests in flight \
-                         (interrupt again to cancel them)"
+                         (interrupt again to cancel them)\n",
                     ),
-                    _ => eprintln!("\ninterrupted again: cancelling the requests in flight"),
+                    _ => crate::console::err(
+                        "\ninterrupted again: cancelling the requests in flight\n",
+                    ),
                 }
                 if sender.send(next).is_err() || next == Stage::Cancelling {
                     break;

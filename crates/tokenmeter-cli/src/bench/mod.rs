@@ -130,9 +130,9 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
         .map_err(|e| exit::classify(e, Exit::Usage))?
         .map(ApiKey::new);
     if plan.tls.insecure() {
-        eprintln!(
-            "warning: --insecure: server certificates are not verified; anyone on the path can \
-             read and change the traffic, API key included (test servers only)"
+        crate::console::warn(
+            "--insecure: server certificates are not verified; anyone on the path can read and \
+             change the traffic, API key included (test servers only)",
         );
     }
     // From here on, Ctrl-C and SIGTERM are the bench's: before the run they stop it cleanly.
@@ -247,6 +247,7 @@ pub(crate) async fn bench(
             path,
             trace::TraceRun {
                 run_start_unix_ns: Some(trace::ns(run_start)),
+                seed: Some(args.seed),
                 shard: shard.map(|s| s.to_string()),
             },
         )?),
@@ -363,7 +364,7 @@ pub(crate) async fn bench(
     let traces = done.measured;
     let warnings = Counts::of(&traces, &args.slo).warnings();
     for warning in summary::usage_warnings(&traces).into_iter().chain(warnings) {
-        eprintln!("warning: {warning}");
+        crate::console::warn(warning);
     }
     if stop.interrupted() {
         return Err(Exit::Interrupted
@@ -403,10 +404,10 @@ async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Inte
     progress.done();
     let done = done.finish().0.measured;
     let ok = done.iter().filter(|m| m.succeeded()).count();
-    eprintln!(
-        "warm-up: {} requests sent ({ok} succeeded), left out of the results",
+    crate::console::err(&format!(
+        "warm-up: {} requests sent ({ok} succeeded), left out of the results\n",
         done.len()
-    );
+    ));
 }
 
 /// Mixed into `--seed` for the choice of injected cancellations.

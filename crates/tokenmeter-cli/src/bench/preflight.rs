@@ -75,7 +75,9 @@ pub(crate) async fn check(
                 remedy(status.as_u16(), url)
             )));
         }
-        eprintln!("warning: the test request to {shown} got {message}; running anyway");
+        crate::console::warn(format_args!(
+            "the test request to {shown} got {message}; running anyway"
+        ));
         return Ok(());
     }
     let header = |name| {

@@ -143,11 +143,11 @@ impl StartAt {
     pub(crate) async fn wait(self) -> anyhow::Result<()> {
         let wait = self.wait_from(unix_now())?;
         if !wait.is_zero() {
-            eprintln!(
-                "waiting {:.1} s for --start-at {}",
+            crate::console::err(&format!(
+                "waiting {:.1} s for --start-at {}\n",
                 wait.as_secs_f64(),
                 self.0.as_secs_f64()
-            );
+            ));
         }
         tokio::time::sleep(wait).await;
         Ok(())

@@ -238,17 +238,17 @@ pub(crate) async fn run(
         progress.done();
         let done = into.done();
         let summary = summarize(&done.measured[first..], &done.gaps, &args.slo);
-        eprintln!(
-            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s",
+        crate::console::err(&format!(
+            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s\n",
             summary.attainment * 100.0,
             summary.goodput
-        );
+        ));
         let step = SweepStep { rate, summary };
         warnings.extend(short_step(&step));
         steps.push(step);
     }
     for warning in &warnings {
-        eprintln!("warning: {warning}");
+        crate::console::warn(warning);
     }
     SweepResult {
         slo: args.slo,

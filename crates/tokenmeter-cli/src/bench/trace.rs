@@ -88,16 +88,22 @@ pub(crate) struct Trace {
     /// with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) run_start_unix_ns: Option<u64>,
+    /// The run's `--seed`: `tokenmeter bench merge` reports it (absent in traces of older
+    /// versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) seed: Option<u64>,
     /// The `--shard I/N` that sent it, in a run split over processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shard: Option<String>,
 }
 
-/// What every line of one run's trace carries: the run's wall-clock origin and its shard.
+/// What every line of one run's trace carries: the run's wall-clock origin, seed and shard.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TraceRun {
     /// See [`Trace::run_start_unix_ns`].
     pub(crate) run_start_unix_ns: Option<u64>,
+    /// See [`Trace::seed`].
+    pub(crate) seed: Option<u64>,
     /// See [`Trace::shard`].
     pub(crate) shard: Option<String>,
 }
@@ -154,6 +160,7 @@ impl Trace {
             response_id: measured.response_id.clone(),
             usage_discrepancy: measured.usage_discrepancy,
             run_start_unix_ns: None,
+            seed: None,
             shard: None,
         }
     }
@@ -162,6 +169,7 @@ impl Trace {
     pub(crate) fn of_run(measured: &Measured, run: &TraceRun) -> Self {
         Self {
             run_start_unix_ns: run.run_start_unix_ns,
+            seed: run.seed,
             shard: run.shard.clone(),
             ..Self::of(measured)
         }
@@ -192,7 +200,7 @@ impl TraceWriter {
     pub(crate) fn create(path: &Path, run: TraceRun) -> anyhow::Result<Self> {
         use anyhow::Context as _;
         let out: Box<dyn Write + Send> = if crate::bench::output::is_stdout(path) {
-            Box::new(std::io::BufWriter::new(std::io::stdout()))
+            Box::new(std::io::BufWriter::new(crate::console::Stdout))
         } else {
             let file = std::fs::File::create(path).with_context(|| {
                 format!("cannot create trace file {}; check --trace", path.display())

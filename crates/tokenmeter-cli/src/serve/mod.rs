@@ -92,6 +92,8 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::console;
+
 use listener::Stopped;
 use metrics::Metrics;
 use routes::AppState;
@@ -207,28 +209,28 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let model = args.served_names().join(", ");
     let limits = args.limits();
     if limits.max_connections < args.max_connections {
-        eprintln!(
-            "tokenmeter serve: at most {} connections (not {}): the open-file limit is {}; raise it with `ulimit -n`",
+        console::err(&format!(
+            "tokenmeter serve: at most {} connections (not {}): the open-file limit is {}; raise it with `ulimit -n`\n",
             limits.max_connections,
             args.max_connections,
             limits::open_file_limit().map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
-        );
+        ));
     }
     let mut handle = start(args, listener, false)?;
-    eprintln!(
-        "tokenmeter serve: model {model} on {url}  (POST /v1/chat/completions, /v1/completions; GET /metrics [{profile:?}], /health). Ctrl-C to stop.",
+    console::err(&format!(
+        "tokenmeter serve: model {model} on {url}  (POST /v1/chat/completions, /v1/completions; GET /metrics [{profile:?}], /health). Ctrl-C to stop.\n",
         url = handle.url(),
-    );
+    ));
     tokio::select! {
         signal = stop_signal() => {
             let name = signal?;
-            eprintln!("{}", handle.state.slo.text());
-            eprintln!("tokenmeter serve: {name}: stopping (in-flight responses get {:?})", handle.grace);
+            console::err(&format!("{}\n", handle.state.slo.text()));
+            console::err(&format!("tokenmeter serve: {name}: stopping (in-flight responses get {:?})\n", handle.grace));
             let stopped = handle.shutdown().await?;
-            eprintln!(
-                "tokenmeter serve: stopped: {} connections closed at once, {} ended within the grace, {} cancelled",
+            console::err(&format!(
+                "tokenmeter serve: stopped: {} connections closed at once, {} ended within the grace, {} cancelled\n",
                 stopped.closed, stopped.drained, stopped.cancelled
-            );
+            ));
             Ok(())
         }
         ended = &mut handle.task => {

@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokenmeter::sink::{EngineSink, Gauge, SeriesSink, Sink};
-use tokenmeter::{Clock, Labels, RequestRecord};
+use tokenmeter::{Clock, Labels, RequestRecord, Role};
 
+use crate::run::RunStatus;
 use crate::spec::SloSpec;
 use crate::status::SloStatus;
 use crate::verdict::Verdict;
@@ -141,6 +142,45 @@ impl SloMonitor {
         SloStatus::compute(&self.shared, now, |class| lock(&self.shared.classes[class]))
     }
 
+    /// What the monitor saw since it started, for a bounded run such as a benchmark: the
+    /// whole run and only the windows it covered, the run's bad fraction against the allowed
+    /// one, alerts of covered windows only, saturation only where observed (see
+    /// [`RunStatus`]). [`status`](Self::status) is for a long-running process.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::{Clock, Labels, ManualClock, Meter};
+    /// use tokenmeter_slo::{LatencyMetric, Objective, SloMonitor, SloSpec};
+    ///
+    /// let spec = SloSpec::builder()
+    ///     .objective(Objective::latency(LatencyMetric::Ttft, 90.0, Duration::from_millis(200)))
+    ///     .build()
+    ///     .unwrap();
+    /// let time = ManualClock::new();
+    /// let clock = Clock::manual(&time);
+    /// let monitor = SloMonitor::new(spec, clock.clone());
+    /// let meter = Meter::builder().clock(clock).sink(monitor.clone()).build();
+    /// let series = meter.series(&Labels::client("chat"));
+    /// for ttft_ms in [100, 150, 300, 120] {
+    ///     let mut request = series.start();
+    ///     time.advance(Duration::from_millis(ttft_ms));
+    ///     request.record_tokens(1);
+    ///     request.succeed();
+    /// }
+    /// time.advance(Duration::from_secs(70));
+    /// let run = monitor.run_status();
+    /// assert!(run.not_covered.contains(&"5m".to_owned()), "a 70 s run covers no window");
+    /// let ttft = &run.classes[0].objectives[0];
+    /// assert_eq!((ttft.events, ttft.good), (4, 3));
+    /// // One bad request in four against the 10% allowed: 2.5 times the allowed rate.
+    /// assert!((ttft.burn_rate.unwrap() - 2.5).abs() < 1e-9);
+    /// assert!(ttft.windows.is_empty());
+    /// ```
+    pub fn run_status(&self) -> RunStatus {
+        let now = self.shared.clock.now();
+        RunStatus::compute(&self.shared, now, |class| lock(&self.shared.classes[class]))
+    }
+
     /// Records a finished request directly (without a meter), against the class of its series.
     pub fn record(&self, record: &RequestRecord) {
         if let Some(class) = self.shared.spec.class_of(record.series.labels()) {
@@ -170,6 +210,9 @@ struct MonitorSeries {
     monitor: SloMonitor,
     class: Option<usize>,
     counters: Option<Counters>,
+    /// A server's series: its `waiting` gauge is a queue. A client's counts requests awaiting
+    /// their first token, which is no queue and feeds no saturation warning.
+    queue: bool,
 }
 
 impl Sink for SloMonitor {
@@ -181,6 +224,7 @@ impl Sink for SloMonitor {
             monitor: self.clone(),
             class,
             counters,
+            queue: labels.role() == Role::Server,
         })
     }
 
@@ -209,7 +253,7 @@ impl SeriesSink for MonitorSeries {
     }
 
     fn gauge(&self, gauge: Gauge, delta: i64) {
-        if gauge == Gauge::Waiting {
+        if gauge == Gauge::Waiting && self.queue {
             let shared = &self.monitor.shared;
             shared.saturation.add_waiting(shared.clock.now(), delta);
         }

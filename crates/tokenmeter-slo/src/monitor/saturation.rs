@@ -110,6 +110,25 @@ impl Saturation {
         }
     }
 
+    /// The signals that have a limit in the spec and received at least one sample.
+    pub(crate) fn observed_signals(&self, now: Duration) -> Vec<SaturationSignal> {
+        let observed = |series: &Mutex<Series>| {
+            !series
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .samples
+                .is_empty()
+        };
+        let (waiting, kv) = (observed(&self.waiting), observed(&self.kv));
+        self.signals(now)
+            .into_iter()
+            .filter(|s| match s.name {
+                "waiting" => waiting,
+                _ => kv,
+            })
+            .collect()
+    }
+
     /// The signals that have a limit in the spec.
     pub(crate) fn signals(&self, now: Duration) -> Vec<SaturationSignal> {
         let horizon = self.limits.horizon;

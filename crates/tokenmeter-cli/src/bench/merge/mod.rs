@@ -74,7 +74,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
         .flatten()
         .any(|p| p.as_os_str() == "-");
     for warning in &merged.warnings {
-        eprintln!("warning: {warning}");
+        crate::console::warn(warning);
     }
     let slo = Slo {
         judged_from: args.slo_from,
@@ -98,7 +98,12 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
             "by_class": classes,
             "counts": counts,
             "error_samples": errors,
-            "merged": {"files": merged.files, "shards": merged.shards},
+            "merged": {
+                "files": merged.files,
+                "shards": merged.shards,
+                "seeds": merged.seeds,
+                "warnings": merged.warnings,
+            },
         });
         output::write_json(path, &value)?;
     }
@@ -123,7 +128,11 @@ pub(crate) struct Merged {
     pub(crate) shards: Vec<Option<String>>,
     /// The earliest run origin, in nanoseconds since the Unix epoch.
     pub(crate) start_unix_ns: Option<u64>,
-    /// Shards missing or from different splits.
+    /// The runs' `--seed`: the first file's (see [`read::seed`]).
+    pub(crate) seed: Option<u64>,
+    /// Each file's `--seed`, in the order given.
+    pub(crate) seeds: Vec<Option<u64>>,
+    /// Shards missing or from different splits, seeds that differ.
     pub(crate) warnings: Vec<String>,
 }
 
@@ -134,6 +143,9 @@ pub(crate) fn load(paths: &[PathBuf]) -> anyhow::Result<Merged> {
         .map(|p| read::read(p))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let traces = read::align(&files)?;
+    let (seed, seed_warning) = read::seed(&files);
+    let mut warnings = read::shard_warnings(&files);
+    warnings.extend(seed_warning);
     let replay = replay::Replay::default();
     let mut measured = Vec::with_capacity(traces.len());
     let mut gaps = Gaps::new();
@@ -159,12 +171,14 @@ pub(crate) fn load(paths: &[PathBuf]) -> anyhow::Result<Merged> {
         files: files.iter().map(|f| f.path.display().to_string()).collect(),
         shards: files.iter().map(|f| f.shard.clone()).collect(),
         start_unix_ns: files.iter().filter_map(|f| f.start).min(),
-        warnings: read::shard_warnings(&files),
+        seed,
+        seeds: files.iter().map(|f| f.seed).collect(),
+        warnings,
     })
 }
 
 /// The `run` block of a merge: what the traces say (no URL, model or load: they are not in
-/// a trace).
+/// a trace), with the runs' seed.
 fn info(merged: &Merged) -> RunInfo {
     let since_epoch = std::time::Duration::from_nanos(merged.start_unix_ns.unwrap_or(0));
     RunInfo {
@@ -176,7 +190,7 @@ fn info(merged: &Merged) -> RunInfo {
             merged.measured.len(),
             merged.files.join(", ")
         ),
-        seed: 0,
+        seed: merged.seed.unwrap_or(0),
         numbers: RunNumbers {
             started_at: utc(since_epoch),
             started_unix_s: since_epoch.as_secs_f64(),

@@ -23,6 +23,8 @@ pub(crate) struct TraceFile {
     pub(crate) start: Option<u64>,
     /// The `--shard` that wrote it, if any.
     pub(crate) shard: Option<String>,
+    /// The run's `--seed`, when the trace has one.
+    pub(crate) seed: Option<u64>,
 }
 
 /// Reads `path`: one JSON object a line (blank lines skipped); all lines of one run.
@@ -34,7 +36,7 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<TraceFile> {
         )
     })?;
     let mut lines = Vec::new();
-    let mut first: Option<(Option<u64>, Option<String>)> = None;
+    let mut first: Option<(Option<u64>, Option<String>, Option<u64>)> = None;
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         if line.trim().is_empty() {
@@ -46,11 +48,11 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<TraceFile> {
                 path.display()
             )
         })?;
-        let run = (trace.run_start_unix_ns, trace.shard.clone());
+        let run = (trace.run_start_unix_ns, trace.shard.clone(), trace.seed);
         match &first {
             None => first = Some(run),
             Some(seen) if *seen != run => bail!(
-                "{}:{number}: run_start_unix_ns or shard differs from the first line's: a trace \
+                "{}:{number}: run_start_unix_ns, seed or shard differs from the first line's: a trace \
                  file holds one run; give each process's file separately",
                 path.display()
             ),
@@ -58,12 +60,14 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<TraceFile> {
         }
         lines.push((number, trace));
     }
-    let (start, shard) = first.with_context(|| format!("{} holds no request", path.display()))?;
+    let (start, shard, seed) =
+        first.with_context(|| format!("{} holds no request", path.display()))?;
     Ok(TraceFile {
         path: path.to_owned(),
         lines,
         start,
         shard,
+        seed,
     })
 }
 
@@ -156,4 +160,31 @@ pub(crate) fn shard_warnings(files: &[TraceFile]) -> Vec<String> {
         }
     }
     warnings
+}
+
+/// The seed of the merged run: the one all `files` carry. When they disagree (or some carry
+/// none), the first file's seed, and a warning naming each file's.
+pub(crate) fn seed(files: &[TraceFile]) -> (Option<u64>, Option<String>) {
+    let first = files.first().and_then(|f| f.seed);
+    if files.iter().all(|f| f.seed == first) {
+        let warning = (first.is_none() && !files.is_empty()).then(|| {
+            "the traces carry no seed (written by an older tokenmeter): the seed shown is 0, \
+             not the runs'"
+                .to_owned()
+        });
+        return (first, warning);
+    }
+    let each: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let seed = f.seed.map_or_else(|| "none".to_owned(), |s| s.to_string());
+            format!("{} seed {seed}", f.path.display())
+        })
+        .collect();
+    let warning = format!(
+        "the traces come from runs with different seeds ({}): the shards of one run share \
+         --seed, so these are not one run's; the seed shown is the first file's",
+        each.join(", ")
+    );
+    (first, Some(warning))
 }

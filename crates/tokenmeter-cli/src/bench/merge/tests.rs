@@ -65,8 +65,13 @@ fn dir(name: &str) -> PathBuf {
 }
 
 /// Writes the requests of shard `i` of 3 as that process would have: its offsets since its
-/// own start, `i` × 0.25 s after the first shard's.
+/// own start, `i` × 0.25 s after the first shard's, `--seed 42`.
 fn write_shard(dir: &Path, all: &[Measured], i: u64) -> PathBuf {
+    write_seeded_shard(dir, all, i, Some(42))
+}
+
+/// [`write_shard`] with the run's `seed` (none: a trace of an older version).
+fn write_seeded_shard(dir: &Path, all: &[Measured], i: u64, seed: Option<u64>) -> PathBuf {
     let base = 1_767_225_600_000_000_000_u64;
     let late = 250_000_000 * i;
     let mut text = String::new();
@@ -80,6 +85,7 @@ fn write_shard(dir: &Path, all: &[Measured], i: u64) -> PathBuf {
         }
         t.run_start_unix_ns = Some(base + late);
         t.shard = Some(format!("{i}/3"));
+        t.seed = seed;
         text += &serde_json::to_string(&t).unwrap();
         text.push('\n');
     }
@@ -96,6 +102,8 @@ fn three_shards_merge_into_the_summary_of_their_union() {
     let merged = load(&paths).unwrap();
     assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
     assert_eq!(merged.measured.len(), all.len());
+    assert_eq!(merged.seed, Some(42), "the shards' seed, not 0");
+    assert_eq!(super::info(&merged).seed, 42);
     // Each line replayed (before its chunk times are settled) is the request's line.
     let files: Vec<_> = paths.iter().map(|p| read::read(p).unwrap()).collect();
     let replay = replay::Replay::default();
@@ -169,5 +177,39 @@ fn a_bad_line_is_named_by_file_and_line() {
     std::fs::write(&path, format!("{good}\n{{\"id\": \"x\"}}\n")).unwrap();
     let error = format!("{:#}", load(std::slice::from_ref(&path)).unwrap_err());
     assert!(error.contains(&format!("{}:2:", path.display())), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shards_of_different_seeds_are_named_and_the_first_one_shown() {
+    let all = run();
+    let dir = dir("seeds");
+    let a = write_seeded_shard(&dir, &all, 0, Some(42));
+    let b = write_seeded_shard(&dir, &all, 1, Some(7));
+    let c = write_seeded_shard(&dir, &all, 2, Some(42));
+    let merged = load(&[a.clone(), b.clone(), c]).unwrap();
+    assert_eq!(merged.seed, Some(42));
+    assert_eq!(merged.seeds, [Some(42), Some(7), Some(42)]);
+    let warning = merged
+        .warnings
+        .iter()
+        .find(|w| w.contains("different seeds"))
+        .expect("a warning about the seeds");
+    assert!(
+        warning.contains(&format!("{} seed 7", b.display())),
+        "{warning}"
+    );
+    let old: Vec<PathBuf> = (0..3)
+        .map(|i| write_seeded_shard(&dir, &all, i, None))
+        .collect();
+    let merged = load(&old).unwrap();
+    assert_eq!(merged.seed, None);
+    assert_eq!(
+        merged.warnings,
+        [
+            "the traces carry no seed (written by an older tokenmeter): the seed shown is 0, not \
+          the runs'"
+        ]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -47,9 +47,9 @@ pub(crate) fn check_paths(paths: &[(Option<&Path>, &str)]) -> anyhow::Result<()>
 /// (`to_stderr`), so that stdout holds that file only.
 pub(crate) fn show(to_stderr: bool, text: &str) {
     if to_stderr {
-        eprint!("{text}");
+        crate::console::err(text);
     } else {
-        print!("{text}");
+        crate::console::out(text);
     }
 }
 
@@ -83,11 +83,7 @@ pub(crate) fn check_writable(path: &Path, flag: &str) -> anyhow::Result<()> {
 /// Writes `text` to `path`, or to stdout for `-`.
 pub(crate) fn write_text(path: &Path, text: &str, flag: &str) -> anyhow::Result<()> {
     if is_stdout(path) {
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|()| out.flush())
+        return crate::console::write_stdout(text.as_bytes())
             .with_context(|| format!("cannot write {flag} to stdout"));
     }
     std::fs::write(path, text).with_context(|| {

@@ -118,7 +118,8 @@ impl Single<'_> {
             );
         }
         verdict = exit::fail_under(summary.attainment, args.fail_under);
-        let status = monitor.map(SloMonitor::status);
+        // Over the run only: no window, budget or alert longer than the run.
+        let status = monitor.map(SloMonitor::run_status);
         let missed = status
             .as_ref()
             .map(exit::missed_objectives)
@@ -134,7 +135,9 @@ impl Single<'_> {
             output::show(
                 quiet,
                 &format!(
-                    "\nclient side, against {}:\n{status}\n",
+                    "\nclient side, against {} {status}\n(goodput under the spec's objectives counts \
+                     good requests over the whole span observed; the summary's goodput above counts \
+                     those meeting --slo over first send to last end)\n",
                     spec.unwrap_or_default()
                 ),
             );

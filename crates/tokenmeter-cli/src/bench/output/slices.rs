@@ -334,7 +334,7 @@ pub(crate) fn show(to_stderr: bool, table: bool, slices: &Slices) {
         super::show(to_stderr, &render(slices));
     }
     for warning in slices.warnings() {
-        eprintln!("warning: {warning}");
+        crate::console::warn(warning);
     }
 }
 

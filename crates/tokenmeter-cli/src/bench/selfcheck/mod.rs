@@ -81,7 +81,7 @@ pub(crate) async fn run(json: Option<PathBuf>) -> anyhow::Result<()> {
     let check = tokio::task::spawn_blocking(|| measure(Params::default()))
         .await
         .context("the self-check thread failed")??;
-    print!("{}", check.render());
+    crate::console::out(&check.render());
     if let Some(path) = json {
         crate::bench::output::write_json(&path, &serde_json::to_value(&check)?)?;
     }
