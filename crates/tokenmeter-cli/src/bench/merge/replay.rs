@@ -91,6 +91,8 @@ impl Replay {
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
             max_gap: None,
+            server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
+            server_queue: trace.server_queue_ns.map(Duration::from_nanos),
         })
     }
 
