@@ -212,7 +212,9 @@ fn client_minus_server_ttft_is_exact_and_within_two_ms_per_slice_and_per_request
         let t: Value = serde_json::from_str(line).unwrap();
         let send = t["send_ns"].as_u64().unwrap();
         let first = t["first_token_ns"].as_u64().unwrap();
-        let server = t["server_ttft_ns"].as_u64().expect("the server's TTFT came");
+        let server = t["server_ttft_ns"]
+            .as_u64()
+            .expect("the server's TTFT came");
         assert!(t["server_queue_ns"].is_u64(), "{t}");
         let ms = ((first - send) as f64 - server as f64) / 1e6;
         per_request.push((first, ms));
@@ -229,7 +231,10 @@ fn client_minus_server_ttft_is_exact_and_within_two_ms_per_slice_and_per_request
     assert_eq!(summary["count"], 40, "{summary}");
     let reported = summary["mean"].as_f64().unwrap() * 1e3;
     assert!((reported - mean).abs() < 1e-3, "{reported} vs {mean}");
-    assert!(stdout.contains("client − server TTFT per request"), "{stdout}");
+    assert!(
+        stdout.contains("client − server TTFT per request"),
+        "{stdout}"
+    );
     // The whole run, a difference of exact means (Δ_sum / Δ_count) over the same 40 requests:
     // the mean of the per-request differences, to the exporter's digits.
     let run = &json["slices"]["server_run"];

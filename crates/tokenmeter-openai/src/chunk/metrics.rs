@@ -288,10 +288,8 @@ mod tests {
     #[test]
     fn hostile_values_are_ignored_never_an_error() {
         let nested = format!("{}1{}", "[".repeat(60), "]".repeat(60));
-        let deep_object = format!(
-            r#"{{"time_to_first_token_ms":{}}}"#,
-            format!("{}0{}", r#"{"a":"#.repeat(60), "}".repeat(60))
-        );
+        let deep = format!("{}0{}", r#"{"a":"#.repeat(60), "}".repeat(60));
+        let deep_object = format!(r#"{{"time_to_first_token_ms":{deep}}}"#);
         for bad in [
             r#"{"time_to_first_token_ms":"85"}"#.to_owned(),
             r#"{"time_to_first_token_ms":-1}"#.to_owned(),

@@ -54,7 +54,10 @@ async fn a_hostile_metrics_object_is_ignored_cleanly() {
         assert!(!line.contains("server_ttft_ns"), "{metrics}: {line}");
         let traces = [measured];
         let summary = summarize(&traces, &Gaps::new(), &"ttft=10s".parse().unwrap());
-        assert_eq!(summary.client_minus_server_ttft_per_request, None, "{metrics}");
+        assert_eq!(
+            summary.client_minus_server_ttft_per_request, None,
+            "{metrics}"
+        );
     }
 }
 
