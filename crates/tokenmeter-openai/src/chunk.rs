@@ -13,6 +13,10 @@
 //! # Ok::<(), ChunkError>(())
 //! ```
 
+mod metrics;
+
+pub use metrics::{MAX_METRIC, ServerMetrics};
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -121,6 +125,9 @@ pub struct Parsed {
     pub usage: Option<Usage>,
     /// The response `id`, if present.
     pub id: Option<String>,
+    /// The server's per-request `metrics` object (vLLM's `--enable-per-request-metrics`),
+    /// if present and not null; read leniently (see [`ServerMetrics`]).
+    pub metrics: Option<ServerMetrics>,
 }
 
 /// An error the server put in the stream (`{"error": {...}}`).
@@ -176,6 +183,8 @@ struct Wire<'a> {
     usage: Option<serde_json::Value>,
     #[serde(default)]
     error: Option<serde_json::Value>,
+    #[serde(default)]
+    metrics: Option<ServerMetrics>,
 }
 
 /// A chunk as [`text`] reads it: every choice, to join their text.
@@ -304,6 +313,7 @@ pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
         finish: choices.finish,
         usage: wire.usage.and_then(Usage::from_wire),
         id: wire.id.map(Cow::into_owned),
+        metrics: wire.metrics,
     })
 }
 

@@ -155,6 +155,15 @@ impl TokenStream {
         self.arrival
     }
 
+    /// The core request this stream meters, once the engine has handed it over (with the
+    /// first item received, [`peek`](Self::peek) included) and until it ends: its
+    /// [`queue`](tokenmeter::Request::queue), [`ttft`](tokenmeter::Request::ttft) and
+    /// [`time_to_last_token`](tokenmeter::Request::time_to_last_token) are the server's own
+    /// measurement of the request so far (a server reports them in its answer).
+    pub fn request(&self) -> Option<&tokenmeter::Request> {
+        self.request.as_deref()
+    }
+
     /// Waits for the next item without taking it: it is not counted until the stream yields
     /// it. `None` when the stream has ended.
     ///

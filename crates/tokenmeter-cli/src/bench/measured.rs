@@ -98,6 +98,11 @@ pub(crate) struct Measured {
     /// When it could have left at the earliest: its due time, or later the moment a slot of
     /// the concurrency cap opened for it. The send − this is the client's own dispatch lag.
     pub(crate) ready: Option<Duration>,
+    /// The server's TTFT of this request from its arrival, from the `metrics` object it sent
+    /// (vLLM's `--enable-per-request-metrics`): `queue_time_ms` + `time_to_first_token_ms`.
+    pub(crate) server_ttft: Option<Duration>,
+    /// The server's queue time of this request (`metrics.queue_time_ms`).
+    pub(crate) server_queue: Option<Duration>,
 }
 
 impl Measured {
@@ -150,6 +155,28 @@ impl Measured {
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
         self.usage = Some(usage);
+    }
+
+    /// Keeps the server's own timings of the request from a `metrics` object (the latest
+    /// one with a usable value wins).
+    pub(crate) fn note_server_metrics(
+        &mut self,
+        metrics: &tokenmeter_openai::chunk::ServerMetrics,
+    ) {
+        if let Some(ttft) = metrics.ttft_since_arrival() {
+            self.server_ttft = Some(ttft);
+        }
+        if let Some(queue) = metrics.queue_time() {
+            self.server_queue = Some(queue);
+        }
+    }
+
+    /// Client − server TTFT of this request in seconds: what the network, the server's
+    /// frontend and the client add to the server's own TTFT. `None` unless both are known.
+    pub(crate) fn client_minus_server_ttft(&self) -> Option<f64> {
+        let client = self.record.as_ref()?.ttft?;
+        let server = self.server_ttft?;
+        Some(client.as_secs_f64() - server.as_secs_f64())
     }
 
     /// Moves the chunk times out of the record: its gaps go into `gaps` (see the module), the

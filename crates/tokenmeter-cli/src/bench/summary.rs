@@ -187,6 +187,20 @@ pub(crate) struct BenchSummary {
     pub(crate) usage_discrepancies: u64,
     /// Requests whose `usage` held a count that is not a non-negative integer (ignored).
     pub(crate) usage_unusable: u64,
+    /// Client − server TTFT per request (s): each successful request's TTFT minus the
+    /// server's own TTFT of it from the `metrics` object it sent (vLLM's
+    /// `--enable-per-request-metrics`; `queue_time_ms` + `time_to_first_token_ms`), over the
+    /// requests that carried one. Absent when none did.
+    #[serde(serialize_with = "opt_stat", skip_serializing_if = "Option::is_none")]
+    pub(crate) client_minus_server_ttft_per_request: Option<Summary>,
+}
+
+/// Serialises an optional [`Summary`] as [`stat`] does.
+fn opt_stat<S: Serializer>(s: &Option<Summary>, out: S) -> Result<S::Ok, S::Error> {
+    match s {
+        Some(s) => stat(s, out),
+        None => out.serialize_none(),
+    }
 }
 
 /// Σ of `values`, saturating.
@@ -294,7 +308,17 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         outcomes: Outcomes::of(measured),
         usage_discrepancies,
         usage_unusable,
+        client_minus_server_ttft_per_request: per_request_gap(&ok),
     }
+}
+
+/// The per-request client − server TTFT of the requests that carried the server's metrics.
+fn per_request_gap(ok: &[&Measured]) -> Option<Summary> {
+    let gaps: Vec<f64> = ok
+        .iter()
+        .filter_map(|m| m.client_minus_server_ttft())
+        .collect();
+    (!gaps.is_empty()).then(|| Summary::of(gaps))
 }
 
 #[cfg(test)]
@@ -332,5 +356,26 @@ mod tests {
         assert_eq!(s.outcomes.errors.get("rate_limited"), Some(&1));
         assert_eq!(s.outcomes.errors.get("_OTHER"), Some(&1));
         assert_eq!(s.outcomes.success, 2);
+        assert_eq!(
+            s.client_minus_server_ttft_per_request, None,
+            "no metrics came"
+        );
+    }
+
+    #[test]
+    fn per_request_client_minus_server_ttft_from_the_servers_metrics() {
+        let mut run = Run::new();
+        run.ok(Duration::ZERO, 100 * MS, 10 * MS, 3); // client TTFT 100 ms
+        run.ok(500 * MS, 300 * MS, 20 * MS, 3); // client TTFT 300 ms
+        run.ok(900 * MS, 50 * MS, 20 * MS, 3); // no metrics
+        run.measured[0].server_ttft = Some(99 * MS);
+        run.measured[1].server_ttft = Some(297 * MS);
+        let s = summarize(&run.measured, &run.gaps, &Slo::default());
+        let gap = s.client_minus_server_ttft_per_request.unwrap();
+        assert_eq!(gap.count, 2);
+        assert!((gap.mean - 0.002).abs() < 1e-12, "{gap:?}");
+        assert!((gap.max - 0.003).abs() < 1e-12, "{gap:?}");
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["client_minus_server_ttft_per_request"]["count"], 2);
     }
 }

@@ -95,6 +95,14 @@ pub(crate) struct Trace {
     /// The `--shard I/N` that sent it, in a run split over processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shard: Option<String>,
+    /// The server's TTFT of the request from its arrival, in nanoseconds, from the `metrics`
+    /// object it sent (`queue_time_ms` + `time_to_first_token_ms`; vLLM's
+    /// `--enable-per-request-metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) server_ttft_ns: Option<u64>,
+    /// The server's queue time of the request in nanoseconds (`metrics.queue_time_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) server_queue_ns: Option<u64>,
 }
 
 /// What every line of one run's trace carries: the run's wall-clock origin, seed and shard.
@@ -162,6 +170,8 @@ impl Trace {
             run_start_unix_ns: None,
             seed: None,
             shard: None,
+            server_ttft_ns: measured.server_ttft.map(ns),
+            server_queue_ns: measured.server_queue.map(ns),
         }
     }
 

@@ -168,6 +168,14 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) reasoning_tokens: u32,
 
+    /// Add the server's own timings of each request, as vLLM's flag of this name does: a
+    /// `metrics` object (`queue_time_ms`, `time_to_first_token_ms` from scheduling,
+    /// `generation_time_ms`, `mean_itl_ms`, `tokens_per_second`) next to `usage` in the final
+    /// usage chunk of a stream (a chunk of its own without `include_usage`) and in a whole
+    /// answer. `tokenmeter bench` reads it and reports client − server TTFT per request.
+    #[arg(long)]
+    pub(crate) enable_per_request_metrics: bool,
+
     /// Turn the prefix cache off (vLLM's `--no-enable-prefix-caching`). On, a prompt that
     /// begins like an earlier one skips the prefill of their shared whole blocks of 16 tokens.
     #[arg(long)]
@@ -222,6 +230,7 @@ impl Default for ServeArgs {
             slo_spec: None,
             tokenizer: None,
             reasoning_tokens: 0,
+            enable_per_request_metrics: false,
             no_prefix_caching: false,
             preemption: false,
             speculative_tokens: 0,

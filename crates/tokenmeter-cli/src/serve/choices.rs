@@ -102,6 +102,13 @@ impl Choices {
         self.cached
     }
 
+    /// The server's `metrics` object of the request (its first choice's timings,
+    /// `request_metrics.rs`); `None` before its first token.
+    pub(crate) fn server_metrics(&self) -> Option<serde_json::Value> {
+        let request = self.choices.first()?.tokens.request()?;
+        super::request_metrics::of(request)
+    }
+
     /// How many choices there are.
     pub(crate) fn len(&self) -> usize {
         self.choices.len()

@@ -28,6 +28,8 @@ pub(crate) struct Frames {
     created: u64,
     model: String,
     include_usage: bool,
+    /// `--enable-per-request-metrics`: the final usage chunk and whole answers carry `metrics`.
+    per_request_metrics: bool,
     head: String,
     choice: &'static str,
     tail: String,
@@ -75,10 +77,23 @@ impl Frames {
             created,
             model: model.to_owned(),
             include_usage,
+            per_request_metrics: false,
             head,
             choice,
             tail,
         }
+    }
+
+    /// Adds the server's `metrics` object to the final usage chunk and to whole answers
+    /// (`--enable-per-request-metrics`, `request_metrics.rs`).
+    pub(crate) fn per_request_metrics(mut self, on: bool) -> Self {
+        self.per_request_metrics = on;
+        self
+    }
+
+    /// Whether the answer carries the server's `metrics` object.
+    pub(crate) fn wants_metrics(&self) -> bool {
+        self.per_request_metrics
     }
 
     pub(crate) fn is_chat(&self) -> bool {
@@ -170,19 +185,33 @@ impl Frames {
         }
     }
 
-    /// The `usage` chunk (`"choices":[]`), when `include_usage` was asked for.
-    pub(crate) fn usage(&self, prompt: u32, completion: u32, cached: u32) -> Option<Bytes> {
-        self.include_usage.then(|| {
-            let body = json!({
-                "id": self.id,
-                "object": self.object(),
-                "created": self.created,
-                "model": self.model,
-                "choices": [],
-                "usage": usage(prompt, completion, cached),
-            });
-            Bytes::from(format!("data: {body}\n\n"))
-        })
+    /// The `usage` chunk (`"choices":[]`), when `include_usage` was asked for, with the
+    /// server's `metrics` object when given; without `include_usage`, a chunk of `metrics`
+    /// alone when given.
+    pub(crate) fn usage(
+        &self,
+        prompt: u32,
+        completion: u32,
+        cached: u32,
+        metrics: Option<Value>,
+    ) -> Option<Bytes> {
+        if !self.include_usage && metrics.is_none() {
+            return None;
+        }
+        let mut body = json!({
+            "id": self.id,
+            "object": self.object(),
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+        });
+        if self.include_usage {
+            body["usage"] = usage(prompt, completion, cached);
+        }
+        if let Some(metrics) = metrics {
+            body["metrics"] = metrics;
+        }
+        Some(Bytes::from(format!("data: {body}\n\n")))
     }
 
     /// The whole (non-streaming) response: `choices` in order of their index; `completion`
@@ -193,6 +222,7 @@ impl Frames {
         prompt: u32,
         completion: u32,
         cached: u32,
+        metrics: Option<Value>,
     ) -> Value {
         let object = if self.is_chat() {
             "chat.completion"
@@ -219,14 +249,18 @@ impl Frames {
                 out
             })
             .collect();
-        json!({
+        let mut whole = json!({
             "id": self.id,
             "object": object,
             "created": self.created,
             "model": self.model,
             "choices": choices,
             "usage": usage(prompt, completion, cached),
-        })
+        });
+        if let Some(metrics) = metrics {
+            whole["metrics"] = metrics;
+        }
+        whole
     }
 }
 
@@ -283,7 +317,15 @@ mod tests {
         let finish = parse(&frames.finish(0, FinishReason::Length));
         assert_eq!(finish["choices"][0]["delta"], json!({}));
         assert_eq!(finish["choices"][0]["finish_reason"], "length");
-        let usage = parse(&frames.usage(10, 3, 8).expect("asked"));
+        let usage = parse(&frames.usage(10, 3, 8, None).expect("asked"));
+        assert!(usage.get("metrics").is_none());
+        let with = parse(
+            &frames
+                .usage(10, 3, 8, Some(json!({"queue_time_ms": 1.5})))
+                .unwrap(),
+        );
+        assert_eq!(with["metrics"], json!({"queue_time_ms": 1.5}));
+        assert_eq!(with["usage"]["completion_tokens"], 3);
         assert_eq!(usage["choices"], json!([]));
         assert_eq!(
             usage["usage"],
@@ -296,7 +338,15 @@ mod tests {
     fn completion_chunks_have_openais_shape() {
         let frames = Frames::new(Operation::TextCompletion, "cmpl-1".into(), 1, "m", false);
         assert!(frames.role(0).is_none());
-        assert!(frames.usage(1, 1, 0).is_none());
+        assert!(frames.usage(1, 1, 0, None).is_none());
+        let alone = parse(
+            &frames
+                .usage(1, 1, 0, Some(json!({"mean_itl_ms": 2.0})))
+                .unwrap(),
+        );
+        assert_eq!(alone["choices"], json!([]));
+        assert!(alone.get("usage").is_none(), "not asked for");
+        assert_eq!(alone["metrics"]["mean_itl_ms"], 2.0);
         let token = parse(&frames.token(0, " hi", None, false));
         assert_eq!(
             token,
@@ -313,7 +363,8 @@ mod tests {
             finish: FinishReason::Stop,
             logprobs: None,
         };
-        let whole = frames.complete(&[completed.clone(), completed], 4, 2, 0);
+        let whole = frames.complete(&[completed.clone(), completed], 4, 2, 0, None);
+        assert!(whole.get("metrics").is_none());
         assert_eq!(whole["choices"][1]["index"], 1);
         assert_eq!(whole["choices"][0]["text"], " hi there");
         assert_eq!(whole["usage"]["total_tokens"], 6);

@@ -66,6 +66,7 @@ mod listener;
 mod logprobs;
 mod metrics;
 mod openai;
+mod request_metrics;
 mod routes;
 mod sampling;
 mod slo;
@@ -309,6 +310,7 @@ fn start(
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),
         reasoning_tokens: args.reasoning_tokens,
+        per_request_metrics: args.enable_per_request_metrics,
     };
     let (signal, stop) = oneshot::channel::<()>();
     let app = routes::router(state.clone());

@@ -49,6 +49,8 @@ pub(crate) struct AppState {
     pub(crate) slo: Arc<SloState>,
     /// `--reasoning-tokens`: chat answers start with this many reasoning tokens.
     pub(crate) reasoning_tokens: u32,
+    /// `--enable-per-request-metrics`: answers carry the server's `metrics` object.
+    pub(crate) per_request_metrics: bool,
 }
 
 /// The routes; any other path is a 404 and any other method a 405, with OpenAI's error body.
@@ -230,7 +232,8 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
         unix_now(),
         state.model(),
         options.include_usage,
-    );
+    )
+    .per_request_metrics(state.per_request_metrics);
     let choices = Choices::new(streams, options.stop.as_ref(), options.logprobs);
     let prompt = parsed.generate.prompt_tokens;
     let mut response = if options.stream {
@@ -411,8 +414,18 @@ async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: boo
         })
         .collect();
     let completion = choices.completion_tokens();
+    let metrics = frames
+        .wants_metrics()
+        .then(|| choices.server_metrics())
+        .flatten();
     let json = frames
-        .complete(&completed, prompt, completion, choices.cached_tokens())
+        .complete(
+            &completed,
+            prompt,
+            completion,
+            choices.cached_tokens(),
+            metrics,
+        )
         .to_string();
     let mut response = Response::new(Body::new(WholeBody::new(Bytes::from(json), choices)));
     response.headers_mut().insert(

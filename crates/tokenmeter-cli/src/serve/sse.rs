@@ -107,9 +107,13 @@ impl Stream for SseBody {
                 // Every choice finished.
                 Poll::Ready(None) => {
                     let completion = self.choices.completion_tokens();
-                    let usage =
-                        self.frames
-                            .usage(self.prompt, completion, self.choices.cached_tokens());
+                    let metrics = self
+                        .frames
+                        .wants_metrics()
+                        .then(|| self.choices.server_metrics())
+                        .flatten();
+                    let cached = self.choices.cached_tokens();
+                    let usage = self.frames.usage(self.prompt, completion, cached, metrics);
                     self.pending.extend(usage);
                     self.end();
                 }

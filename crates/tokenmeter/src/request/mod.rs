@@ -160,6 +160,40 @@ impl Request {
         self.first.map(|t| t.saturating_sub(self.arrival))
     }
 
+    /// Time in the queue (scheduled − arrival), once marked
+    /// [`mark_scheduled`](Request::mark_scheduled): what the record's
+    /// [`queue`](crate::RequestRecord::queue) will hold.
+    pub fn queue(&self) -> Option<Duration> {
+        self.scheduled.map(|s| s.saturating_sub(self.arrival))
+    }
+
+    /// Time from arrival to the latest token so far, once a token has arrived: at the last
+    /// token, what [`RequestRecord::time_to_last_token`](crate::RequestRecord::time_to_last_token)
+    /// will give. A server reads it to report the request's own timings before it ends.
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, ManualClock, Meter};
+    /// use std::time::Duration;
+    ///
+    /// let clock = ManualClock::new();
+    /// let (meter, _memory) = Meter::manual(&clock);
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// clock.advance(Duration::from_millis(5));
+    /// request.mark_scheduled();
+    /// clock.advance(Duration::from_millis(20));
+    /// request.record_tokens(1);
+    /// clock.advance(Duration::from_millis(10));
+    /// request.record_tokens(1);
+    /// assert_eq!(request.queue(), Some(Duration::from_millis(5)));
+    /// assert_eq!(request.ttft(), Some(Duration::from_millis(25)));
+    /// assert_eq!(request.time_to_last_token(), Some(Duration::from_millis(35)));
+    /// # request.succeed();
+    /// ```
+    pub fn time_to_last_token(&self) -> Option<Duration> {
+        self.first
+            .map(|_| Duration::from_nanos(self.last_ns).saturating_sub(self.arrival))
+    }
+
     /// Output tokens counted so far.
     pub fn output_tokens(&self) -> u64 {
         self.output_tokens

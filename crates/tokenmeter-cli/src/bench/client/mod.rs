@@ -347,6 +347,9 @@ impl Client {
                     if let Some(usage) = chunk.parsed.usage {
                         measured.note_usage(usage);
                     }
+                    if let Some(metrics) = &chunk.parsed.metrics {
+                        measured.note_server_metrics(metrics);
+                    }
                     if let Some(text) = text.as_mut()
                         && text.len() < MAX_COUNTED_TEXT
                     {

@@ -122,6 +122,9 @@ impl Client {
                            JSON object)";
             return self.failed(measured, request, ErrorClass::Other, message);
         };
+        if let Some(metrics) = tokenmeter_openai::chunk::ServerMetrics::from_answer(&answer) {
+            measured.note_server_metrics(&metrics);
+        }
         let usage = usage_of(&answer);
         if let Some(usage) = usage {
             measured.note_usage(usage);

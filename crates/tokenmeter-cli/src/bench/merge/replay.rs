@@ -94,6 +94,8 @@ impl Replay {
             max_gap: None,
             due: trace.due_ns.map(Duration::from_nanos),
             ready: trace.ready_ns.map(Duration::from_nanos),
+            server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
+            server_queue: trace.server_queue_ns.map(Duration::from_nanos),
         })
     }
 

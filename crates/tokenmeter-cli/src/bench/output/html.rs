@@ -76,6 +76,9 @@ fn summary_table(out: &mut String, s: &BenchSummary) {
         "<p class=\"meta\">outcomes: {}</p>",
         esc(&outcomes_line(&s.outcomes))
     );
+    if let Some(line) = crate::bench::output::table::per_request_gap_line(s) {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&line));
+    }
 }
 
 fn header(out: &mut String, title: &str, info: &RunInfo) {

@@ -15,6 +15,8 @@ use crate::bench::slices::{Slice, Slices};
 const SERVER: RGBColor = RGBColor(127, 127, 127);
 /// Client p50.
 const CLIENT_P50: RGBColor = RGBColor(174, 199, 232);
+/// Client mean.
+const CLIENT_MEAN: RGBColor = RGBColor(31, 119, 180);
 /// Waiting requests.
 const WAITING: RGBColor = colour::IN_FLIGHT;
 /// Running requests.
@@ -32,17 +34,60 @@ fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
 }
 
-/// The server's columns of a slice: waiting (max), running (mean), KV % (max), the server's
-/// p95 TTFT and client − server p50 TTFT (ms).
+/// Milliseconds with two decimals, `-` for none.
+fn ms_opt(seconds: Option<f64>) -> String {
+    opt(seconds.map(|s| s * 1e3), 2)
+}
+
+/// The server's columns of a slice: waiting (max), running (mean), KV % (max), the bucket of
+/// the server's p95 TTFT (ms), and client − server TTFT as a difference of exact means (ms).
 fn server_cells(s: Option<&ServerSlice>) -> [String; 5] {
     let s = s.cloned().unwrap_or_default();
     [
         opt(s.waiting.map(|g| g.max), 0),
         opt(s.running.map(|g| g.mean), 1),
         opt(s.kv_usage.map(|g| g.max * 100.0), 2),
-        opt(s.ttft.map(|q| q.p95 * 1e3), 1),
-        opt(s.client_minus_server_ttft.map(|g| g.p50 * 1e3), 1),
+        s.ttft
+            .map_or_else(|| "-".to_owned(), |q| q.p95.interval_ms()),
+        ms_opt(s.client_minus_server_ttft_mean),
     ]
+}
+
+/// The whole run's exact means, in words (`None` without a server view).
+pub(crate) fn run_line(slices: &Slices) -> Option<String> {
+    let run = slices.server_run.as_ref()?;
+    let mut parts = Vec::new();
+    let gap = |name: &str, g: &crate::bench::slices::means::MeanGap| {
+        format!(
+            "client − server {name} {:.3} ms, difference of means (exact from _sum/_count; client {:.3} ms of {}, server {:.3} ms of {})",
+            g.difference() * 1e3,
+            g.client.mean_s * 1e3,
+            g.client.count,
+            g.server.mean_s * 1e3,
+            g.server.count
+        )
+    };
+    if let Some(g) = &run.ttft_mean {
+        parts.push(gap("TTFT", g));
+    }
+    if let Some(g) = &run.e2e_mean {
+        parts.push(gap("E2E", g));
+    }
+    if let Some(q) = &run.queue_server_mean {
+        parts.push(format!(
+            "server queue time mean {:.3} ms (exact, of {})",
+            q.mean_s * 1e3,
+            q.count
+        ));
+    }
+    if let Some(t) = &run.ttft {
+        parts.push(format!(
+            "server TTFT p50 in {} ms, p95 in {} ms (histogram buckets)",
+            t.p50.interval_ms(),
+            t.p95.interval_ms()
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("whole run: {}", parts.join("; ")))
 }
 
 /// The terminal's table of slices.
@@ -71,8 +116,8 @@ pub(crate) fn render(slices: &Slices) -> String {
     if server {
         let _ = write!(
             out,
-            " │{:>6}{:>6}{:>6}{:>10}{:>10}",
-            "wait", "run", "KV%", "srv p95", "c−s p50"
+            " │{:>6}{:>6}{:>6}{:>16}{:>11}",
+            "wait", "run", "KV%", "srv p95 bucket", "c−s mean"
         );
     }
     out.push('\n');
@@ -82,9 +127,12 @@ pub(crate) fn render(slices: &Slices) -> String {
     if let Some(report) = &slices.server_metrics {
         let _ = writeln!(
             out,
-            "  server: {} scrapes of {} every {} s, {} failed; wait = max waiting, run = mean running, srv p95 = the server's TTFT p95 from its histogram buckets (their width is its resolution)",
+            "  server: {} scrapes of {} every {} s, {} failed; wait = max waiting, run = mean running, srv p95 bucket = the bucket of the server's TTFT histogram its p95 falls in (ms; the buckets are all it knows), c−s mean = client − server TTFT, difference of means (exact from _sum/_count) between the scrapes bounding the slice (ms)",
             report.scrapes, report.url, report.interval_s, report.failed
         );
+    }
+    if let Some(line) = run_line(slices) {
+        let _ = writeln!(out, "  {line}");
     }
     out
 }
@@ -107,7 +155,7 @@ fn row(out: &mut String, slice: &Slice, server: bool) {
     );
     if server {
         let [wait, run, kv, ttft, gap] = server_cells(slice.server.as_ref());
-        let _ = write!(out, " │{wait:>6}{run:>6}{kv:>6}{ttft:>10}{gap:>10}");
+        let _ = write!(out, " │{wait:>6}{run:>6}{kv:>6}{ttft:>16}{gap:>11}");
     }
     out.push('\n');
 }
@@ -173,9 +221,16 @@ pub(crate) fn html(slices: &Slices) -> Result<String, String> {
             points(slices, client(|s| s.p95, |s| &s.summary.ttft)),
         ),
         (
-            "server p95",
+            "client mean",
+            CLIENT_MEAN,
+            points(slices, client(|s| s.mean, |s| &s.summary.ttft)),
+        ),
+        (
+            "server mean (exact, _sum/_count)",
             SERVER,
-            points(slices, |s| server_value(s, |v| v.ttft.map(|q| q.p95 * 1e3))),
+            points(slices, |s| {
+                server_value(s, |v| v.ttft_mean.map(|m| m.server.mean_s * 1e3))
+            }),
         ),
     ];
     let latency_lines: Vec<Line<'_>> = vec![
@@ -190,9 +245,11 @@ pub(crate) fn html(slices: &Slices) -> Result<String, String> {
             points(slices, client(|s| s.p95, |s| &s.summary.tpot)),
         ),
         (
-            "server ITL p95",
+            "server ITL mean (exact, _sum/_count)",
             SERVER,
-            points(slices, |s| server_value(s, |v| v.itl.map(|q| q.p95 * 1e3))),
+            points(slices, |s| {
+                server_value(s, |v| v.itl_server_mean.map(|m| m.mean_s * 1e3))
+            }),
         ),
     ];
     let rate_lines: Vec<Line<'_>> = vec![
@@ -297,7 +354,10 @@ fn table(out: &mut String, slices: &Slices) {
     if server {
         out.push_str(
             "<th>waiting (max)</th><th>running (mean)</th><th>KV % (max)</th>\
-             <th>server p95 TTFT</th><th>client − server p50 TTFT</th>",
+             <th>server p95 TTFT: its histogram bucket</th>\
+             <th>client − server TTFT, difference of means (exact from _sum/_count)</th>\
+             <th>client − server E2E, difference of means (exact)</th>\
+             <th>server mean TTFT (exact)</th><th>server mean queue time (exact)</th>",
         );
     }
     out.push_str("</tr>\n");
@@ -319,13 +379,30 @@ fn table(out: &mut String, slices: &Slices) {
             ms(&s.e2e, |s| s.p95),
         );
         if server {
-            for cell in server_cells(slice.server.as_ref()) {
-                let _ = write!(out, "<td>{cell}</td>");
+            let view = slice.server.as_ref();
+            let more = [
+                ms_opt(view.and_then(|v| v.client_minus_server_e2e_mean)),
+                ms_opt(view.and_then(|v| v.ttft_mean).map(|m| m.server.mean_s)),
+                ms_opt(view.and_then(|v| v.queue_server_mean).map(|m| m.mean_s)),
+            ];
+            for cell in server_cells(view).into_iter().chain(more) {
+                let _ = write!(out, "<td>{}</td>", esc(&cell));
             }
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n<p class=\"meta\">latencies in ms</p>\n");
+    out.push_str("</table>\n<p class=\"meta\">latencies in ms");
+    if server {
+        out.push_str(
+            "; a server percentile is the histogram bucket it falls in (the buckets are all the \
+             server's histogram knows); client − server figures are differences of exact means \
+             between the scrapes bounding the slice",
+        );
+    }
+    out.push_str("</p>\n");
+    if let Some(line) = run_line(slices) {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&line));
+    }
 }
 
 /// Prints the table (with `--slice`: `table`) and warns about failed scrapes.

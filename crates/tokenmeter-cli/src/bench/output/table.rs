@@ -143,7 +143,22 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
         s.requests
     );
     let _ = writeln!(out, "  outcomes      {}", outcomes_line(&s.outcomes));
+    if let Some(line) = per_request_gap_line(s) {
+        let _ = writeln!(out, "  {line}");
+    }
     out
+}
+
+/// Client − server TTFT per request, when the server sent its own timings.
+pub(crate) fn per_request_gap_line(s: &BenchSummary) -> Option<String> {
+    let gap = s.client_minus_server_ttft_per_request.as_ref()?;
+    Some(format!(
+        "client − server TTFT per request (the server's own TTFT from its metrics object, {} requests): mean {:.3} ms · p50 {:.3} ms · p99 {:.3} ms",
+        gap.count,
+        gap.mean * 1e3,
+        gap.p50 * 1e3,
+        gap.p99 * 1e3
+    ))
 }
 
 /// The table of a sweep.

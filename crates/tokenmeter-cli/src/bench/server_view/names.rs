@@ -8,6 +8,11 @@
 //! | KV-cache usage (0..1) | `vllm:kv_cache_usage_perc`, `vllm:gpu_cache_usage_perc` | `tokenmeter_kv_cache_usage_ratio` |
 //! | TTFT histogram | `vllm:time_to_first_token_seconds` | `gen_ai_server_time_to_first_token_seconds` |
 //! | ITL histogram | `vllm:inter_token_latency_seconds`, `vllm:time_per_output_token_seconds` | `tokenmeter_inter_token_latency_seconds` |
+//! | E2E histogram (`_sum`, `_count`) | `vllm:e2e_request_latency_seconds` | `gen_ai_server_request_duration_seconds` |
+//! | queue-time histogram (`_sum`, `_count`) | `vllm:request_queue_time_seconds` | `tokenmeter_request_queue_time_seconds` |
+//!
+//! Of the TTFT and ITL histograms the buckets are read and the `_sum` and `_count`; of E2E
+//! and queue time, the `_sum` and `_count` only ([`Sums`]: exact means).
 //!
 //! `tokenmeter serve --profile vllm` prints vLLM's names. Series of one signal are summed over
 //! their labels (models, engines), except KV-cache usage, a ratio, whose largest series is
@@ -18,6 +23,7 @@ use serde::Serialize;
 
 use super::exposition::Sample;
 use super::histogram::Buckets;
+use super::totals::{Sums, Totals};
 
 /// Gauges: waiting, running, KV usage; each row lists names in order of preference.
 const WAITING: &[&str] = &["vllm:num_requests_waiting", "tokenmeter_requests_waiting"];
@@ -37,17 +43,27 @@ const ITL: &[&str] = &[
     "vllm:time_per_output_token_seconds",
     "tokenmeter_inter_token_latency_seconds",
 ];
+const E2E: &[&str] = &[
+    "vllm:e2e_request_latency_seconds",
+    "gen_ai_server_request_duration_seconds",
+];
+const QUEUE: &[&str] = &[
+    "vllm:request_queue_time_seconds",
+    "tokenmeter_request_queue_time_seconds",
+];
 
 /// Whether the parser should keep a sample of this name.
 pub(crate) fn wanted(name: &str) -> bool {
-    let family = name
-        .strip_suffix("_bucket")
-        .unwrap_or(name)
-        .trim_end_matches("_count");
+    let family = ["_bucket", "_sum", "_count"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .unwrap_or(name);
     [WAITING, RUNNING, KV_USAGE]
         .iter()
         .any(|row| row.contains(&name))
-        || [TTFT, ITL].iter().any(|row| row.contains(&family))
+        || [TTFT, ITL, E2E, QUEUE]
+            .iter()
+            .any(|row| row.contains(&family))
 }
 
 /// One scrape, reduced: what each recognized signal read.
@@ -65,6 +81,9 @@ pub(crate) struct Snapshot {
     /// The server's inter-token latency histogram.
     #[serde(skip)]
     pub(crate) itl: Option<Buckets>,
+    /// `_sum` and `_count` of TTFT, ITL, E2E and queue time.
+    #[serde(skip)]
+    pub(crate) sums: Sums,
     /// The names that were found, e.g. `vllm:num_requests_waiting`.
     pub(crate) names: Vec<&'static str>,
 }
@@ -89,12 +108,19 @@ impl Snapshot {
         let kv_usage = gauge(KV_USAGE, f64::max);
         let ttft = histogram(samples, TTFT, &mut names);
         let itl = histogram(samples, ITL, &mut names);
+        let sums = Sums {
+            ttft: totals(samples, TTFT, &mut names),
+            itl: totals(samples, ITL, &mut names),
+            e2e: totals(samples, E2E, &mut names),
+            queue: totals(samples, QUEUE, &mut names),
+        };
         Self {
             waiting,
             running,
             kv_usage,
             ttft,
             itl,
+            sums,
             names,
         }
     }
@@ -135,6 +161,32 @@ fn histogram(
     None
 }
 
+/// The first family of `row` with a `_sum` and a `_count`, each summed over its series.
+fn totals(
+    samples: &[Sample],
+    row: &[&'static str],
+    names: &mut Vec<&'static str>,
+) -> Option<Totals> {
+    row.iter().find_map(|family| {
+        let sum_of = |suffix: &str| {
+            let name = format!("{family}{suffix}");
+            samples
+                .iter()
+                .filter(|s| s.name == name && server_side(s) && s.value.is_finite())
+                .map(|s| s.value)
+                .reduce(|a, b| a + b)
+        };
+        let totals = Totals {
+            sum: sum_of("_sum")?,
+            count: sum_of("_count")?,
+        };
+        if !names.contains(family) {
+            names.push(family);
+        }
+        Some(totals)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::exposition::parse;
@@ -158,6 +210,11 @@ mod tests {
              vllm:time_to_first_token_seconds_bucket{le=\"0.1\",model_name=\"b\"} 3\n\
              vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"b\"} 3\n\
              vllm:time_to_first_token_seconds_count{model_name=\"a\"} 2\n\
+             vllm:time_to_first_token_seconds_sum{model_name=\"a\"} 0.125\n\
+             vllm:time_to_first_token_seconds_count{model_name=\"b\"} 3\n\
+             vllm:time_to_first_token_seconds_sum{model_name=\"b\"} 0.125\n\
+             vllm:e2e_request_latency_seconds_sum{model_name=\"a\"} 1.5\n\
+             vllm:e2e_request_latency_seconds_count{model_name=\"a\"} 2\n\
              vllm:inter_token_latency_seconds_bucket{le=\"0.01\",model_name=\"a\"} 7\n\
              vllm:inter_token_latency_seconds_bucket{le=\"+Inf\",model_name=\"a\"} 9\n\
              vllm:request_success_total{model_name=\"a\"} 4\n",
@@ -168,6 +225,15 @@ mod tests {
         let ttft = current.ttft.as_ref().unwrap();
         assert_eq!(ttft.0, [(0.1, 4.0), (f64::INFINITY, 5.0)]);
         assert_eq!(current.itl.as_ref().unwrap().total(), 9.0);
+        let ttft_sums = current.sums.ttft.unwrap();
+        assert_eq!(
+            (ttft_sums.sum, ttft_sums.count),
+            (0.25, 5.0),
+            "summed over models"
+        );
+        assert_eq!(current.sums.e2e.unwrap().count, 2.0);
+        assert_eq!(current.sums.queue, None);
+        assert!(current.names.contains(&"vllm:e2e_request_latency_seconds"));
         assert!(current.names.contains(&"vllm:inter_token_latency_seconds"));
 
         let old = snapshot(

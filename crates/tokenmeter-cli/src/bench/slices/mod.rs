@@ -11,12 +11,17 @@
 //!   instant the client saw it, which is when the server's TTFT histogram observed it too, so
 //!   the client's and the server's TTFT of a slice describe the same requests.
 //!
+//! Beside each slice, the server's view ([`server`]): client − server TTFT and E2E as a
+//! difference of exact means (the server's from its histograms' `_sum` and `_count`,
+//! [`means`]), and the server's percentiles as the histogram bucket they fall in.
+//!
 //! A request without a record (its task lost, or cancelled by a second interrupt) is in no
 //! slice. Slices start at the run's first send. Without `--slice` the width is automatic:
 //! the run's length / 20, rounded up to 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min or a
 //! whole number of hours; never more than [`MAX_SLICES`] slices.
 
 pub(crate) mod args;
+pub(crate) mod means;
 pub(crate) mod server;
 mod view;
 
@@ -114,13 +119,11 @@ impl Slices {
         };
         let mut ended: Vec<Vec<&Measured>> = vec![Vec::new(); n];
         let mut ttft: Vec<Vec<Duration>> = vec![Vec::new(); n];
-        let mut all_ttft = Vec::new();
         for m in measured {
             let Some(record) = &m.record else { continue };
             ended[index(record.end())].push(m);
             if let (true, Some(first)) = (m.succeeded(), record.ttft) {
                 ttft[index(record.arrival + first)].push(first);
-                all_ttft.push(first);
             }
         }
         let span_s = span.as_secs_f64();
@@ -149,8 +152,8 @@ impl Slices {
             .collect();
         let (server_metrics, server_run) = match scrapes {
             Some((scrapes, report)) => {
-                let run_ttft = Summary::of_durations(all_ttft);
-                let run = server::fill(&mut slices, scrapes, origin, &run_ttft);
+                let client = means::ClientTimes::of(measured);
+                let run = server::fill(&mut slices, scrapes, origin, &client);
                 (Some(report), run)
             }
             None => (None, None),

@@ -9,6 +9,7 @@ use super::*;
 use crate::bench::server_view::histogram::Buckets;
 use crate::bench::server_view::names::Snapshot;
 use crate::bench::server_view::scraper::Scrape;
+use crate::bench::server_view::totals::{Sums, Totals};
 use crate::bench::tests::manual_run::{MS, Run};
 
 /// The fixture's run, with the three requests these tests cut into slices.
@@ -108,6 +109,87 @@ fn snapshot(waiting: f64, buckets: [f64; 3]) -> Snapshot {
     }
 }
 
+/// A scrape at `ms` whose TTFT, E2E and queue histograms hold `(sum, count)`.
+fn sums_at(ms: u64, ttft: (f64, f64), e2e: (f64, f64), queue: (f64, f64)) -> Scrape {
+    let totals = |(sum, count): (f64, f64)| Some(Totals { sum, count });
+    Scrape {
+        at: Duration::from_millis(ms),
+        snapshot: Snapshot {
+            sums: Sums {
+                ttft: totals(ttft),
+                e2e: totals(e2e),
+                queue: totals(queue),
+                itl: None,
+            },
+            ..Snapshot::default()
+        },
+    }
+}
+
+#[test]
+fn client_minus_server_is_a_difference_of_exact_means() {
+    // A: first token at 0.5 s (TTFT 0.5), end 1.305 s. B: sent 0.2 s, first token at 0.3 s
+    // (TTFT 0.1), end 0.405 s. C: sent 1.5 s, an error at 2.5 s (E2E 1.0), no token.
+    let run = Run::three();
+    // The server saw each request 1-3 ms shorter: TTFT 0.099 (B) and 0.498 (A); E2E 0.204
+    // (B), 1.303 (A), 0.999 (C); queue 2 ms each.
+    let scrapes = Scrapes {
+        ok: vec![
+            sums_at(0, (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)),
+            sums_at(500, (0.099, 1.0), (0.204, 1.0), (0.002, 1.0)),
+            sums_at(1000, (0.597, 2.0), (0.204, 1.0), (0.004, 2.0)),
+            sums_at(3000, (0.597, 2.0), (2.506, 3.0), (0.006, 3.0)),
+        ],
+        ..Scrapes::default()
+    };
+    let report = scrapes.report("http://x/metrics".into(), Duration::from_millis(500));
+    let s = Slices::of(
+        &run.measured,
+        &run.gaps,
+        &Slo::default(),
+        Some(Duration::from_secs(1)),
+        Some((&scrapes, report)),
+    );
+    // Slice 0, between the scrapes at 0 and 1 s: the client's TTFT of A and B (mean 0.3)
+    // against Δsum/Δcount = 0.597 / 2.
+    let zero = s.slices[0].server.as_ref().unwrap();
+    assert_eq!(zero.window_s, Some((0.0, 1.0)));
+    let ttft = zero.ttft_mean.unwrap();
+    assert!(close(ttft.client.mean_s, 0.3) && ttft.client.count == 2.0);
+    assert!(close(ttft.server.mean_s, 0.2985) && ttft.server.count == 2.0);
+    assert!(close(zero.client_minus_server_ttft_mean.unwrap(), 0.0015));
+    // E2E: B ended in the window (0.205 against 0.204).
+    assert!(close(zero.client_minus_server_e2e_mean.unwrap(), 0.001));
+    assert!(close(zero.queue_server_mean.unwrap().mean_s, 0.002));
+    // Slice 1: both bounds are the scrape at 1 s: nothing to compare.
+    let one = s.slices[1].server.as_ref().unwrap();
+    assert_eq!(
+        (one.client_minus_server_ttft_mean, one.e2e_mean),
+        (None, None)
+    );
+    // Slice 2 (the last): from 1 s to the scrape after the run; A and C ended.
+    let two = s.slices[2].server.as_ref().unwrap();
+    assert!(close(two.client_minus_server_e2e_mean.unwrap(), 0.0015));
+    assert_eq!(two.ttft_mean, None, "no first token");
+    // The whole run: first scrape to last.
+    let run_view = s.server_run.as_ref().unwrap();
+    assert!(close(
+        run_view.client_minus_server_ttft_mean.unwrap(),
+        0.0015
+    ));
+    let e2e = run_view.e2e_mean.unwrap();
+    assert!(close(e2e.client.mean_s, (0.205 + 1.305 + 1.0) / 3.0));
+    assert!(close(e2e.difference(), 0.004 / 3.0));
+    // In --json, under the names the docs give.
+    let json = serde_json::to_value(&s).unwrap();
+    let first = &json["slices"][0]["server"];
+    assert!(close(
+        first["client_minus_server_ttft_mean"].as_f64().unwrap(),
+        0.0015
+    ));
+    assert!(first["ttft_mean"]["server"]["mean_s"].is_f64());
+}
+
 #[test]
 fn the_server_view_of_each_slice_from_gauges_and_bucket_deltas() {
     let run = Run::three();
@@ -149,9 +231,15 @@ fn the_server_view_of_each_slice_from_gauges_and_bucket_deltas() {
     // Buckets at 1.0 s minus at 0 s: one observation ≤ 0.2, one in (0.2, 1]; p50 = rank 1,
     // all of the first bucket: 0.2.
     let ttft = zero.ttft.unwrap();
-    assert!(close(ttft.count, 2.0) && close(ttft.p50, 0.2), "{ttft:?}");
-    // The client's p50 of 0.1 s and 0.5 s is 0.3 s.
-    assert!(close(zero.client_minus_server_ttft.unwrap().p50, 0.1));
+    assert!(
+        close(ttft.count, 2.0) && close(ttft.p50.estimate, 0.2),
+        "{ttft:?}"
+    );
+    // Shown as the bucket it falls in: (0, 200] ms.
+    assert_eq!(ttft.p50.bucket, (0.0, Some(0.2)));
+    assert_eq!(ttft.p50.interval_ms(), "(0, 200]");
+    // No _sum/_count scraped: no difference of means, and never one of percentiles.
+    assert_eq!(zero.client_minus_server_ttft_mean, None);
     // Slice 1: the scrape at 1.0 s; nothing observed up to the next boundary.
     let one = s.slices[1].server.as_ref().unwrap();
     assert_eq!((one.scrapes, one.ttft), (1, None));

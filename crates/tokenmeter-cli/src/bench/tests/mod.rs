@@ -2,6 +2,7 @@
 
 mod embedded;
 mod faults;
+mod hostile_metrics;
 mod hostile_stream;
 mod hostile_text;
 pub(crate) mod manual_run;
