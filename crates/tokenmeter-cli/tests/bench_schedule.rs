@@ -189,3 +189,35 @@ fn a_starved_dispatcher_reports_its_lag_and_that_it_was_the_bottleneck() {
     assert!(stdout.contains("client was the bottleneck"), "{stdout}");
     assert!(stdout.contains("dispatch lag"), "{stdout}");
 }
+
+#[test]
+fn an_error_storm_ends_the_run_early() {
+    let addr = serve(|_| Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
+    let dir = temp_dir("schedule-storm");
+    let json = dir.join("run.json");
+    let url = format!("http://{addr}");
+    let run = bench(&[
+        "--url",
+        &url,
+        "--model",
+        "m",
+        "--no-preflight",
+        "--no-progress",
+        "--rate",
+        "200",
+        "--concurrency",
+        "2",
+        "-n",
+        "400",
+        "--max-error-rate",
+        "0.5",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (stdout, _) = text(&run);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(json["stopped_early"]["reason"], "error_rate", "{json}");
+    let sent = json["summary"]["requests"].as_u64().unwrap();
+    assert!((20..=24).contains(&sent), "stopped after 20 (+ in flight): {sent}");
+    assert!(stdout.contains("stopped early after 20 requests (error_rate)"), "{stdout}");
+}

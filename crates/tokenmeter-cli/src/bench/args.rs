@@ -71,6 +71,19 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "ttft=1s,tpot=50ms")]
     pub(crate) slo: Slo,
 
+    /// End the run once the server is evidently not keeping up with a constant --rate (TTFT
+    /// from the schedule diverging over three blocks of 8 requests while answers fall behind
+    /// arrivals beyond Poisson noise): nothing more is sent, what is in flight finishes, and
+    /// the verdict is printed. Off by default for a single run, on in --sweep
+    /// (`--stop-on-saturation=false` turns it off there).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub(crate) stop_on_saturation: Option<bool>,
+
+    /// End the run once more than this share of the last 20 requests failed, e.g. 0.5 (errors
+    /// of any class; cancellations are not errors).
+    #[arg(long, value_parser = parse_share, value_name = "R")]
+    pub(crate) max_error_rate: Option<f64>,
+
     /// From when TTFT and E2E are judged against --slo: `schedule` (when each request was
     /// due: its arrival, so a request that waited in the client for a slot is judged as its
     /// user felt it) or `send` (as `vllm bench serve` judges goodput).
@@ -162,6 +175,13 @@ pub(crate) struct BenchArgs {
     /// this fraction above the highest passing one (0.1: 10%).
     #[arg(long, default_value_t = 0.1, value_parser = parse_resolution, value_name = "FRACTION")]
     pub(crate) sweep_resolution: f64,
+
+    /// How long a sweep step's arrivals last when -n is not given (at least 30 requests): long
+    /// enough for a steady state after its warm-up (the first tenth of its requests, not
+    /// judged). A step whose attainment interval straddles the target runs as long again, at
+    /// most twice.
+    #[arg(long, default_value = "10s", value_parser = parse_timeout, value_name = "DURATION")]
+    pub(crate) sweep_step_duration: Duration,
 
     /// GPUs behind the endpoint: the sweep also reports its capacity per GPU.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -289,10 +309,13 @@ impl BenchArgs {
             .any(|p| p.as_os_str() == "-")
     }
 
-    /// Requests of one sweep step at `rate`: --requests, else 10 s of arrivals within 30..=200.
+    /// Requests of one sweep step at `rate`: --requests, else --sweep-step-duration of
+    /// arrivals, at least 30 (and at most 100,000).
     pub(crate) fn requests_at(&self, rate: f64) -> usize {
-        self.requests
-            .unwrap_or_else(|| ((rate * 10.0).ceil() as usize).clamp(30, DEFAULT_REQUESTS))
+        self.requests.unwrap_or_else(|| {
+            let n = (rate * self.sweep_step_duration.as_secs_f64()).ceil();
+            (n.min(100_000.0) as usize).max(30)
+        })
     }
 }
 
@@ -415,6 +438,16 @@ impl BenchArgs {
             )),
         }
         .with_context(|| "reading the API key")
+    }
+}
+
+/// A share in (0, 1].
+fn parse_share(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err(format!(
+            "`{text}` is not a share of requests; give a number in (0, 1], e.g. 0.5"
+        )),
     }
 }
 

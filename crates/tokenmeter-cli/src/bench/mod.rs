@@ -18,6 +18,7 @@
 //! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency, each with its due time |
+//! | [`saturation`] | stopping a run whose server is evidently not keeping up, or an error storm |
 //! | [`load_check`] | offered against achieved: rates, slot wait, dispatch lag, CPU, who fell behind |
 //! | [`collect`] | each request kept as it ends: its trace line written, a fixed size in memory |
 //! | [`gaps`] | every request's inter-token gaps in one buffer, 4 bytes a gap; their sorted walk |
@@ -63,6 +64,7 @@ mod run_block;
 mod runner;
 mod samples;
 mod sanitize;
+mod saturation;
 mod schedule;
 mod selfcheck;
 mod server_view;
@@ -294,6 +296,13 @@ pub(crate) async fn bench(
             let view = slices::View::start(&args.slices, &client, &base, embedded).await?;
             let cpu_before = selfcheck::process_cpu_time();
             let wall = std::time::Instant::now();
+            let mut watch = saturation::Watch::new(
+                args.stop_on_saturation
+                    .unwrap_or(false)
+                    .then(|| constant_rate(&plan.stages))
+                    .flatten(),
+                args.max_error_rate,
+            );
             runner::run_stages(
                 client,
                 specs,
@@ -302,6 +311,7 @@ pub(crate) async fn bench(
                 &mut progress,
                 stop,
                 &mut collector,
+                &mut watch,
             )
             .await;
             let client_cpu = selfcheck::process_cpu_time()
@@ -325,6 +335,7 @@ pub(crate) async fn bench(
                 interrupted: stop.interrupted().then_some((traces.len(), planned)),
                 planned,
                 client_cpu,
+                stopped_early: watch.stopped(),
             };
             verdict = run.report()?;
         }
@@ -399,6 +410,7 @@ async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Inte
         &mut progress,
         stop,
         &mut done,
+        &mut saturation::Watch::off(),
     )
     .await;
     progress.done();
@@ -408,6 +420,20 @@ async fn warm_up(args: &BenchArgs, plan: &Plan, client: Arc<Client>, stop: &Inte
         "warm-up: {} requests sent ({ok} succeeded), left out of the results\n",
         done.len()
     ));
+}
+
+/// The rate of a run of one constant open-loop stage (no ramp, finite): the one whose
+/// saturation can be judged.
+pub(crate) fn constant_rate(stages: &[Stage]) -> Option<f64> {
+    match stages {
+        [one] => match one.load {
+            runner::Load::Rate {
+                rate, ramp: None, ..
+            } if rate.is_finite() => Some(rate),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Mixed into `--seed` for the choice of injected cancellations.

@@ -13,6 +13,7 @@ use crate::bench::collect::{Collected, Collector};
 use crate::bench::interrupt::{Interrupt, Stage as Step};
 use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
+use crate::bench::saturation::Watch;
 use crate::bench::schedule;
 use crate::bench::workload::{ArrivalKind, Arrivals, Curve, Ramp, RequestSpec, Span};
 
@@ -100,6 +101,7 @@ pub(crate) async fn run(
         progress,
         &Interrupt::never(),
         &mut into,
+        &mut Watch::off(),
     )
     .await;
     into.finish().0
@@ -107,7 +109,9 @@ pub(crate) async fn run(
 
 /// [`run`] until `stop`: once [`Step::Draining`], no request is sent any more and the ones
 /// in flight finish; at [`Step::Cancelling`] those are cancelled too (their outcome is
-/// `cancelled`). What was sent goes `into` the collector, ordered by id.
+/// `cancelled`). What was sent goes `into` the collector, ordered by id; `watch` sees every
+/// request as it ends and stops the sending when it trips (see [`Watch`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_until(
     client: Arc<Client>,
     specs: Vec<RequestSpec>,
@@ -116,6 +120,7 @@ pub(crate) async fn run_until(
     progress: &mut Progress,
     stop: &Interrupt,
     into: &mut Collector,
+    watch: &mut Watch,
 ) {
     let stage = schedule::Stage::requests(load, specs.len());
     run_stages(
@@ -126,6 +131,7 @@ pub(crate) async fn run_until(
         progress,
         stop,
         into,
+        watch,
     )
     .await;
 }
@@ -134,7 +140,9 @@ pub(crate) async fn run_until(
 /// [`run_until`]). A stage ends after its requests, or when its duration is over (requests in
 /// flight then go on: the next stage starts at once, with a lower concurrency cap waiting for
 /// them). Each measurement carries its stage's index, and goes `into` the collector as its
-/// request ends; those of this run are then ordered by id.
+/// request ends; those of this run are then ordered by id. Once `watch` trips, nothing more
+/// is sent and what is in flight finishes.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_stages(
     client: Arc<Client>,
     specs: impl Iterator<Item = RequestSpec>,
@@ -143,6 +151,7 @@ pub(crate) async fn run_stages(
     progress: &mut Progress,
     stop: &Interrupt,
     traces: &mut Collector,
+    watch: &mut Watch,
 ) {
     let first = traces.len();
     let busy = dispatch_delay();
@@ -217,7 +226,10 @@ pub(crate) async fn run_stages(
                     }
                     () = stop.reached(Step::Draining) => break 'run,
                     Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                        collect(done, traces, progress);
+                        collect(done, traces, progress, watch);
+                        if watch.stopped().is_some() {
+                            break 'run;
+                        }
                         if waiting_for_slot {
                             slot_opened = Some(Instant::now());
                         }
@@ -235,7 +247,7 @@ pub(crate) async fn run_stages(
             if end.is_some_and(|end| Instant::now() >= end) {
                 break true;
             }
-            if stop.interrupted() {
+            if stop.interrupted() || watch.stopped().is_some() {
                 break 'run;
             }
             let Some(spec) = specs.next() else {
@@ -256,7 +268,7 @@ pub(crate) async fn run_stages(
         };
     }
     while let Some(done) = tasks.join_next().await {
-        collect(done, traces, progress);
+        collect(done, traces, progress, watch);
     }
     traces.sort_from(first);
 }
@@ -335,12 +347,14 @@ fn collect(
     done: Result<(usize, Vec<Measured>), tokio::task::JoinError>,
     traces: &mut Collector,
     progress: &mut Progress,
+    watch: &mut Watch,
 ) {
     let measured = match done {
         Ok((stage, turns)) => {
             for mut measured in turns {
                 measured.stage = stage;
                 progress.finished(&measured);
+                watch.ended(&measured);
                 traces.add(measured);
             }
             return;
@@ -359,5 +373,6 @@ fn collect(
         },
     };
     progress.finished(&measured);
+    watch.ended(&measured);
     traces.add(measured);
 }

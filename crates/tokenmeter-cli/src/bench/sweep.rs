@@ -6,6 +6,9 @@
 //! still passed.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokenmeter::report::{Z95, wilson};
 
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -14,8 +17,10 @@ use crate::bench::args::{BenchArgs, Plan};
 use crate::bench::client::Client;
 use crate::bench::collect::Collector;
 use crate::bench::interrupt::Interrupt;
+use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
+use crate::bench::saturation::{StoppedEarly, Watch};
 use crate::bench::slo::Slo;
 use crate::bench::summary::{BenchSummary, summarize};
 use crate::bench::workload;
@@ -27,12 +32,53 @@ pub(crate) const MAX_AUTO_STEPS: usize = 12;
 pub(crate) const MIN_STEADY_REQUESTS: u64 = 30;
 
 /// One rate of a sweep.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub(crate) struct SweepStep {
     /// Offered rate (requests per second).
     pub(crate) rate: f64,
-    /// The run's summary.
+    /// The summary of the step's requests after its warm-up (see [`judge`]).
     pub(crate) summary: BenchSummary,
+    /// Requests sent before the step was judged, left out of its summary (its warm-up).
+    pub(crate) warmup_requests: u64,
+    /// The rate the server answered at: (n − 1) ÷ the span of the judged successes' ends.
+    pub(crate) served_rate: Option<f64>,
+    /// The rate the schedule asked for: (n − 1) ÷ the span of the judged requests' due times.
+    pub(crate) scheduled_rate: Option<f64>,
+    /// The server kept up: not stopped early, and its served rate at least [`SERVED_SHARE`]
+    /// of the scheduled rate.
+    pub(crate) kept_up: bool,
+    /// The Wilson 95% interval of the attainment.
+    pub(crate) attainment_interval: Option<(f64, f64)>,
+    /// Times the step was extended because the interval straddled the target.
+    pub(crate) extended: u32,
+    /// Why the step stopped early, if it did.
+    pub(crate) stopped_early: Option<StoppedEarly>,
+}
+
+/// A step kept up when it served at least this share of its scheduled rate.
+pub(crate) const SERVED_SHARE: f64 = 0.9;
+
+/// A step whose attainment interval straddles the target is extended by its own size this
+/// many times at most; then the point estimate decides, with a warning.
+pub(crate) const MAX_EXTENSIONS: u32 = 2;
+
+impl SweepStep {
+    /// Whether the step reached `goal`: the server kept up, and the attainment's interval lies
+    /// at or above the goal (its point estimate decides when the interval straddles it).
+    pub(crate) fn passes(&self, goal: f64) -> bool {
+        self.kept_up
+            && match self.attainment_interval {
+                Some((lo, _)) if lo >= goal => true,
+                Some((_, hi)) if hi < goal => false,
+                _ => self.summary.attainment >= goal,
+            }
+    }
+
+    /// Whether the attainment interval straddles `goal` (more requests would decide it).
+    fn undecided(&self, goal: f64) -> bool {
+        self.attainment_interval
+            .is_some_and(|(lo, hi)| lo < goal && goal <= hi)
+    }
 }
 
 /// A whole sweep.
@@ -60,8 +106,11 @@ pub(crate) struct SweepResult {
 pub(crate) struct Capacity {
     /// The attainment goal.
     pub(crate) goal: f64,
-    /// The highest passing rate below the lowest failing one (requests per second).
+    /// The capacity (requests per second): the highest offered rate that passed below the
+    /// lowest that failed, or the best rate any step was served at when that is lower.
     pub(crate) rate: Option<f64>,
+    /// The highest offered rate that passed below the lowest that failed.
+    pub(crate) passed_at: Option<f64>,
     /// The lowest rate above it that failed: `None` when the capacity was not reached (every
     /// rate run above it passed).
     pub(crate) failed_at: Option<f64>,
@@ -76,9 +125,15 @@ impl Capacity {
         let per_gpu = self
             .per_gpu
             .map_or(String::new(), |g| format!(", {g:.2} req/s per GPU"));
+        let served = match (self.rate, self.passed_at) {
+            (Some(rate), Some(passed)) if rate < passed => {
+                format!(", the best served rate; {passed:.2} req/s offered passed")
+            }
+            _ => String::new(),
+        };
         match (self.rate, self.failed_at) {
             (Some(rate), Some(failed)) => {
-                format!("{rate:.2} req/s{per_gpu} ({failed:.2} req/s failed)")
+                format!("{rate:.2} req/s{per_gpu} ({failed:.2} req/s failed{served})")
             }
             (Some(rate), None) => format!(
                 "≥ {rate:.2} req/s{per_gpu} (not reached: the highest rate run still passed)"
@@ -89,21 +144,28 @@ impl Capacity {
     }
 }
 
-/// The capacity at `goal`: the highest rate that passed below the lowest rate that failed.
+/// The capacity at `goal`: the highest rate that passed below the lowest rate that failed
+/// ([`SweepStep::passes`]), never above the highest rate any step was served at.
 pub(crate) fn capacity_at(steps: &[SweepStep], goal: f64, gpus: Option<u32>) -> Capacity {
     let lowest_fail = steps
         .iter()
-        .filter(|s| s.summary.attainment < goal)
+        .filter(|s| !s.passes(goal))
         .map(|s| s.rate)
         .min_by(f64::total_cmp);
-    let rate = steps
+    let best_served = steps
         .iter()
-        .filter(|s| s.summary.attainment >= goal && lowest_fail.is_none_or(|f| s.rate < f))
+        .filter_map(|s| s.served_rate)
+        .max_by(f64::total_cmp);
+    let passed_at = steps
+        .iter()
+        .filter(|s| s.passes(goal) && lowest_fail.is_none_or(|f| s.rate < f))
         .map(|s| s.rate)
         .max_by(f64::total_cmp);
+    let rate = passed_at.map(|rate| best_served.map_or(rate, |best| rate.min(best)));
     Capacity {
         goal,
         rate,
+        passed_at,
         failed_at: lowest_fail,
         per_gpu: rate.zip(gpus).map(|(r, g)| r / f64::from(g)),
     }
@@ -166,7 +228,7 @@ impl Rates {
             return None;
         }
         let at = capacity_at(done, target, None);
-        let next = match (at.rate, at.failed_at) {
+        let next = match (at.passed_at, at.failed_at) {
             (Some(pass), None) => pass * 2.0,
             (None, Some(fail)) => fail / 2.0,
             (Some(pass), Some(fail)) if fail > pass * (1.0 + resolution) => {
@@ -218,13 +280,12 @@ pub(crate) async fn run(
     };
     let mut steps: Vec<SweepStep> = Vec::new();
     let mut warnings = Vec::new();
+    let stop_on_saturation = args.stop_on_saturation.unwrap_or(true);
     while let Some(rate) = rates.next(&steps, args.sweep_target) {
         if stop.interrupted() {
             break;
         }
-        let specs = workload::specs(&plan.source, args.requests_at(rate), rng);
-        let label = format!("{rate} req/s");
-        let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
+        let n = args.requests_at(rate);
         let load = Load::Rate {
             rate,
             kind: args.load.arrival,
@@ -234,16 +295,63 @@ pub(crate) async fn run(
         };
         let first = into.len();
         into.set_rate(Some(rate));
-        runner::run_until(client.clone(), specs, load, rng, &mut progress, stop, into).await;
-        progress.done();
-        let done = into.done();
-        let summary = summarize(&done.measured[first..], &done.gaps, &args.slo);
+        let mut watch = Watch::new(stop_on_saturation.then_some(rate), args.max_error_rate);
+        let mut step = SweepStep::default();
+        loop {
+            let specs = workload::specs(&plan.source, n, rng);
+            let label = format!("{rate} req/s");
+            let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
+            runner::run_until(
+                client.clone(),
+                specs,
+                load,
+                rng,
+                &mut progress,
+                stop,
+                into,
+                &mut watch,
+            )
+            .await;
+            progress.done();
+            let extended = step.extended;
+            step = judge(rate, &into.done().measured[first..], into, args, &watch);
+            step.extended = extended;
+            if step.kept_up
+                && step.undecided(args.sweep_target)
+                && step.extended < MAX_EXTENSIONS
+                && !stop.interrupted()
+            {
+                step.extended += 1;
+                crate::console::err(&format!(
+                    "sweep: {rate} req/s → attainment {:.1}%, its 95% interval straddles the \
+                     target: {n} more requests\n",
+                    step.summary.attainment * 100.0
+                ));
+                continue;
+            }
+            break;
+        }
+        if step.kept_up && step.undecided(args.sweep_target) {
+            warnings.push(format!(
+                "the sweep step at {rate:.2} req/s stayed undecided after {} requests (attainment \
+                 {:.1}%, its 95% interval straddling the target): its point estimate decided",
+                step.summary.requests,
+                step.summary.attainment * 100.0
+            ));
+        }
+        let served = step
+            .served_rate
+            .map_or("-".to_owned(), |r| format!("{r:.2} req/s"));
+        let why = match &step.stopped_early {
+            Some(stopped) => format!(" (stopped early: {})", stopped.verdict),
+            None if !step.kept_up => " (the server did not keep up)".to_owned(),
+            None => String::new(),
+        };
         crate::console::err(&format!(
-            "sweep: {rate} req/s → attainment {:.1}%, goodput {:.2} req/s\n",
-            summary.attainment * 100.0,
-            summary.goodput
+            "sweep: {rate} req/s → served {served}, attainment {:.1}%, goodput {:.2} req/s{why}\n",
+            step.summary.attainment * 100.0,
+            step.summary.goodput,
         ));
-        let step = SweepStep { rate, summary };
         warnings.extend(short_step(&step));
         steps.push(step);
     }
@@ -261,6 +369,50 @@ pub(crate) async fn run(
     }
 }
 
+/// The step at `rate` from its requests so far (`measured`, in id order): the first tenth of
+/// them (at least one) is its warm-up, the rest is judged.
+fn judge(
+    rate: f64,
+    measured: &[Measured],
+    into: &Collector,
+    args: &BenchArgs,
+    watch: &Watch,
+) -> SweepStep {
+    let warmup = (measured.len() / 10).max(1).min(measured.len());
+    let judged = &measured[warmup..];
+    let summary = summarize(judged, &into.done().gaps, &args.slo);
+    let span_rate = |mut times: Vec<Duration>| {
+        times.sort_unstable();
+        let span = times.last()?.saturating_sub(*times.first()?).as_secs_f64();
+        (times.len() >= 2 && span > 0.0).then(|| (times.len() - 1) as f64 / span)
+    };
+    let served_rate = span_rate(
+        judged
+            .iter()
+            .filter(|m| m.succeeded())
+            .filter_map(|m| Some(m.record.as_ref()?.end()))
+            .collect(),
+    );
+    let scheduled_rate = span_rate(judged.iter().filter_map(|m| m.due).collect());
+    let stopped_early = watch.stopped().cloned();
+    let kept_up = stopped_early.is_none()
+        && match (served_rate, scheduled_rate) {
+            (Some(served), Some(asked)) => served >= SERVED_SHARE * asked,
+            _ => summary.successful > 0,
+        };
+    SweepStep {
+        rate,
+        attainment_interval: wilson(summary.good_requests, summary.requests, Z95),
+        summary,
+        warmup_requests: warmup as u64,
+        served_rate,
+        scheduled_rate,
+        kept_up,
+        extended: 0,
+        stopped_early,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,11 +420,13 @@ mod tests {
     fn step(rate: f64, attainment: f64) -> SweepStep {
         SweepStep {
             rate,
+            kept_up: true,
             summary: BenchSummary {
                 attainment,
                 requests: 50,
                 ..BenchSummary::default()
             },
+            ..SweepStep::default()
         }
     }
 

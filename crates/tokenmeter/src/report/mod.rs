@@ -6,11 +6,13 @@
 //! counts as k samples of g/k).
 
 mod classes;
+mod interval;
 mod outcomes;
 mod percentile;
 mod render;
 
 pub use classes::{ClassError, ClassSummary, LengthClasses, LengthKey, by_class, by_two_classes};
+pub use interval::{Z95, wilson};
 pub use outcomes::OutcomeCounts;
 pub use percentile::{percentile, percentile_weighted};
 

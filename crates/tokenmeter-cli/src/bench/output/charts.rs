@@ -349,6 +349,9 @@ pub(crate) fn goodput(traces: &[Measured], judge: &Judge) -> Result<String> {
 
 /// The sweep's curves: attainment (%) and goodput against the offered rate.
 pub(crate) fn sweep(steps: &[SweepStep], target: f64) -> Result<(String, String)> {
+    // In rate order: a search runs its rates out of order, and the curve must not double back.
+    let mut steps: Vec<&SweepStep> = steps.iter().collect();
+    steps.sort_by(|a, b| a.rate.total_cmp(&b.rate));
     let attainment: Vec<(f64, f64)> = steps
         .iter()
         .map(|s| (s.rate, s.summary.attainment * 100.0))
@@ -366,11 +369,18 @@ pub(crate) fn sweep(steps: &[SweepStep], target: f64) -> Result<(String, String)
         true,
     )?;
     let goodput: Vec<(f64, f64)> = steps.iter().map(|s| (s.rate, s.summary.goodput)).collect();
+    let served: Vec<(f64, f64)> = steps
+        .iter()
+        .filter_map(|s| Some((s.rate, s.served_rate?)))
+        .collect();
     let second = lines(
-        "Goodput against request rate",
-        "good requests / s",
+        "Goodput and served rate against request rate",
+        "requests / s",
         "offered rate (req/s)",
-        vec![("goodput", colour::SWEEP_GOODPUT, goodput)],
+        vec![
+            ("goodput", colour::SWEEP_GOODPUT, goodput),
+            ("served", RGBColor(120, 120, 120), served),
+        ],
         true,
     )?;
     Ok((first, second))

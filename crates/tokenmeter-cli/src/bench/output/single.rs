@@ -47,6 +47,8 @@ pub(crate) struct Single<'a> {
     pub(crate) planned: usize,
     /// The process's CPU time over the run, and the run's wall time.
     pub(crate) client_cpu: Option<(std::time::Duration, std::time::Duration)>,
+    /// Why the run stopped before its end (`--stop-on-saturation`, `--max-error-rate`).
+    pub(crate) stopped_early: Option<&'a crate::bench::saturation::StoppedEarly>,
 }
 
 impl Single<'_> {
@@ -66,6 +68,7 @@ impl Single<'_> {
             interrupted,
             planned,
             client_cpu,
+            stopped_early,
         } = *self;
         let quiet = args.stdout_taken();
         let mut verdict;
@@ -111,6 +114,15 @@ impl Single<'_> {
         let counts = Counts::of(traces, &args.slo);
         output::show(quiet, &counts.render());
         output::show(quiet, &samples::render(&samples));
+        if let Some(stopped) = stopped_early {
+            output::show(
+                quiet,
+                &format!(
+                    "\nstopped early after {} requests ({}): {}\n",
+                    stopped.after_requests, stopped.reason, stopped.verdict
+                ),
+            );
+        }
         if let Some((sent, planned)) = interrupted {
             output::show(
                 quiet,
@@ -169,6 +181,7 @@ impl Single<'_> {
                     "error_samples": samples,
                     "counts": counts,
                     "interrupted": interrupted.is_some(),
+                    "stopped_early": stopped_early,
                     "planned_requests": planned,
                     "server_batching": server_batching.map(BatchAnalysis::table),
                 }),

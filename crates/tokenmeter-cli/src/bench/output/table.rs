@@ -180,24 +180,42 @@ pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "  {:>10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}  outcomes",
-        "rate", "sent", "req/s", "goodput", "attainment", "p99 TTFT", "p99 TPOT"
+        "  {:>8}{:>7}{:>9}{:>9}{:>12}{:>14}{:>11}  verdict · outcomes",
+        "rate", "judged", "served", "goodput", "attainment", "95% interval", "p99 TTFT"
     );
     for step in &sweep.steps {
         let s = &step.summary;
+        let served = step
+            .served_rate
+            .map_or("-".to_owned(), |r| format!("{r:.2}"));
+        let interval = step.attainment_interval.map_or("-".to_owned(), |(lo, hi)| {
+            format!("{:.1}–{:.1}%", lo * 100.0, hi * 100.0)
+        });
+        let verdict = match (&step.stopped_early, step.kept_up, step.passes(sweep.target)) {
+            (Some(stopped), _, _) => format!("stopped: {}", stopped.reason),
+            (None, false, _) => "not served".to_owned(),
+            (None, true, true) => "pass".to_owned(),
+            (None, true, false) => "fail".to_owned(),
+        };
         let _ = writeln!(
             out,
-            "  {:>10.2}{:>10}{:>12.2}{:>12.2}{:>11.1}%{:>10.1}ms{:>10.1}ms  {}",
+            "  {:>8.2}{:>7}{:>9}{:>9.2}{:>11.1}%{:>14}{:>9.1}ms  {verdict} · {}",
             step.rate,
             s.requests,
-            s.request_throughput,
+            served,
             s.goodput,
             s.attainment * 100.0,
-            s.ttft.p99 * 1e3,
-            s.tpot.p99 * 1e3,
+            interval,
+            s.ttft_from_schedule.p99 * 1e3,
             outcomes_line(&s.outcomes)
         );
     }
+    let _ = writeln!(
+        out,
+        "  (a step passes when the server served at least 90% of its scheduled rate and the \
+         attainment's interval, TTFT and E2E from the schedule, clears the target; its first \
+         tenth is a warm-up, not judged; p99 TTFT from the schedule)"
+    );
     let _ = writeln!(out);
     for c in &sweep.capacities {
         let target = if (c.goal - sweep.target).abs() < 1e-12 {
