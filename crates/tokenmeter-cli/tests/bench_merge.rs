@@ -223,6 +223,7 @@ fn three_shards_merge_into_the_summary_of_their_union() {
     let (merged, single) = (read(&merged), read(&single));
     close(&merged["summary"], &single["summary"], "summary");
     close(&merged["counts"], &single["counts"], "counts");
+    close(&merged["load"], &single["load"], "load");
     let summary = &merged["summary"];
     assert_eq!(summary["requests"], 24);
     let successes: Vec<&Value> = union.iter().filter(|t| t["outcome"] == "success").collect();

@@ -218,6 +218,12 @@ fn an_error_storm_ends_the_run_early() {
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(json["stopped_early"]["reason"], "error_rate", "{json}");
     let sent = json["summary"]["requests"].as_u64().unwrap();
-    assert!((20..=24).contains(&sent), "stopped after 20 (+ in flight): {sent}");
-    assert!(stdout.contains("stopped early after 20 requests (error_rate)"), "{stdout}");
+    assert!(
+        (20..=24).contains(&sent),
+        "stopped after 20 (+ in flight): {sent}"
+    );
+    assert!(
+        stdout.contains("stopped early after 20 requests (error_rate)"),
+        "{stdout}"
+    );
 }

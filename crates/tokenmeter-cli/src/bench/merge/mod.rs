@@ -21,6 +21,7 @@ use serde_json::json;
 use crate::bench::counts::{self, Counts};
 use crate::bench::exit::{self, Exit};
 use crate::bench::gaps::Gaps;
+use crate::bench::load_check::LoadCheck;
 use crate::bench::measured::Measured;
 use crate::bench::output::{self, RunInfo, html, table};
 use crate::bench::run_block::{RunNumbers, utc};
@@ -83,6 +84,10 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
     let summary = summarize(&merged.measured, &merged.gaps, &slo);
     let info = info(&merged);
     output::show(quiet, &table::render(&info, &summary));
+    // The traces do not say the load they were sent at: the rates are not judged, the wait for
+    // slots and the client's lag are (see load_check).
+    let load = LoadCheck::of(&[], &merged.measured, summary.request_throughput, None);
+    output::show(quiet, &load.render());
     let classes = output::classes::breakdown(&merged.measured, None, None);
     if summary.successful > 0 {
         output::show(quiet, &output::classes::render(&classes));
@@ -95,6 +100,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
         let value = json!({
             "run": info,
             "summary": summary,
+            "load": load,
             "by_class": classes,
             "counts": counts,
             "error_samples": errors,
