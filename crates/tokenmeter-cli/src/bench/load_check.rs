@@ -16,8 +16,11 @@
 //! - requests waited for a slot (a cap below what the rate needs): TTFT and E2E timed from the
 //!   send leave that wait out; the figures from the schedule hold it;
 //! - the client fell behind its own schedule with slots free (dispatch lag p99 above 1 ms and
-//!   above 5% of the TTFT p50): every latency may hold the client's own delay; the client was
-//!   the bottleneck;
+//!   above 5% of the TTFT p50, and either growing through the run — the last quarter's p50
+//!   above the first's by as much — or a sent rate below the schedule's with no slot to wait
+//!   for): every latency may hold the client's own delay; the client was the bottleneck. A
+//!   lag as large that does not grow is jitter (the runtime's timer, scheduling): a note, not
+//!   a verdict;
 //! - the server did not keep up (an open loop whose TTFT p50 over the last quarter of requests
 //!   is above twice that of the first quarter plus 10 ms): the queue grew through the run, so
 //!   its percentiles depend on its length, not on the load alone.
@@ -89,8 +92,12 @@ pub(crate) struct LoadCheck {
     pub(crate) ttft_p50_first_last_quarter: Option<(f64, f64)>,
     /// Which reported figures the verdicts make unreliable, by their JSON names.
     pub(crate) unreliable: Vec<&'static str>,
+    /// The dispatch lag p50 (s) of the first and the last quarter of requests, by due time.
+    pub(crate) dispatch_lag_p50_first_last_quarter: Option<(f64, f64)>,
     /// The verdicts, in words.
     pub(crate) verdicts: Vec<String>,
+    /// What is worth knowing but makes no figure unreliable, in words.
+    pub(crate) notes: Vec<String>,
 }
 
 /// A dispatch lag p99 above this is the client falling behind (with the share of TTFT below).
@@ -165,7 +172,14 @@ impl LoadCheck {
             _ => true,
         };
         let lag_limit = LAG_FLOOR.as_secs_f64().max(0.05 * ttft.p50);
-        let client_bottleneck = !burst && dispatch_lag.count > 0 && dispatch_lag.p99 > lag_limit;
+        let late = !burst && dispatch_lag.count > 0 && dispatch_lag.p99 > lag_limit;
+        // Late by a steady jitter (the runtime's 1 ms timer, scheduling) is not behind: behind
+        // is a lag that grows through the run, or a sent rate below the schedule's with no
+        // slot to wait for.
+        let lag_quarters = quarters_of(measured, Measured::dispatch_lag);
+        let growing = lag_quarters.is_some_and(|(first, last)| last > first + lag_limit);
+        let client_bottleneck = late && (growing || (!rate_achieved && waited_for_slot == 0));
+        let jitter = late && !client_bottleneck;
         let quarters = open.then(|| quarter_ttfts(measured)).flatten();
         let server_kept_up = quarters.map(|(first, last)| last <= 2.0 * first + 0.010);
         let mut check = Self {
@@ -182,10 +196,21 @@ impl LoadCheck {
             client_bottleneck,
             server_kept_up,
             ttft_p50_first_last_quarter: quarters,
+            dispatch_lag_p50_first_last_quarter: lag_quarters,
             unreliable: Vec::new(),
             verdicts: Vec::new(),
+            notes: Vec::new(),
         };
         check.judge(ttft.p50);
+        if jitter {
+            check.notes.push(format!(
+                "the client sent requests up to {:.2} ms after they were due (p99 {:.2} ms; \
+                 timer and scheduling jitter, not growing through the run): TTFT and E2E from \
+                 the schedule include it",
+                check.dispatch_lag.max * 1e3,
+                check.dispatch_lag.p99 * 1e3
+            ));
+        }
         check
     }
 
@@ -277,6 +302,9 @@ impl LoadCheck {
         for verdict in &self.verdicts {
             let _ = writeln!(out, "  warning: {verdict}");
         }
+        for note in &self.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
         if !self.unreliable.is_empty() {
             let _ = writeln!(out, "  unreliable: {}", self.unreliable.join(", "));
         }
@@ -287,10 +315,19 @@ impl LoadCheck {
 /// TTFT p50 (s) of the first and the last quarter of successful first turns, ordered by due
 /// time; `None` with fewer than 8 of them.
 fn quarter_ttfts(measured: &[Measured]) -> Option<(f64, f64)> {
+    quarters_of(measured, |m| m.record.as_ref()?.ttft)
+}
+
+/// The p50 (s) of `value` over the first and the last quarter of successful first turns,
+/// ordered by due time; `None` with fewer than 8 of them.
+fn quarters_of(
+    measured: &[Measured],
+    value: impl Fn(&Measured) -> Option<Duration>,
+) -> Option<(f64, f64)> {
     let mut timed: Vec<(Duration, Duration)> = measured
         .iter()
         .filter(|m| m.turn == 0 && m.succeeded())
-        .filter_map(|m| Some((m.due?, m.record.as_ref()?.ttft?)))
+        .filter_map(|m| Some((m.due?, value(m)?)))
         .collect();
     if timed.len() < 8 {
         return None;
@@ -371,6 +408,30 @@ mod tests {
         let text = check.render();
         assert!(text.contains("client was the bottleneck"), "{text}");
         assert!(text.contains("0.95 CPU cores"), "{text}");
+    }
+
+    #[test]
+    fn a_steady_lag_is_jitter_not_a_bottleneck() {
+        let mut run = Run::new();
+        for k in 0..16u64 {
+            let due = Duration::from_millis(100 * k);
+            let lag = Duration::from_micros(1_000 + 3_000 * (k % 2));
+            run.ok(due + lag, 20 * MS, 10 * MS, 5);
+            let m = run.measured.last_mut().unwrap();
+            m.due = Some(due);
+            m.ready = Some(due);
+        }
+        let check = LoadCheck::of(&rate_stage(10.0, None), &run.measured, 9.0, None);
+        assert!(
+            !check.client_bottleneck && check.verdicts.is_empty(),
+            "{check:?}"
+        );
+        assert!(check.unreliable.is_empty(), "{check:?}");
+        assert!(
+            check
+                .render()
+                .contains("note: the client sent requests up to 4.00 ms")
+        );
     }
 
     #[test]

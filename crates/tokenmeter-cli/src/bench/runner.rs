@@ -217,11 +217,22 @@ pub(crate) async fn run_stages(
                     break;
                 }
                 let due = Some(due);
-                let wake = if waiting_for_time { due } else { end };
+                // The runtime's timer fires up to a millisecond late: wake that much early and
+                // yield until the due instant itself.
+                let wake = if waiting_for_time {
+                    due.map(|due| due.checked_sub(TIMER_SLACK).unwrap_or(due))
+                } else {
+                    end
+                };
                 tokio::select! {
                     () = sleep_until_some(wake) => {
                         if !waiting_for_time {
                             break 'stage true;
+                        }
+                        if let Some(due) = due {
+                            while Instant::now() < due {
+                                tokio::task::yield_now().await;
+                            }
                         }
                     }
                     () = stop.reached(Step::Draining) => break 'run,
@@ -334,6 +345,10 @@ fn dispatch_delay() -> Option<std::time::Duration> {
     let ms: u64 = std::env::var(DISPATCH_DELAY_ENV).ok()?.parse().ok()?;
     (ms > 0).then(|| std::time::Duration::from_millis(ms.min(1_000)))
 }
+
+/// How early the runner wakes before a request is due, to yield until the instant itself
+/// (tokio's timer has a resolution of 1 ms).
+const TIMER_SLACK: std::time::Duration = std::time::Duration::from_micros(1_500);
 
 /// Sleeps until `at`, or forever.
 async fn sleep_until_some(at: Option<Instant>) {
