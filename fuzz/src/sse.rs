@@ -176,9 +176,15 @@ fn metered(response: Response, chunks: &[&[u8]]) {
     let records = memory.records();
     assert_eq!(records.len(), 1, "exactly one request end: {records:?}");
     let record = &records[0];
+    // A stream that ends without any token-bearing chunk is an empty answer, not a success.
+    let answered = items
+        .iter()
+        .filter_map(|i| i.as_ref().ok())
+        .any(|c| c.tokens() > 0);
     let expected = match items.last() {
         Some(Err(error)) => Outcome::Error(error.class()),
-        _ => Outcome::Success,
+        _ if answered => Outcome::Success,
+        _ => Outcome::Error(ErrorClass::EmptyResponse),
     };
     assert_eq!(record.outcome, expected, "items {items:?}");
     if let Outcome::Error(class) = record.outcome {
