@@ -5,6 +5,8 @@
 #[path = "bench_support/mod.rs"]
 mod support;
 
+use std::process::Command;
+
 use support::{Reply, serve, temp_dir, text, tokenmeter};
 
 /// A chat stream of `tokens` content chunks ending with `finish`, with a `usage` frame when
@@ -41,12 +43,11 @@ fn run(reply: fn() -> Reply) -> (serde_json::Value, String, String) {
     run_with(reply, &[])
 }
 
-/// [`run`] with more flags.
-fn run_with(reply: fn() -> Reply, extra: &[&str]) -> (serde_json::Value, String, String) {
-    let addr = serve(move |_| reply());
-    let dir = temp_dir("counts");
-    let html = dir.join("report.html");
-    let output = tokenmeter()
+/// `tokenmeter bench` against the server at `addr`: 4 requests at an unlimited rate, no
+/// progress bar (what every run here starts with).
+fn bench(addr: std::net::SocketAddr) -> Command {
+    let mut command = tokenmeter();
+    command
         .args([
             "bench",
             "--url",
@@ -54,15 +55,17 @@ fn run_with(reply: fn() -> Reply, extra: &[&str]) -> (serde_json::Value, String,
             "--model",
             "m",
         ])
-        .args([
-            "-n",
-            "4",
-            "--rate",
-            "inf",
-            "--no-progress",
-            "--output-tokens",
-            "8",
-        ])
+        .args(["-n", "4", "--rate", "inf", "--no-progress"]);
+    command
+}
+
+/// [`run`] with more flags.
+fn run_with(reply: fn() -> Reply, extra: &[&str]) -> (serde_json::Value, String, String) {
+    let addr = serve(move |_| reply());
+    let dir = temp_dir("counts");
+    let html = dir.join("report.html");
+    let output = bench(addr)
+        .args(["--output-tokens", "8"])
         .args(extra)
         .args(["--json", "-", "--html"])
         .arg(&html)
@@ -120,22 +123,8 @@ fn a_stream_with_no_token_is_an_empty_response_not_a_success() {
     let addr = serve(|_| stream(0, "stop", true));
     let dir = temp_dir("counts-empty");
     let json = dir.join("run.json");
-    let output = tokenmeter()
-        .args([
-            "bench",
-            "--url",
-            &format!("http://{addr}/v1"),
-            "--model",
-            "m",
-        ])
-        .args([
-            "-n",
-            "4",
-            "--rate",
-            "inf",
-            "--no-progress",
-            "--no-preflight",
-        ])
+    let output = bench(addr)
+        .arg("--no-preflight")
         .args(["--json", json.to_str().unwrap()])
         .output()
         .expect("runs");

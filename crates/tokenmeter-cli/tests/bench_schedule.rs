@@ -7,17 +7,20 @@
 //! purpose (the runner's test hook) reports its own lag and that it was the bottleneck.
 mod bench_support;
 
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use bench_support::{Reply, bench, serve, temp_dir, text};
+use bench_support::{Reply, serve, temp_dir, text, tokenmeter};
 use serde_json::Value;
 
 /// The service time of the scripted server.
 const SERVICE: Duration = Duration::from_millis(100);
 
 /// A server that answers one request at a time, each after [`SERVICE`] (4 tokens).
-fn one_at_a_time() -> std::net::SocketAddr {
+fn one_at_a_time() -> SocketAddr {
     let busy = Mutex::new(());
     serve(move |_| {
         let _one = busy.lock().unwrap_or_else(|e| e.into_inner());
@@ -27,40 +30,57 @@ fn one_at_a_time() -> std::net::SocketAddr {
     })
 }
 
-/// Runs `n` requests at 20 req/s (twice the server's 10) with at most one in flight; returns
-/// the JSON (in `format`), the trace lines and stdout.
-fn capped_run(addr: std::net::SocketAddr, n: usize, format: &str) -> (Value, Vec<Value>, String) {
-    let dir = temp_dir(&format!("schedule-{n}-{format}"));
-    let (json, trace) = (dir.join("run.json"), dir.join("trace.jsonl"));
-    let url = format!("http://{addr}");
-    let n = n.to_string();
-    let run = bench(&[
+/// `tokenmeter bench` against the server at `addr` at `rate` requests per second, with no
+/// preflight or progress bar: the arguments every run here starts with.
+fn bench_at(addr: SocketAddr, rate: &str) -> Command {
+    let mut command = tokenmeter();
+    command.args([
+        "bench",
         "--url",
-        &url,
+        &format!("http://{addr}"),
         "--model",
         "m",
         "--no-preflight",
         "--no-progress",
         "--rate",
-        "20",
-        "--arrival",
-        "constant",
-        "--concurrency",
-        "1",
-        "-n",
-        &n,
-        "--slo",
-        "e2e=300ms",
-        "--result-format",
-        format,
-        "--json",
-        json.to_str().unwrap(),
-        "--trace",
-        trace.to_str().unwrap(),
+        rate,
     ]);
+    command
+}
+
+/// The JSON file at `path`.
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Runs `n` requests at 20 req/s (twice the server's 10) with at most one in flight; returns
+/// the JSON (in `format`), the trace lines and stdout.
+fn capped_run(addr: SocketAddr, n: usize, format: &str) -> (Value, Vec<Value>, String) {
+    let dir = temp_dir(&format!("schedule-{n}-{format}"));
+    let (json, trace) = (dir.join("run.json"), dir.join("trace.jsonl"));
+    let n = n.to_string();
+    let run = bench_at(addr, "20")
+        .args([
+            "--arrival",
+            "constant",
+            "--concurrency",
+            "1",
+            "-n",
+            &n,
+            "--slo",
+            "e2e=300ms",
+            "--result-format",
+            format,
+            "--json",
+            json.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+        ])
+        .output()
+        .expect("the tokenmeter binary runs");
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let json = read_json(&json);
     let lines = std::fs::read_to_string(&trace)
         .unwrap()
         .lines()
@@ -154,20 +174,10 @@ fn a_starved_dispatcher_reports_its_lag_and_that_it_was_the_bottleneck() {
     let addr = serve(|_| Reply::stream(2));
     let dir = temp_dir("schedule-starved");
     let json = dir.join("run.json");
-    let url = format!("http://{addr}");
     // 50 req/s asked; the hook spends 40 ms before each send: at most 25 req/s go out.
-    let run = bench_support::tokenmeter()
+    let run = bench_at(addr, "50")
         .env("TOKENMETER_TEST_DISPATCH_DELAY_MS", "40")
         .args([
-            "bench",
-            "--url",
-            &url,
-            "--model",
-            "m",
-            "--no-preflight",
-            "--no-progress",
-            "--rate",
-            "50",
             "--arrival",
             "constant",
             "-n",
@@ -179,7 +189,7 @@ fn a_starved_dispatcher_reports_its_lag_and_that_it_was_the_bottleneck() {
         .unwrap();
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let json = read_json(&json);
     let load = &json["load"];
     assert_eq!(load["client_bottleneck"], true, "{load}");
     assert_eq!(load["waited_for_slot"], 0, "no cap: no slot to wait for");
@@ -195,27 +205,21 @@ fn an_error_storm_ends_the_run_early() {
     let addr = serve(|_| Reply::json(503, r#"{"error":{"message":"overloaded"}}"#));
     let dir = temp_dir("schedule-storm");
     let json = dir.join("run.json");
-    let url = format!("http://{addr}");
-    let run = bench(&[
-        "--url",
-        &url,
-        "--model",
-        "m",
-        "--no-preflight",
-        "--no-progress",
-        "--rate",
-        "200",
-        "--concurrency",
-        "2",
-        "-n",
-        "400",
-        "--max-error-rate",
-        "0.5",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let run = bench_at(addr, "200")
+        .args([
+            "--concurrency",
+            "2",
+            "-n",
+            "400",
+            "--max-error-rate",
+            "0.5",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("the tokenmeter binary runs");
     let (stdout, _) = text(&run);
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let json = read_json(&json);
     assert_eq!(json["stopped_early"]["reason"], "error_rate", "{json}");
     let sent = json["summary"]["requests"].as_u64().unwrap();
     assert!(

@@ -17,29 +17,17 @@ use support::Serve;
 /// The engine's capacity, from its configuration: 1 / (16 ms + 7 × 8 ms).
 const CAPACITY: f64 = 1.0 / 0.072;
 
-fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
-    let dir = std::env::temp_dir().join(format!("tokenmeter-sweep-{start}-{}", std::process::id()));
+/// Runs `tokenmeter bench` against `server` with `args` and the workload of every run here
+/// (constant arrivals, 8 input and 8 output tokens, TTFT objective 200 ms), its JSON in a
+/// directory named after `name`; asserts it succeeded and returns stdout, stderr and the JSON.
+fn bench(server: &Serve, name: &str, args: &[&str]) -> (String, String, serde_json::Value) {
+    let dir = std::env::temp_dir().join(format!("tokenmeter-sweep-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let json = dir.join("sweep.json");
     let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
         .env_remove("OPENAI_API_KEY")
-        .args([
-            "bench",
-            "--url",
-            &server.url(),
-            "--model",
-            "sim-llama-3-8b",
-            "--no-progress",
-        ])
-        .args([
-            "--sweep",
-            "--rate",
-            start,
-            "--arrival",
-            "constant",
-            "-n",
-            "30",
-        ])
+        .args(["bench", "--url", &server.url(), "--model", "sim-llama-3-8b"])
+        .args(["--no-progress", "--arrival", "constant"])
         .args([
             "--input-tokens",
             "8",
@@ -48,14 +36,34 @@ fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
             "--slo",
             "ttft=200ms",
         ])
-        .args(["--sweep-resolution", "0.1", "--json"])
+        .args(args)
+        .arg("--json")
         .arg(&json)
         .stdin(Stdio::null())
         .output()
         .expect("tokenmeter bench runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    let text = std::fs::read_to_string(&json).expect("--json written");
+    let _ = std::fs::remove_dir_all(&dir);
+    (stdout, stderr, serde_json::from_str(&text).expect("JSON"))
+}
+
+fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
+    let (stdout, _, sweep) = bench(
+        server,
+        start,
+        &[
+            "--sweep",
+            "--rate",
+            start,
+            "-n",
+            "30",
+            "--sweep-resolution",
+            "0.1",
+        ],
+    );
     // One capacity line per attainment goal (90% is the target, 99% the other).
     assert_eq!(
         stdout.matches("capacity at 90% attainment").count(),
@@ -68,9 +76,7 @@ fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
         "{stdout}"
     );
     assert!(!stdout.contains("not reached"), "{stdout}");
-    let text = std::fs::read_to_string(&json).expect("--json written");
-    let _ = std::fs::remove_dir_all(&dir);
-    serde_json::from_str(&text).expect("JSON")
+    sweep
 }
 
 fn check(sweep: &serde_json::Value, from: &str) -> f64 {
@@ -145,32 +151,20 @@ fn engine() -> Serve {
 #[test]
 fn a_step_the_server_cannot_keep_up_with_stops_early_saturated() {
     let server = engine();
-    let dir = std::env::temp_dir().join(format!("tokenmeter-sweep-sat-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let json = dir.join("sweep.json");
-    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
-        .env_remove("OPENAI_API_KEY")
-        .args(["bench", "--url", &server.url(), "--model", "sim-llama-3-8b"])
-        .args([
-            "--no-progress",
+    let (stdout, stderr, sweep) = bench(
+        &server,
+        "sat",
+        &[
             "--sweep-rates",
             "40",
             "--rate",
             "40",
-            "--arrival",
-            "constant",
-        ])
-        .args(["--concurrency", "2", "-n", "400", "--input-tokens", "8"])
-        .args(["--output-tokens", "8", "--slo", "ttft=200ms", "--json"])
-        .arg(&json)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tokenmeter bench runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            "--concurrency",
+            "2",
+            "-n",
+            "400",
+        ],
+    );
     let step = &sweep["sweep"]["steps"][0];
     assert_eq!(step["stopped_early"]["reason"], "saturation", "{step}");
     let sent =
@@ -179,21 +173,11 @@ fn a_step_the_server_cannot_keep_up_with_stops_early_saturated() {
     assert_eq!(step["kept_up"], false);
     assert!(stdout.contains("stopped: saturation"), "{stdout}");
     assert!(stderr.contains("not keeping up"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn the_sweep_finds_a_known_capacity_from_below_and_from_above() {
-    let server = Serve::start(&[
-        "--max-batch",
-        "1",
-        "--decode-table",
-        "1=8ms",
-        "--prefill-base",
-        "16ms",
-        "--prefill-per-token",
-        "1us",
-    ]);
+    let server = engine();
     let below = sweep_from(&server, "4");
     let steps = &below["sweep"]["steps"];
     assert_eq!(steps[0]["rate"], 4.0);

@@ -473,38 +473,23 @@ fn the_stream_shapes_of_real_servers_are_counted_as_vllm_counts_them() {
         Reply::new(200, "text/event-stream", body)
     });
     let url = format!("http://{addr}");
-    let dir = temp_dir("trace-shapes");
-    let (json, trace) = (dir.join("summary.json"), dir.join("trace.jsonl"));
-    let output = bench(&[
-        "--url",
-        &url,
-        "--model",
-        "m",
-        "--no-preflight",
-        "--no-progress",
-        "--slo-from",
-        "send",
-        "--slo",
-        "ttft=60ms,tpot=15ms,e2e=2000ms",
-        "-n",
-        "20",
-        "--rate",
-        "inf",
-        "--concurrency",
-        "1",
-        "--output-tokens",
-        "4",
-        "--json",
-        json.to_str().unwrap(),
-        "--trace",
-        trace.to_str().unwrap(),
-    ]);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (summary, (successful, _)) = run_and_check(
+        Some(&url),
+        (60.0, 15.0, 2000.0),
+        &[
+            "--no-preflight",
+            "-n",
+            "20",
+            "--rate",
+            "inf",
+            "--concurrency",
+            "1",
+            "--output-tokens",
+            "4",
+        ],
+        "trace-shapes",
+    );
     let s = &summary["summary"];
-    let lines = std::fs::read_to_string(&trace).unwrap();
-    let (successful, _) = recompute_and_compare(&lines, s, (60.0, 15.0, 2000.0));
     assert_eq!(successful, 10);
     assert_eq!(s["outcomes"]["errors"]["empty_response"], 10, "{s}");
     // Four token-bearing chunks per answer (two of them empty): three gaps, four tokens.
@@ -525,6 +510,7 @@ fn the_stream_shapes_of_real_servers_are_counted_as_vllm_counts_them() {
     };
     let addr = serve(answer);
     let url = format!("http://{addr}");
+    let json = temp_dir("trace-shapes").join("summary.json");
     let output = bench(&[
         "--url",
         &url,

@@ -63,6 +63,7 @@
 
 pub mod alert;
 pub mod batching;
+mod common;
 pub mod diagnosis;
 mod monitor;
 pub mod names;

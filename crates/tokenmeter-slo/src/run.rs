@@ -21,11 +21,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::alert::Severity;
-use crate::diagnosis::{Diagnosis, diagnose};
-use crate::monitor::{SaturationLevel, SaturationSignal, Shared};
+use crate::common::{Problems, burn, diagnoses, pct, per_class};
+use crate::diagnosis::Diagnosis;
+use crate::monitor::{SaturationSignal, Shared};
 use crate::spec::format_duration;
 use crate::status::{ObjectiveWindow, WindowStatus, objective_status, window_status};
-use crate::window::{Counts, SKETCH_SLOTS, WINDOWS, Windows};
+use crate::window::{SKETCH_SLOTS, WINDOWS, Windows};
 
 /// One objective over a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -103,79 +104,52 @@ impl RunStatus {
         let covered: Vec<usize> = (0..WINDOWS.len())
             .filter(|&w| WINDOWS[w] <= elapsed)
             .collect();
-        let classes = shared
-            .spec
-            .classes
-            .iter()
-            .enumerate()
-            .map(|(ci, class)| {
-                let windows = lock(ci);
-                let counts: Vec<Counts> = (0..=WINDOWS.len())
-                    .map(|w| windows.counts(w, now))
-                    .collect();
-                let mut run = window_status(
-                    &windows,
-                    &counts[period],
-                    whole,
-                    WINDOWS[whole],
-                    elapsed,
-                    now,
-                );
-                run.window = "run".to_owned();
-                let objectives = class
-                    .objectives
+        let classes = per_class(shared, now, lock, |class, windows, counts| {
+            let mut run = window_status(
+                windows,
+                &counts[period],
+                whole,
+                WINDOWS[whole],
+                elapsed,
+                now,
+            );
+            run.window = "run".to_owned();
+            let objectives = class
+                .objectives
+                .iter()
+                .enumerate()
+                .map(|(oi, o)| {
+                    let status =
+                        objective_status(o, counts, oi, elapsed, shared.spec.period, elapsed);
+                    let (good, events) = counts[period].objectives[oi];
+                    let allowed = 1.0 - o.target;
+                    let bad = (events > 0).then(|| 1.0 - good as f64 / events as f64);
+                    RunObjective {
+                        name: o.name.clone(),
+                        target: o.target,
+                        events,
+                        good,
+                        attainment: bad.map(|b| 1.0 - b),
+                        bad_fraction: bad,
+                        allowed_fraction: allowed,
+                        burn_rate: bad.map(|b| b / allowed),
+                        windows: covered.iter().map(|&w| status.windows[w].clone()).collect(),
+                        alert: status.alert,
+                        alert_rule: status.alert_rule,
+                    }
+                })
+                .collect();
+            RunClassStatus {
+                name: class.name.clone(),
+                run,
+                windows: covered
                     .iter()
-                    .enumerate()
-                    .map(|(oi, o)| {
-                        let status = objective_status(
-                            &o.name,
-                            o.target,
-                            &counts,
-                            oi,
-                            elapsed,
-                            shared.spec.period,
-                            elapsed,
-                        );
-                        let (good, events) = counts[period].objectives[oi];
-                        let allowed = 1.0 - o.target;
-                        let bad = (events > 0).then(|| 1.0 - good as f64 / events as f64);
-                        RunObjective {
-                            name: o.name.clone(),
-                            target: o.target,
-                            events,
-                            good,
-                            attainment: bad.map(|b| 1.0 - b),
-                            bad_fraction: bad,
-                            allowed_fraction: allowed,
-                            burn_rate: bad.map(|b| b / allowed),
-                            windows: covered.iter().map(|&w| status.windows[w].clone()).collect(),
-                            alert: status.alert,
-                            alert_rule: status.alert_rule,
-                        }
-                    })
-                    .collect();
-                let diagnoses = class
-                    .objectives
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(oi, o)| {
-                        let (good, events) = counts[period].objectives[oi];
-                        (events > 0 && (good as f64) < o.target * events as f64)
-                            .then(|| diagnose(o, "the run", &counts[period], oi))
-                    })
-                    .collect();
-                RunClassStatus {
-                    name: class.name.clone(),
-                    run,
-                    windows: covered
-                        .iter()
-                        .map(|&w| window_status(&windows, &counts[w], w, WINDOWS[w], elapsed, now))
-                        .collect(),
-                    objectives,
-                    diagnoses,
-                }
-            })
-            .collect();
+                    .map(|&w| window_status(windows, &counts[w], w, WINDOWS[w], elapsed, now))
+                    .collect(),
+                objectives,
+                diagnoses: diagnoses(class, counts, |_| Some(period), |_| "the run".to_owned()),
+            }
+        });
         Self {
             observed_seconds: elapsed.as_secs_f64(),
             not_covered: WINDOWS
@@ -191,39 +165,11 @@ impl RunStatus {
     /// One line per problem over the run: each saturation signal rising or breached, each
     /// firing alert, each breached objective with its cause; or that all were met.
     pub fn summary(&self) -> String {
-        let mut lines = Vec::new();
-        for signal in &self.saturation {
-            if signal.level != SaturationLevel::Ok {
-                lines.push(format!(
-                    "saturation warning: {} {:.2} (limit {:.2}, {:+.3}/s, projected {:.2})",
-                    signal.name,
-                    signal.value,
-                    signal.limit,
-                    signal.slope_per_second,
-                    signal.projected
-                ));
-            }
-        }
+        let mut problems = Problems::saturation(&self.saturation, "");
         for class in &self.classes {
-            for o in &class.objectives {
-                if let Some(rule) = &o.alert_rule {
-                    lines.push(format!(
-                        "{} {}: {} alert, burn {rule}",
-                        class.name,
-                        o.name,
-                        o.alert.as_str()
-                    ));
-                }
-            }
-            for d in &class.diagnoses {
-                lines.push(format!("{}: {}", class.name, d.sentence));
-            }
+            problems.class(&class.name, &class.objectives, &class.diagnoses);
         }
-        if lines.is_empty() {
-            "all objectives met over the run; no saturation observed".to_owned()
-        } else {
-            lines.join("\n")
-        }
+        problems.text("all objectives met over the run; no saturation observed")
     }
 }
 
@@ -238,7 +184,6 @@ fn span(seconds: f64) -> String {
 
 impl fmt::Display for RunStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pct = |a: Option<f64>| a.map_or("-".into(), |a| format!("{:.2}%", a * 100.0));
         let run = span(self.observed_seconds);
         match self.not_covered.first() {
             Some(first) => writeln!(
@@ -279,7 +224,7 @@ impl fmt::Display for RunStatus {
                         "  {} {} burn {}",
                         w.window,
                         pct(w.attainment),
-                        w.burn_rate.map_or("-".into(), |b| format!("{b:.2}×"))
+                        burn(w.burn_rate)
                     )?;
                 }
                 writeln!(f)?;

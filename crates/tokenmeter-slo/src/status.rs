@@ -8,9 +8,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::alert::{MIN_EVENTS_PER_MINUTE, RULES, Severity};
-use crate::diagnosis::{Diagnosis, diagnose};
-use crate::monitor::{SaturationLevel, SaturationSignal, Shared};
-use crate::spec::{LatencyMetric, format_duration};
+use crate::common::{Problems, burn, diagnoses, pct, per_class};
+use crate::diagnosis::Diagnosis;
+use crate::monitor::{SaturationSignal, Shared};
+use crate::spec::{LatencyMetric, Objective, format_duration};
 use crate::window::{Counts, WINDOWS, Windows};
 
 /// p50/p90/p95/p99 in seconds, from the windowed sketches (≤ 1% relative error).
@@ -127,56 +128,32 @@ impl SloStatus {
         lock: impl Fn(usize) -> MutexGuard<'a, Windows>,
     ) -> Self {
         let elapsed = now.saturating_sub(shared.started);
-        let classes = shared
-            .spec
-            .classes
-            .iter()
-            .enumerate()
-            .map(|(ci, class)| {
-                let windows = lock(ci);
-                let counts: Vec<Counts> = (0..=WINDOWS.len())
-                    .map(|w| windows.counts(w, now))
-                    .collect();
-                let window_status = WINDOWS
-                    .iter()
-                    .enumerate()
-                    .map(|(w, d)| window_status(&windows, &counts[w], w, *d, elapsed, now))
-                    .collect();
-                let objectives: Vec<ObjectiveStatus> = class
-                    .objectives
-                    .iter()
-                    .enumerate()
-                    .map(|(oi, o)| {
-                        objective_status(
-                            &o.name,
-                            o.target,
-                            &counts,
-                            oi,
-                            elapsed,
-                            shared.spec.period,
-                            Duration::MAX,
-                        )
-                    })
-                    .collect();
-                let diagnoses = class
-                    .objectives
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(oi, o)| {
-                        let w = diagnosis_window(&counts, oi)?;
-                        let (good, events) = counts[w].objectives[oi];
-                        (events > 0 && (good as f64) < o.target * events as f64)
-                            .then(|| diagnose(o, &format_duration(WINDOWS[w]), &counts[w], oi))
-                    })
-                    .collect();
-                ClassStatus {
-                    name: class.name.clone(),
-                    windows: window_status,
-                    objectives,
-                    diagnoses,
-                }
-            })
-            .collect();
+        let classes = per_class(shared, now, lock, |class, windows, counts| {
+            let window_status = WINDOWS
+                .iter()
+                .enumerate()
+                .map(|(w, d)| window_status(windows, &counts[w], w, *d, elapsed, now))
+                .collect();
+            let objectives: Vec<ObjectiveStatus> = class
+                .objectives
+                .iter()
+                .enumerate()
+                .map(|(oi, o)| {
+                    objective_status(o, counts, oi, elapsed, shared.spec.period, Duration::MAX)
+                })
+                .collect();
+            ClassStatus {
+                name: class.name.clone(),
+                windows: window_status,
+                objectives,
+                diagnoses: diagnoses(
+                    class,
+                    counts,
+                    |oi| diagnosis_window(counts, oi),
+                    |w| format_duration(WINDOWS[w]),
+                ),
+            }
+        });
         Self {
             classes,
             saturation: shared.saturation.signals(now),
@@ -186,35 +163,11 @@ impl SloStatus {
     /// One line per problem: each breached objective with its cause, each saturation signal
     /// that is rising or breached, each firing alert; or "all objectives met".
     pub fn summary(&self) -> String {
-        let mut lines = Vec::new();
-        for signal in &self.saturation {
-            if signal.level != SaturationLevel::Ok {
-                lines.push(format!(
-                    "saturation warning: {} {:.2} (limit {:.2}, {:+.3}/s, projected {:.2}): scale before latency rises",
-                    signal.name, signal.value, signal.limit, signal.slope_per_second, signal.projected
-                ));
-            }
-        }
+        let mut problems = Problems::saturation(&self.saturation, ": scale before latency rises");
         for class in &self.classes {
-            for o in &class.objectives {
-                if let Some(rule) = &o.alert_rule {
-                    lines.push(format!(
-                        "{} {}: {} alert, burn {rule}",
-                        class.name,
-                        o.name,
-                        o.alert.as_str()
-                    ));
-                }
-            }
-            for d in &class.diagnoses {
-                lines.push(format!("{}: {}", class.name, d.sentence));
-            }
+            problems.class(&class.name, &class.objectives, &class.diagnoses);
         }
-        if lines.is_empty() {
-            "all objectives met; no saturation warning".to_string()
-        } else {
-            lines.join("\n")
-        }
+        problems.text("all objectives met; no saturation warning")
     }
 }
 
@@ -264,15 +217,14 @@ pub(crate) fn window_status(
 /// One objective's state; only the burn-rate rules whose long window is at most `covered`
 /// may fire (`Duration::MAX`: all).
 pub(crate) fn objective_status(
-    name: &str,
-    target: f64,
+    objective: &Objective,
     counts: &[Counts],
     oi: usize,
     elapsed: Duration,
     period: Duration,
     covered: Duration,
 ) -> ObjectiveStatus {
-    let budget = 1.0 - target;
+    let budget = 1.0 - objective.target;
     let burn = |w: usize| {
         let (good, events) = counts[w].objectives[oi];
         (events > 0).then(|| (1.0 - good as f64 / events as f64) / budget)
@@ -318,8 +270,8 @@ pub(crate) fn objective_status(
         }
     }
     ObjectiveStatus {
-        name: name.to_string(),
-        target,
+        name: objective.name.clone(),
+        target: objective.target,
         windows,
         period_attainment: (period_events > 0).then(|| period_good as f64 / period_events as f64),
         budget_remaining: (period_events > 0).then(|| {
@@ -351,13 +303,11 @@ impl fmt::Display for SloStatus {
             for o in &class.objectives {
                 let five = &o.windows[0];
                 let hour = &o.windows[2];
-                let pct = |a: Option<f64>| a.map_or("-".into(), |a| format!("{:.2}%", a * 100.0));
-                let burn = |b: Option<f64>| b.map_or("-".into(), |b| format!("{b:.2}×"));
                 writeln!(
                     f,
                     "  {:<26} target {:>7}  5m {:>8} burn {:>7}  1h {:>8} burn {:>7}  budget left {:>8}  alert {}",
                     o.name,
-                    format!("{:.2}%", o.target * 100.0),
+                    pct(Some(o.target)),
                     pct(five.attainment),
                     burn(five.burn_rate),
                     pct(hour.attainment),
