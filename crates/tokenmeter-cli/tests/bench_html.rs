@@ -158,6 +158,7 @@ fn the_report_shows_every_chart() {
 fn the_sweep_report_shows_the_attainment_curve() {
     let dir = temp_dir("html-sweep");
     let html = dir.join("sweep.html");
+    let trace = dir.join("sweep.jsonl");
     // 8 requests a step, run three times over when its attainment's interval straddles the
     // target: at most 24, still too few for a steady state.
     let output = bench(&[
@@ -169,10 +170,26 @@ fn the_sweep_report_shows_the_attainment_curve() {
         "16",
         "--html",
         html.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
         "--no-progress",
     ]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
+    // An extended step's later requests go on numbering: (rate, id) names one line.
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    let keys: Vec<(String, u64)> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|t| (t["rate"].to_string(), t["id"].as_u64().unwrap()))
+        .collect();
+    let unique: std::collections::BTreeSet<&(String, u64)> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len(), "a (rate, id) twice in the trace");
+    assert!(
+        keys.len() > 16,
+        "the steps were extended: {} lines",
+        keys.len()
+    );
     assert!(
         stdout.contains("capacity at 90% attainment (the target)"),
         "{stdout}"

@@ -298,7 +298,15 @@ pub(crate) async fn run(
         let mut watch = Watch::new(stop_on_saturation.then_some(rate), args.max_error_rate);
         let mut step = SweepStep::default();
         loop {
-            let specs = workload::specs(&plan.source, n, rng);
+            // Ids go on from the step's earlier requests: (rate, id) names one trace line.
+            let taken = into.done().measured[first..].iter().map(|m| m.id + 1).max();
+            let mut specs = workload::specs(&plan.source, n, rng);
+            for spec in &mut specs {
+                spec.id += taken.unwrap_or(0);
+                for turn in &mut spec.next {
+                    turn.id += taken.unwrap_or(0);
+                }
+            }
             let label = format!("{rate} req/s");
             let mut progress = Progress::new(specs.len() as u64, &label, !args.no_progress);
             runner::run_until(
