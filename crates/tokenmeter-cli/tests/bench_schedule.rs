@@ -140,6 +140,12 @@ fn a_capped_run_at_twice_capacity_is_timed_from_the_schedule() {
         "{stdout}"
     );
     assert!(stdout.contains("E2E sched."), "{stdout}");
+    // What grew is the wait in the client, not the server's work.
+    assert_eq!(long["phases"]["grew"][0], "client queue", "{}", long["phases"]);
+    assert!(
+        stdout.contains("diagnosis: client queue grew the most"),
+        "{stdout}"
+    );
     // The trace holds the schedule: due ≤ ready ≤ send, and the queue is send − due.
     for line in &lines {
         let due = line["due_ns"].as_u64().unwrap();

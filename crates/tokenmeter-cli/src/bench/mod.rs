@@ -19,6 +19,7 @@
 //! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency, each with its due time |
 //! | [`saturation`] | stopping a run whose server is evidently not keeping up, or an error storm |
+//! | [`phases`] | which phase grew through a run: client queue, server queue, prefill, network, decode |
 //! | [`load_check`] | offered against achieved: rates, slot wait, dispatch lag, CPU, who fell behind |
 //! | [`collect`] | each request kept as it ends: its trace line written, a fixed size in memory |
 //! | [`gaps`] | every request's inter-token gaps in one buffer, 4 bytes a gap; their sorted walk |
@@ -56,6 +57,7 @@ mod merge;
 mod output;
 mod peer;
 mod percentiles;
+mod phases;
 mod preflight;
 mod progress;
 mod records;

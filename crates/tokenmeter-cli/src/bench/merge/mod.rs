@@ -88,6 +88,10 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
     // slots and the client's lag are (see load_check).
     let load = LoadCheck::of(&[], &merged.measured, summary.request_throughput, None);
     output::show(quiet, &load.render());
+    let phases = crate::bench::phases::of(&merged.measured);
+    if let Some(diagnosis) = &phases.diagnosis {
+        output::show(quiet, &format!("  diagnosis: {diagnosis}\n"));
+    }
     let classes = output::classes::breakdown(&merged.measured, None, None);
     if summary.successful > 0 {
         output::show(quiet, &output::classes::render(&classes));
@@ -101,6 +105,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
             "run": info,
             "summary": summary,
             "load": load,
+            "phases": phases,
             "by_class": classes,
             "counts": counts,
             "error_samples": errors,

@@ -74,11 +74,15 @@ impl Single<'_> {
         let mut verdict;
         let summary = summarize(traces, gaps, &args.slo);
         let load = LoadCheck::of(&plan.stages, traces, summary.request_throughput, client_cpu);
+        let phases = crate::bench::phases::of(traces);
         let samples = samples::error_samples(traces);
         let chosen = percentiles::Chosen::of(&args.peer, traces, gaps);
         if summary.successful > 0 {
             output::show(quiet, &table::render(info, &summary));
             output::show(quiet, &load.render());
+            if let Some(diagnosis) = &phases.diagnosis {
+                output::show(quiet, &format!("  diagnosis: {diagnosis}\n"));
+            }
             if let Some(chosen) = &chosen {
                 output::show(quiet, &chosen.render());
             }
@@ -172,6 +176,7 @@ impl Single<'_> {
                     "run": info,
                     "summary": summary,
                     "load": load,
+                    "phases": phases,
                     "stages": stages,
                     "turns": turns,
                     "by_class": classes,
