@@ -141,7 +141,11 @@ fn a_capped_run_at_twice_capacity_is_timed_from_the_schedule() {
     );
     assert!(stdout.contains("E2E sched."), "{stdout}");
     // What grew is the wait in the client, not the server's work.
-    assert_eq!(long["phases"]["grew"][0], "client queue", "{}", long["phases"]);
+    assert_eq!(
+        long["phases"]["grew"][0], "client queue",
+        "{}",
+        long["phases"]
+    );
     assert!(
         stdout.contains("diagnosis: client queue grew the most"),
         "{stdout}"

@@ -78,7 +78,9 @@ pub(crate) fn of(measured: &[Measured]) -> Phases {
     ok.sort_by_key(|m| m.due);
     let third = ok.len() / 3;
     let (head, tail) = (&ok[..third], &ok[ok.len() - third..]);
-    let with_server = ok.iter().all(|m| m.server_ttft.is_some() && m.server_queue.is_some());
+    let with_server = ok
+        .iter()
+        .all(|m| m.server_ttft.is_some() && m.server_queue.is_some());
     let mut parts: Vec<(&'static str, Part)> = vec![("client queue", Measured::client_queue)];
     if with_server {
         parts.push(("server queue", |m| m.server_queue));
@@ -191,8 +193,14 @@ mod tests {
     #[test]
     fn a_steady_run_names_nothing() {
         let phases = of(&run(|k| MS * (k % 3), true));
-        assert!(phases.grew.is_empty() && phases.diagnosis.is_none(), "{phases:?}");
+        assert!(
+            phases.grew.is_empty() && phases.diagnosis.is_none(),
+            "{phases:?}"
+        );
         assert_eq!(phases.phases.len(), 5);
-        assert!(of(&run(|_| MS, true)[..8]).phases.is_empty(), "too few requests");
+        assert!(
+            of(&run(|_| MS, true)[..8]).phases.is_empty(),
+            "too few requests"
+        );
     }
 }
