@@ -157,6 +157,10 @@ impl Single<'_> {
                     spec.unwrap_or_default()
                 ),
             );
+            if let Some(diagnosis) = &phases.diagnosis {
+                // The phase behind a breach, from the run's own data (see phases).
+                output::show(quiet, &format!("phase that grew: {diagnosis}\n"));
+            }
         }
         if let Some(path) = &args.json {
             let result = match args.peer.result_format {
