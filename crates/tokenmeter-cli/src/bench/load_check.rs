@@ -32,8 +32,10 @@ use serde::Serialize;
 use tokenmeter::report::Summary;
 
 use crate::bench::measured::Measured;
+use crate::bench::phases::medians_at_ends;
 use crate::bench::runner::Load;
 use crate::bench::schedule::Stage;
+use crate::bench::summary::BenchSummary;
 
 /// A latency figure's p50, p99 and max, in seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -50,7 +52,12 @@ pub(crate) struct Spread {
 
 impl Spread {
     fn of(values: impl Iterator<Item = Duration>) -> Self {
-        let s = Summary::of_durations(values);
+        Self::from(&Summary::of_durations(values))
+    }
+}
+
+impl From<&Summary> for Spread {
+    fn from(s: &Summary) -> Self {
         Self {
             p50: s.p50,
             p99: s.p99,
@@ -106,19 +113,21 @@ const LAG_FLOOR: Duration = Duration::from_millis(1);
 /// Rates within this share of each other are the same.
 const RATE_TOLERANCE: f64 = 0.05;
 
-fn rate_over(mut times: Vec<Duration>) -> Option<f64> {
+/// (n − 1) ÷ the span of `times`: the rate at which they came; `None` for fewer than two or
+/// a span of 0.
+pub(crate) fn rate_over(mut times: Vec<Duration>) -> Option<f64> {
     times.sort_unstable();
     let span = times.last()?.saturating_sub(*times.first()?).as_secs_f64();
     (times.len() >= 2 && span > 0.0).then(|| (times.len() - 1) as f64 / span)
 }
 
 impl LoadCheck {
-    /// The check of `measured`, sent through `stages`; `cpu` is the process CPU time over
-    /// the run's `wall` time.
+    /// The check of `measured`, sent through `stages` and summarised in `summary`; `cpu` is
+    /// the process CPU time over the run's `wall` time.
     pub(crate) fn of(
         stages: &[Stage],
         measured: &[Measured],
-        completed_rate: f64,
+        summary: &BenchSummary,
         cpu: Option<(Duration, Duration)>,
     ) -> Self {
         // `burst`: every request due at once (`--rate inf`): the client sends them one after
@@ -162,11 +171,11 @@ impl LoadCheck {
         };
         let slot_wait = Spread::of(slot_waits());
         let waited_for_slot = slot_waits().filter(|w| *w > LAG_FLOOR).count() as u64;
-        let dispatch_lag = Spread::of(measured.iter().filter_map(Measured::dispatch_lag));
+        let dispatch_lag = Spread::from(&summary.dispatch_lag);
         let client_cpu_cores = cpu
             .filter(|(_, wall)| !wall.is_zero())
             .map(|(cpu, wall)| cpu.as_secs_f64() / wall.as_secs_f64());
-        let ttft = Spread::of(measured.iter().filter_map(|m| m.record.as_ref()?.ttft));
+        let ttft = &summary.ttft;
         let rate_achieved = match (scheduled_rate, sent_rate) {
             (Some(asked), Some(sent)) if open => sent >= asked * (1.0 - RATE_TOLERANCE),
             _ => true,
@@ -176,18 +185,20 @@ impl LoadCheck {
         // Late by a steady jitter (the runtime's 1 ms timer, scheduling) is not behind: behind
         // is a lag that grows through the run, or a sent rate below the schedule's with no
         // slot to wait for.
-        let lag_quarters = quarters_of(measured, Measured::dispatch_lag);
+        let lag_quarters = medians_at_ends(measured, Measured::dispatch_lag, 4);
         let growing = lag_quarters.is_some_and(|(first, last)| last > first + lag_limit);
         let client_bottleneck = late && (growing || (!rate_achieved && waited_for_slot == 0));
         let jitter = late && !client_bottleneck;
-        let quarters = open.then(|| quarter_ttfts(measured)).flatten();
+        let quarters = open
+            .then(|| medians_at_ends(measured, |m| m.record.as_ref()?.ttft, 4))
+            .flatten();
         let server_kept_up = quarters.map(|(first, last)| last <= 2.0 * first + 0.010);
         let mut check = Self {
             offered_rate,
             cap,
             scheduled_rate,
             sent_rate,
-            completed_rate,
+            completed_rate: summary.request_throughput,
             slot_wait,
             dispatch_lag,
             waited_for_slot,
@@ -312,39 +323,19 @@ impl LoadCheck {
     }
 }
 
-/// TTFT p50 (s) of the first and the last quarter of successful first turns, ordered by due
-/// time; `None` with fewer than 8 of them.
-fn quarter_ttfts(measured: &[Measured]) -> Option<(f64, f64)> {
-    quarters_of(measured, |m| m.record.as_ref()?.ttft)
-}
-
-/// The p50 (s) of `value` over the first and the last quarter of successful first turns,
-/// ordered by due time; `None` with fewer than 8 of them.
-fn quarters_of(
-    measured: &[Measured],
-    value: impl Fn(&Measured) -> Option<Duration>,
-) -> Option<(f64, f64)> {
-    let mut timed: Vec<(Duration, Duration)> = measured
-        .iter()
-        .filter(|m| m.turn == 0 && m.succeeded())
-        .filter_map(|m| Some((m.due?, value(m)?)))
-        .collect();
-    if timed.len() < 8 {
-        return None;
-    }
-    timed.sort_unstable();
-    let quarter = timed.len() / 4;
-    let p50 = |part: &[(Duration, Duration)]| {
-        Summary::of_durations(part.iter().map(|(_, ttft)| *ttft)).p50
-    };
-    Some((p50(&timed[..quarter]), p50(&timed[timed.len() - quarter..])))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::slo::Slo;
+    use crate::bench::summary::summarize;
     use crate::bench::tests::manual_run::{MS, Run};
     use crate::bench::workload::ArrivalKind;
+
+    /// The check of `run`, sent through `stages`.
+    fn check(stages: &[Stage], run: &Run, cpu: Option<(Duration, Duration)>) -> LoadCheck {
+        let summary = summarize(&run.measured, &run.gaps, &Slo::default());
+        LoadCheck::of(stages, &run.measured, &summary, cpu)
+    }
 
     fn rate_stage(rate: f64, cap: Option<usize>) -> Vec<Stage> {
         vec![Stage::requests(
@@ -368,11 +359,9 @@ mod tests {
             let due = Duration::from_millis(100 * k);
             let sent = Duration::from_millis(200 * k);
             run.ok(sent, 20 * MS, 10 * MS, 19);
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(sent);
+            run.due(due, sent);
         }
-        let check = LoadCheck::of(&rate_stage(10.0, Some(1)), &run.measured, 5.0, None);
+        let check = check(&rate_stage(10.0, Some(1)), &run, None);
         assert!(!check.rate_achieved, "{check:?}");
         assert!((check.scheduled_rate.unwrap() - 10.0).abs() < 1e-9);
         assert!((check.sent_rate.unwrap() - 5.0).abs() < 1e-9);
@@ -392,14 +381,11 @@ mod tests {
             let due = Duration::from_millis(10 * k);
             let sent = due + Duration::from_millis(5 + k);
             run.ok(sent, 20 * MS, 1 * MS, 3);
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(due);
+            run.due(due, due);
         }
-        let check = LoadCheck::of(
+        let check = check(
             &rate_stage(100.0, None),
-            &run.measured,
-            90.0,
+            &run,
             Some((Duration::from_millis(950), Duration::from_secs(1))),
         );
         assert!(check.client_bottleneck, "{check:?}");
@@ -417,11 +403,9 @@ mod tests {
             let due = Duration::from_millis(100 * k);
             let lag = Duration::from_micros(1_000 + 3_000 * (k % 2));
             run.ok(due + lag, 20 * MS, 10 * MS, 5);
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(due);
+            run.due(due, due);
         }
-        let check = LoadCheck::of(&rate_stage(10.0, None), &run.measured, 9.0, None);
+        let check = check(&rate_stage(10.0, None), &run, None);
         assert!(
             !check.client_bottleneck && check.verdicts.is_empty(),
             "{check:?}"
@@ -440,11 +424,9 @@ mod tests {
         for k in 0..16u64 {
             let due = Duration::from_millis(100 * k);
             run.ok(due + Duration::from_micros(50), 20 * MS, 10 * MS, 5);
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(due);
+            run.due(due, due);
         }
-        let check = LoadCheck::of(&rate_stage(10.0, None), &run.measured, 9.0, None);
+        let check = check(&rate_stage(10.0, None), &run, None);
         assert!(check.rate_achieved && !check.client_bottleneck, "{check:?}");
         assert_eq!(check.server_kept_up, Some(true));
         assert!(check.verdicts.is_empty() && check.unreliable.is_empty());
@@ -456,11 +438,9 @@ mod tests {
         for k in 0..16u64 {
             let due = Duration::from_millis(50 * k);
             run.ok(due, MS * (20 + 30 * k as u32), 10 * MS, 5);
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(due);
+            run.due(due, due);
         }
-        let check = LoadCheck::of(&rate_stage(20.0, None), &run.measured, 5.0, None);
+        let check = check(&rate_stage(20.0, None), &run, None);
         assert_eq!(check.server_kept_up, Some(false), "{check:?}");
         assert!(check.render().contains("server did not keep up"));
     }

@@ -66,18 +66,44 @@ fn client_ttft(m: &Measured) -> Option<Duration> {
     m.record.as_ref()?.ttft
 }
 
+/// The p50 (s) of `value` over the first and the last of `parts` equal parts of the
+/// successful first turns that have it, ordered by due time; `None` with fewer than two
+/// requests a part. (The load check holds quarters against each other, [`of`] thirds.)
+pub(crate) fn medians_at_ends(
+    measured: &[Measured],
+    value: impl Fn(&Measured) -> Option<Duration>,
+    parts: usize,
+) -> Option<(f64, f64)> {
+    let mut timed: Vec<(Duration, Duration)> = measured
+        .iter()
+        .filter(|m| m.turn == 0 && m.succeeded())
+        .filter_map(|m| Some((m.due?, value(m)?)))
+        .collect();
+    let part = timed.len() / parts.max(1);
+    if part < 2 {
+        return None;
+    }
+    timed.sort_unstable();
+    let median = |of: &[(Duration, Duration)]| {
+        let mut seconds: Vec<f64> = of.iter().map(|(_, v)| v.as_secs_f64()).collect();
+        seconds.sort_by(f64::total_cmp);
+        percentile(&seconds, 50.0)
+    };
+    Some((
+        median(&timed[..part])?,
+        median(&timed[timed.len() - part..])?,
+    ))
+}
+
 /// The phases of `measured` (see the module); empty with fewer than 9 successful first turns.
 pub(crate) fn of(measured: &[Measured]) -> Phases {
-    let mut ok: Vec<&Measured> = measured
+    let ok: Vec<&Measured> = measured
         .iter()
         .filter(|m| m.turn == 0 && m.succeeded() && m.due.is_some())
         .collect();
     if ok.len() < 9 {
         return Phases::default();
     }
-    ok.sort_by_key(|m| m.due);
-    let third = ok.len() / 3;
-    let (head, tail) = (&ok[..third], &ok[ok.len() - third..]);
     let with_server = ok
         .iter()
         .all(|m| m.server_ttft.is_some() && m.server_queue.is_some());
@@ -97,23 +123,11 @@ pub(crate) fn of(measured: &[Measured]) -> Phases {
         let record = m.record.as_ref()?;
         Some(m.latency()?.saturating_sub(record.ttft?))
     }));
-    let median = |of: &[&Measured], part: Part| {
-        let mut values: Vec<f64> = of
-            .iter()
-            .filter_map(|m| part(m))
-            .map(|d| d.as_secs_f64())
-            .collect();
-        values.sort_by(f64::total_cmp);
-        percentile(&values, 50.0)
-    };
     let phases: Vec<Phase> = parts
         .into_iter()
         .filter_map(|(name, part)| {
-            Some(Phase {
-                name,
-                first: median(head, part)?,
-                last: median(tail, part)?,
-            })
+            let (first, last) = medians_at_ends(measured, part, 3)?;
+            Some(Phase { name, first, last })
         })
         .collect();
     let mut grew: Vec<&Phase> = phases.iter().filter(|p| p.grew()).collect();
@@ -164,10 +178,9 @@ mod tests {
             let due = MS * (100 * k);
             let ttft = queue(k) + 20 * MS;
             run.ok(due, ttft, 10 * MS, 5);
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(due);
+            run.due(due, due);
             if metrics {
+                let m = run.measured.last_mut().unwrap();
                 m.server_queue = Some(queue(k));
                 m.server_ttft = Some(ttft - MS / 2);
             }

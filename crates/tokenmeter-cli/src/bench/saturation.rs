@@ -181,10 +181,8 @@ mod tests {
             let start = due.max(free);
             run.ok(start, 10 * MS, service.saturating_sub(15 * MS) / 3, 4);
             free = start + service;
-            let m = run.measured.last_mut().unwrap();
-            m.due = Some(due);
-            m.ready = Some(start);
-            watch.ended(m);
+            run.due(due, start);
+            watch.ended(run.measured.last().unwrap());
         }
         watch
     }

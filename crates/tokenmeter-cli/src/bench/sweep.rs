@@ -6,7 +6,6 @@
 //! still passed.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokenmeter::report::{Z95, wilson};
 
@@ -17,6 +16,7 @@ use crate::bench::args::{BenchArgs, Plan};
 use crate::bench::client::Client;
 use crate::bench::collect::Collector;
 use crate::bench::interrupt::Interrupt;
+use crate::bench::load_check::rate_over;
 use crate::bench::measured::Measured;
 use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
@@ -389,19 +389,14 @@ fn judge(
     let warmup = (measured.len() / 10).max(1).min(measured.len());
     let judged = &measured[warmup..];
     let summary = summarize(judged, &into.done().gaps, &args.slo);
-    let span_rate = |mut times: Vec<Duration>| {
-        times.sort_unstable();
-        let span = times.last()?.saturating_sub(*times.first()?).as_secs_f64();
-        (times.len() >= 2 && span > 0.0).then(|| (times.len() - 1) as f64 / span)
-    };
-    let served_rate = span_rate(
+    let served_rate = rate_over(
         judged
             .iter()
             .filter(|m| m.succeeded())
             .filter_map(|m| Some(m.record.as_ref()?.end()))
             .collect(),
     );
-    let scheduled_rate = span_rate(judged.iter().filter_map(|m| m.due).collect());
+    let scheduled_rate = rate_over(judged.iter().filter_map(|m| m.due).collect());
     let stopped_early = watch.stopped().cloned();
     let kept_up = stopped_early.is_none()
         && match (served_rate, scheduled_rate) {

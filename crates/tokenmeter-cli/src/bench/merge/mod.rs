@@ -86,7 +86,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
     output::show(quiet, &table::render(&info, &summary));
     // The traces do not say the load they were sent at: the rates are not judged, the wait for
     // slots and the client's lag are (see load_check).
-    let load = LoadCheck::of(&[], &merged.measured, summary.request_throughput, None);
+    let load = LoadCheck::of(&[], &merged.measured, &summary, None);
     output::show(quiet, &load.render());
     let phases = crate::bench::phases::of(&merged.measured);
     if let Some(diagnosis) = &phases.diagnosis {

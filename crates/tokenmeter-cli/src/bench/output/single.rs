@@ -73,7 +73,7 @@ impl Single<'_> {
         let quiet = args.stdout_taken();
         let mut verdict;
         let summary = summarize(traces, gaps, &args.slo);
-        let load = LoadCheck::of(&plan.stages, traces, summary.request_throughput, client_cpu);
+        let load = LoadCheck::of(&plan.stages, traces, &summary, client_cpu);
         let phases = crate::bench::phases::of(traces);
         let samples = samples::error_samples(traces);
         let chosen = percentiles::Chosen::of(&args.peer, traces, gaps);

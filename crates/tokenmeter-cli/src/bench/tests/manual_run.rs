@@ -56,6 +56,15 @@ impl Run {
         self.push(id);
     }
 
+    /// Marks the request added last as due at `due` and ready to leave at `ready` (see
+    /// [`Measured::due`] and [`Measured::ready`]).
+    pub(crate) fn due(&mut self, due: Duration, ready: Duration) {
+        if let Some(last) = self.measured.last_mut() {
+            last.due = Some(due);
+            last.ready = Some(ready);
+        }
+    }
+
     /// An error of `class` sent at `send`, ending at `end`, with no token.
     pub(crate) fn error(&mut self, send: Duration, end: Duration, class: ErrorClass) {
         let mut request = self.meter.series(&Labels::client("chat")).start_at(send);
