@@ -7,7 +7,9 @@
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
 #                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
 #                                 toolchain that Cargo.toml's rust-version names), then the quick
-#                                 tier, then everything else. `.ci/run` calls exactly this.
+#                                 tier, then everything else, and last the release binary's
+#                                 checks (scripts/release_checks.py: the README's main job and
+#                                 the server's view). `.ci/run` calls exactly this.
 #                                 The check against llama.cpp's server runs on its own
 #                                 (`python3 scripts/third_party_server.py`: a fresh machine
 #                                 compiles llama.cpp for 15-30 min first; see the README).
@@ -86,3 +88,6 @@ python3 scripts/third_party_hangups.py
 
 echo "==> the openai Python SDK against serve: models, unknown model (404), bad values (400), stop, n, logprobs"
 python3 scripts/openai_sdk_compat.py
+
+echo "==> the release binary: the README's main job (within 60 s) and client − server TTFT on loopback within 0-2 ms"
+python3 scripts/release_checks.py
