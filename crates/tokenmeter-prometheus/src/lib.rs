@@ -307,6 +307,7 @@ mod error;
 mod exporter;
 mod handle;
 mod layout;
+mod listener;
 pub mod names;
 mod profile;
 mod rows;
@@ -317,6 +318,10 @@ pub use buckets::{Buckets, DEFAULT_CONTEXT_LENGTH, Metric};
 pub use error::Error;
 pub use exporter::{Builder, DEFAULT_LISTEN, DEFAULT_UPKEEP_INTERVAL};
 pub use handle::{CONTENT_TYPE, Handle};
+pub use listener::limits::{
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_SEND_TIMEOUT,
+};
+pub use listener::stats::ListenerStats;
 pub use profile::Profile;
 pub use sink::PrometheusSink;
 
