@@ -1,4 +1,4 @@
-//! [`Builder`]: buckets, profile and listener; finishes the way `metrics-exporter-prometheus`'s
+//! [`Builder`]: buckets, profile, and the listener's address and limits; finishes the way `metrics-exporter-prometheus`'s
 //! builder does (`build_recorder`, `install_recorder`, `install`), plus `build_for` a recorder
 //! of your own.
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use metrics::Recorder;
-use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusRecorder};
+use metrics_exporter_prometheus::PrometheusBuilder;
 
 use tokenmeter::conventions::Conventions;
 
@@ -15,6 +15,7 @@ use crate::buckets::{Buckets, Metric};
 use crate::error::Error;
 use crate::handle::Handle;
 pub(crate) use crate::handle::Upkeep;
+use crate::listener::{self, limits::ListenerLimits};
 use crate::profile::Profile;
 use crate::sink::{PrometheusSink, RecorderTarget};
 
@@ -31,7 +32,8 @@ const OTHER_HISTOGRAMS: &[f64] = &[
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
 
-/// Configures the exporter: [`Profile`], [`Buckets`], listen address, upkeep interval.
+/// Configures the exporter: [`Profile`], [`Buckets`], upkeep interval, and the listen address
+/// and limits of [`install`](Builder::install)'s `/metrics` listener.
 ///
 /// Four ways to finish, as many as `metrics-exporter-prometheus`'s `PrometheusBuilder` has,
 /// and named after its:
@@ -40,7 +42,7 @@ const OTHER_HISTOGRAMS: &[f64] = &[
 /// |---|---|---|---|---|
 /// | [`build_recorder`](Builder::build_recorder) | `build_recorder` | its own (no global state) | you serve [`Handle::render`] | a background thread |
 /// | [`install_recorder`](Builder::install_recorder) | `install_recorder` | global | you serve [`Handle::render`] | a background thread |
-/// | [`install`](Builder::install) | `install` | global | an HTTP listener on [`DEFAULT_LISTEN`] | the exporter's task |
+/// | [`install`](Builder::install) | `install` | global | an HTTP listener on [`DEFAULT_LISTEN`], with timeouts and a connection cap | a background thread |
 /// | [`build_for`](Builder::build_for) | `build` (you run the rest) | any `metrics` recorder you give | the recorder's business | the recorder's business |
 ///
 /// # Examples
@@ -66,6 +68,7 @@ pub struct Builder {
     table: Conventions,
     listen: SocketAddr,
     upkeep: Duration,
+    limits: ListenerLimits,
 }
 
 impl Default for Builder {
@@ -76,7 +79,13 @@ impl Default for Builder {
 
 impl Builder {
     /// Defaults: the given profile, the buckets of `docs/metrics.md` §4, [`DEFAULT_LISTEN`],
-    /// [`DEFAULT_UPKEEP_INTERVAL`].
+    /// [`DEFAULT_UPKEEP_INTERVAL`], and the listener's [`DEFAULT_HEADER_TIMEOUT`],
+    /// [`DEFAULT_IDLE_TIMEOUT`], [`DEFAULT_SEND_TIMEOUT`] and [`DEFAULT_MAX_CONNECTIONS`].
+    ///
+    /// [`DEFAULT_HEADER_TIMEOUT`]: crate::DEFAULT_HEADER_TIMEOUT
+    /// [`DEFAULT_IDLE_TIMEOUT`]: crate::DEFAULT_IDLE_TIMEOUT
+    /// [`DEFAULT_SEND_TIMEOUT`]: crate::DEFAULT_SEND_TIMEOUT
+    /// [`DEFAULT_MAX_CONNECTIONS`]: crate::DEFAULT_MAX_CONNECTIONS
     pub fn new(profile: Profile) -> Self {
         Self {
             profile,
@@ -84,6 +93,7 @@ impl Builder {
             table: Conventions::default(),
             listen: DEFAULT_LISTEN,
             upkeep: DEFAULT_UPKEEP_INTERVAL,
+            limits: ListenerLimits::default(),
         }
     }
 
@@ -136,6 +146,69 @@ impl Builder {
     /// The address [`Builder::install`] listens on (default [`DEFAULT_LISTEN`], loopback).
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
+        self
+    }
+
+    /// How long [`Builder::install`]'s listener gives a request's line and headers, from their
+    /// first byte (default [`DEFAULT_HEADER_TIMEOUT`](crate::DEFAULT_HEADER_TIMEOUT), 10 s); past it the connection is closed
+    /// and counted in [`ListenerStats::header_timeouts`]. Bytes that keep trickling in do not
+    /// extend it. At least 1 ms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter_prometheus::{Builder, Profile};
+    ///
+    /// // A listener for a few scrapers on a busy host: short timeouts, a small cap.
+    /// let builder = Builder::new(Profile::Semconv)
+    ///     .header_timeout(Duration::from_secs(2))
+    ///     .idle_timeout(Duration::from_secs(20))
+    ///     .send_timeout(Duration::from_secs(30))
+    ///     .max_connections(8);
+    /// // `builder.install()?` then serves `/metrics` on 127.0.0.1:9464 under these limits.
+    /// # drop(builder);
+    /// ```
+    ///
+    /// [`ListenerStats::header_timeouts`]: crate::ListenerStats::header_timeouts
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long [`Builder::install`]'s listener keeps a connection that has no request: from
+    /// its accept, or from the end of its last response (default [`DEFAULT_IDLE_TIMEOUT`](crate::DEFAULT_IDLE_TIMEOUT),
+    /// 5 s); past it the connection is closed and counted in
+    /// [`ListenerStats::idle_timeouts`]. A scraper reconnects at its next scrape. At least 1 ms.
+    ///
+    /// [`ListenerStats::idle_timeouts`]: crate::ListenerStats::idle_timeouts
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long [`Builder::install`]'s listener waits for a client that reads nothing while a
+    /// response has bytes to write, from the last byte written (default
+    /// [`DEFAULT_SEND_TIMEOUT`](crate::DEFAULT_SEND_TIMEOUT), 60 s); past it the connection is closed and counted in
+    /// [`ListenerStats::send_timeouts`]. At least 1 ms.
+    ///
+    /// [`ListenerStats::send_timeouts`]: crate::ListenerStats::send_timeouts
+    pub fn send_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.send_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The most connections [`Builder::install`]'s listener holds open at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`](crate::DEFAULT_MAX_CONNECTIONS), 64; at least 1). At the cap, a new connection makes the
+    /// least recently active idle connection (one with no response under way) close, counted
+    /// in [`ListenerStats::evicted`]; when every connection is answering a scrape, the new one
+    /// is answered `503 Service Unavailable` and counted in [`ListenerStats::refused`]. Keep
+    /// it well under the process's file limit (`ulimit -n`).
+    ///
+    /// [`ListenerStats::evicted`]: crate::ListenerStats::evicted
+    /// [`ListenerStats::refused`]: crate::ListenerStats::refused
+    pub fn max_connections(mut self, cap: usize) -> Self {
+        self.limits.max_connections = cap.max(1);
         self
     }
 
@@ -254,11 +327,22 @@ impl Builder {
         Ok((sink, Handle::new(prometheus, self.profile, Some(upkeep))))
     }
 
-    /// Installs the recorder globally and serves `/metrics` (any path, in fact) over HTTP on
-    /// [`Builder::listen`]'s address, with the upkeep running in the exporter's task.
+    /// Installs the recorder globally and serves `/metrics` (any path, in fact: `GET` and
+    /// `HEAD`) over HTTP/1.1 on [`Builder::listen`]'s address, with a background thread
+    /// running the upkeep.
     ///
-    /// Inside a tokio runtime the listener and upkeep are spawned on it; outside, on a
-    /// background thread with a runtime of its own.
+    /// The listener runs on a thread with a tokio runtime of its own, whether or not the caller
+    /// is inside a runtime, and renders on that runtime's blocking pool, one render at a time
+    /// shared by the scrapes waiting for it. It is safe to expose by default: a request's
+    /// headers must arrive within [`header_timeout`](Self::header_timeout), a connection with no
+    /// request is closed after [`idle_timeout`](Self::idle_timeout), a client that reads
+    /// nothing is cut after [`send_timeout`](Self::send_timeout), and at most
+    /// [`max_connections`](Self::max_connections) are open at once: a new connection at the cap
+    /// evicts the least recently active idle one, or is answered 503 when every connection is
+    /// answering. [`Handle::listener_stats`] counts each of these.
+    ///
+    /// The address is bound before anything is installed: a busy address returns
+    /// [`Error::Listen`] and leaves the process as it was.
     ///
     /// # Examples
     ///
@@ -271,45 +355,19 @@ impl Builder {
     /// # Ok::<(), tokenmeter_prometheus::Error>(())
     /// ```
     pub fn install(self) -> Result<(PrometheusSink, Handle), Error> {
-        let builder = self.prometheus_builder().with_http_listener(self.listen);
-        let recorder = spawn_exporter(builder, self.listen)?;
+        let bound = listener::bind(self.listen)?;
+        let recorder = self.prometheus_builder().build_recorder();
         let prometheus = recorder.handle();
         metrics::set_global_recorder(recorder).map_err(|_| Error::AlreadyInstalled)?;
-        let sink =
-            PrometheusSink::from_target(self.profile, RecorderTarget::Global, None, &self.table);
-        Ok((sink, Handle::new(prometheus, self.profile, None)))
+        let upkeep = Upkeep::spawn(prometheus.clone(), self.upkeep)?;
+        let handle = Handle::new(prometheus, self.profile, Some(upkeep.clone()));
+        let counters = bound.serve(handle.clone(), self.limits)?;
+        let sink = PrometheusSink::from_target(
+            self.profile,
+            RecorderTarget::Global,
+            Some(upkeep),
+            &self.table,
+        );
+        Ok((sink, handle.with_listener(counters)))
     }
-}
-
-/// Builds the recorder and starts its listener and upkeep on the current runtime, or on a
-/// runtime of its own on a background thread.
-fn spawn_exporter(
-    builder: PrometheusBuilder,
-    addr: SocketAddr,
-) -> Result<PrometheusRecorder, Error> {
-    let map = |e: BuildError| match e {
-        BuildError::FailedToCreateHTTPListener(reason) => Error::Listen { addr, reason },
-        other => Error::Runtime(other.to_string()),
-    };
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        let (recorder, exporter) = {
-            let _entered = runtime.enter();
-            builder.build().map_err(map)?
-        };
-        runtime.spawn(exporter);
-        return Ok(recorder);
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Runtime(e.to_string()))?;
-    let (recorder, exporter) = {
-        let _entered = runtime.enter();
-        builder.build().map_err(map)?
-    };
-    std::thread::Builder::new()
-        .name("tokenmeter-prometheus-listener".into())
-        .spawn(move || runtime.block_on(exporter))
-        .map_err(|e| Error::Runtime(e.to_string()))?;
-    Ok(recorder)
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::error::Error;
+use crate::listener::stats::{Counters, ListenerStats};
 use crate::profile::Profile;
 
 /// The `Content-Type` of [`Handle::render`]'s output (Prometheus text format 0.0.4).
@@ -34,6 +35,7 @@ pub struct Handle {
     prometheus: PrometheusHandle,
     profile: Profile,
     upkeep: Option<Arc<Upkeep>>,
+    listener: Option<Arc<Counters>>,
 }
 
 impl Handle {
@@ -46,7 +48,21 @@ impl Handle {
             prometheus,
             profile,
             upkeep,
+            listener: None,
         }
+    }
+
+    /// This handle, with the counters of the listener that serves it.
+    pub(crate) fn with_listener(mut self, counters: Arc<Counters>) -> Self {
+        self.listener = Some(counters);
+        self
+    }
+
+    /// What the `/metrics` listener of [`Builder::install`](crate::Builder::install) did with
+    /// its connections so far: accepted, refused at the cap, evicted, closed at each timeout,
+    /// open now. `None` for a handle with no listener.
+    pub fn listener_stats(&self) -> Option<ListenerStats> {
+        self.listener.as_deref().map(Counters::snapshot)
     }
 
     /// The exposition text: every metric, with `# HELP` and `# TYPE`, histograms with buckets.
@@ -61,7 +77,7 @@ impl Handle {
     }
 
     /// Upkeep passes the background thread of this handle has run (0 for a handle from
-    /// [`Builder::install`](crate::Builder::install), whose upkeep runs in the exporter's task).
+    /// [`Builder::build_for`](crate::Builder::build_for)'s recorder, which has none).
     pub fn upkeep_passes(&self) -> u64 {
         self.upkeep
             .as_ref()

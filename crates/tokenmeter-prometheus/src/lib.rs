@@ -27,7 +27,12 @@
 //! ```
 //!
 //! Or let the exporter serve it: [`Builder::install`] installs the global recorder and an HTTP
-//! listener on `127.0.0.1:9464` ([`DEFAULT_LISTEN`]; change it with [`Builder::listen`]).
+//! listener on `127.0.0.1:9464` ([`DEFAULT_LISTEN`]; change it with [`Builder::listen`]). The
+//! listener is safe to expose: a request's headers must arrive within
+//! [`DEFAULT_HEADER_TIMEOUT`], a connection with no request is closed after
+//! [`DEFAULT_IDLE_TIMEOUT`], a client that reads nothing after [`DEFAULT_SEND_TIMEOUT`], and at
+//! most [`DEFAULT_MAX_CONNECTIONS`] are open at once (each set on the [`Builder`]);
+//! [`Handle::listener_stats`] counts what it closed and refused.
 //!
 //! # The ways to build it
 //!
@@ -38,7 +43,7 @@
 //! |---|---|---|---|---|
 //! | [`Builder::build_recorder`] | `build_recorder` | its own, no global state | you serve [`Handle::render`] (axum, …) | a background thread |
 //! | [`Builder::install_recorder`] | `install_recorder` | global: your `metrics::*!` macros land there too | you serve [`Handle::render`] | a background thread |
-//! | [`Builder::install`] | `install` | global | `metrics-exporter-prometheus`'s HTTP listener | the exporter's task |
+//! | [`Builder::install`] | `install` | global | an HTTP listener of its own, with timeouts and a connection cap | a background thread |
 //! | [`Builder::build_for`] | `build` (you run what it returns) | any `metrics` recorder you give, for example one built from [`Builder::prometheus_builder`] | the recorder's business | the recorder's business |
 //!
 //! The names of earlier releases are deprecated and go in 0.3.0: `local(profile)` and
@@ -307,6 +312,7 @@ mod error;
 mod exporter;
 mod handle;
 mod layout;
+mod listener;
 pub mod names;
 mod profile;
 mod rows;
@@ -317,6 +323,10 @@ pub use buckets::{Buckets, DEFAULT_CONTEXT_LENGTH, Metric};
 pub use error::Error;
 pub use exporter::{Builder, DEFAULT_LISTEN, DEFAULT_UPKEEP_INTERVAL};
 pub use handle::{CONTENT_TYPE, Handle};
+pub use listener::limits::{
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_SEND_TIMEOUT,
+};
+pub use listener::stats::ListenerStats;
 pub use profile::Profile;
 pub use sink::PrometheusSink;
 

@@ -2,6 +2,7 @@
 //! client, external binaries, and a real Prometheus server.
 #![allow(dead_code)]
 
+pub(crate) mod listener;
 pub(crate) mod server;
 pub(crate) mod workload;
 
