@@ -295,3 +295,114 @@ fn an_interrupt_during_the_wait_for_start_at_stops_cleanly() {
         "{all}"
     );
 }
+
+/// A raw loopback server that answers each completion with a role frame and two tokens, then
+/// holds the stream open (well past the test) without ending it; a channel hears of each
+/// request once its tokens were written.
+fn streaming_then_stalling_server() -> (SocketAddr, Receiver<()>) {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("address");
+    let (streaming, streams) = channel();
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            let streaming = streaming.clone();
+            std::thread::spawn(move || {
+                // The request: its head and (small) body, read until the blank line and a bit.
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let events = [
+                    "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+                    "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n",
+                    "data: {\"id\":\"s\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n",
+                ];
+                let mut out = String::from(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+                );
+                for event in events {
+                    out.push_str(&format!("{:x}\r\n{event}\r\n", event.len()));
+                }
+                if socket
+                    .write_all(out.as_bytes())
+                    .and_then(|()| socket.flush())
+                    .is_err()
+                {
+                    return;
+                }
+                let _ = streaming.send(());
+                // Held well past the test's deadline: only cancelling ends these requests.
+                let (_keep, never) = channel::<()>();
+                let _ = never.recv_timeout(DEADLINE * 4);
+            });
+        }
+    });
+    (addr, streams)
+}
+
+/// Issue 26, item 12: a second interrupt cancels the requests in flight but keeps what each
+/// had received: its send time, its chunks and their times, in the trace and the summary
+/// (before, each was replaced by an empty record: send 0, no chunks).
+#[test]
+fn a_second_interrupt_keeps_what_the_requests_in_flight_received() {
+    let dir = temp_dir("interrupt-keeps");
+    let (addr, streams) = streaming_then_stalling_server();
+    let mut child = start(addr, &dir);
+    // Six streams under way: the first three have had their tokens for several arrivals.
+    await_arrivals(&streams, 6);
+    let stderr = child.stderr.take().expect("piped");
+    let (line_sender, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = line_sender.send(line);
+        }
+    });
+    signal(&child, "INT");
+    while !lines
+        .recv_timeout(DEADLINE)
+        .expect("the bench says it drains")
+        .contains("no new requests")
+    {}
+    signal(&child, "TERM");
+    let output = finish(child);
+    assert_eq!(output.status.code(), Some(130));
+    let json = read_json(&dir);
+    let sent = json["summary"]["requests"].as_u64().unwrap();
+    assert!(sent >= 6, "{sent}");
+    assert_eq!(
+        json["summary"]["outcomes"]["cancelled"].as_u64(),
+        Some(sent)
+    );
+    let trace = std::fs::read_to_string(dir.join("trace.jsonl")).expect("--trace written");
+    let lines: Vec<serde_json::Value> = trace
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len() as u64, sent);
+    for line in &lines {
+        assert_eq!(line["outcome"], "cancelled", "{line}");
+        assert!(
+            line["send_ns"].as_u64() > Some(0),
+            "the send is kept: {line}"
+        );
+        assert!(
+            line["end_ns"].as_u64() >= line["send_ns"].as_u64(),
+            "{line}"
+        );
+    }
+    for id in 0..3 {
+        let line = lines
+            .iter()
+            .find(|l| l["id"] == id)
+            .expect("the first requests");
+        let chunks = line["chunks"].as_array().expect("chunks");
+        assert_eq!(chunks.len(), 2, "its two tokens are kept: {line}");
+        assert!(line["first_token_ns"].as_u64().is_some(), "{line}");
+        assert_eq!(line["output_tokens"], 2, "{line}");
+    }
+}

@@ -13,6 +13,7 @@
 //! # Ok::<(), ChunkError>(())
 //! ```
 
+mod fields;
 mod metrics;
 
 pub use metrics::{MAX_METRIC, ServerMetrics};
@@ -21,6 +22,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use tokenmeter::{ErrorClass, FinishReason};
 
 /// How many characters of a server's message or event the errors keep: enough that a program
@@ -78,36 +80,39 @@ impl Usage {
     }
 
     /// The `usage` value of a chunk: `None` when it is null; counts from an object's integer
-    /// fields; `unusable` for anything else in it or instead of it.
-    fn from_wire(value: serde_json::Value) -> Option<Self> {
-        let object = match value {
-            serde_json::Value::Null => return None,
-            serde_json::Value::Object(object) => object,
-            _ => {
-                return Some(Self {
-                    unusable: true,
-                    ..Self::default()
-                });
-            }
-        };
+    /// fields; `unusable` for anything else in it or instead of it (a number no float holds,
+    /// `1e400`, too). A count given twice: the last one, and `duplicate` set.
+    fn from_raw(raw: &RawValue) -> Option<(Self, bool)> {
+        const NAMES: &[&str; 3] = &[
+            "prompt_tokens",
+            "completion_tokens",
+            "prompt_tokens_details",
+        ];
+        if raw.get().trim() == "null" {
+            return None;
+        }
         let mut usage = Self::default();
-        let mut count = |name: &str| match object.get(name) {
-            None | Some(serde_json::Value::Null) => None,
-            Some(value) => {
-                let count = value.as_u64();
-                usage.unusable |= count.is_none();
-                count
-            }
+        let Some(fields) = fields::fields(raw, NAMES) else {
+            usage.unusable = true;
+            return Some((usage, false));
         };
-        let prompt_tokens = count("prompt_tokens");
-        let completion_tokens = count("completion_tokens");
+        let [prompt, completion, details] = fields.values;
+        let mut count = |value: Option<&RawValue>| {
+            let count = value.map(fields::count).unwrap_or(Ok(None));
+            usage.unusable |= count.is_err();
+            count.unwrap_or(None)
+        };
+        let prompt_tokens = count(prompt);
+        let completion_tokens = count(completion);
         usage.prompt_tokens = prompt_tokens;
         usage.completion_tokens = completion_tokens;
-        usage.cached_tokens = object
-            .get("prompt_tokens_details")
-            .and_then(|details| details.get("cached_tokens"))
-            .and_then(serde_json::Value::as_u64);
-        Some(usage)
+        let details = details.and_then(|d| fields::fields(d, &["cached_tokens"]));
+        usage.cached_tokens = details
+            .as_ref()
+            .and_then(|d| d.values[0])
+            .and_then(|v| fields::count(v).ok().flatten());
+        let duplicate = fields.duplicate || details.is_some_and(|d| d.duplicate);
+        Some((usage, duplicate))
     }
 }
 
@@ -128,6 +133,10 @@ pub struct Parsed {
     /// The server's per-request `metrics` object (vLLM's `--enable-per-request-metrics`),
     /// if present and not null; read leniently (see [`ServerMetrics`]).
     pub metrics: Option<ServerMetrics>,
+    /// The chunk gave a field [`parse`] reads more than once (`{"choices":[..],"choices":[..]}`,
+    /// a `content` twice in a delta, a count twice in `usage`): the last value was read, as
+    /// JavaScript's and Python's JSON parsers do, and the chunk was kept.
+    pub duplicate_keys: bool,
 }
 
 /// An error the server put in the stream (`{"error": {...}}`).
@@ -179,8 +188,8 @@ struct Wire<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(default)]
     choices: Option<Choices>,
-    #[serde(default)]
-    usage: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
     #[serde(default)]
     error: Option<serde_json::Value>,
     #[serde(default)]
@@ -294,27 +303,70 @@ impl Choice<'_> {
 }
 
 /// Parses one data event (not `[DONE]`).
+///
+/// A field given twice does not fail the chunk: the last value is read and
+/// [`Parsed::duplicate_keys`] says so (the chunk is then read a second time, from JSON with
+/// each name once: the price of an odd chunk, not of every one).
 pub fn parse(data: &str) -> Result<Parsed, ChunkError> {
-    let wire: Wire<'_> = serde_json::from_str(data).map_err(|e| {
-        // serde's message quotes the offending value, which may be the whole event: bounded.
-        let reason = excerpt(&e.to_string());
-        ChunkError::Malformed(format!(
-            "event is not a completion chunk ({reason}): {}",
-            excerpt(data)
-        ))
-    })?;
+    match parse_once(data) {
+        Err(error) if is_duplicate(&error) => match deduplicated(data).map(|d| parse_once(&d)) {
+            Some(Ok(Ok(mut parsed))) => {
+                parsed.duplicate_keys = true;
+                Ok(parsed)
+            }
+            Some(Ok(Err(server))) => Err(server),
+            Some(Err(again)) => Err(malformed(data, &again)),
+            None => Err(malformed(data, &error)),
+        },
+        Err(error) => Err(malformed(data, &error)),
+        Ok(Err(error)) => Err(error),
+        Ok(Ok(parsed)) => Ok(parsed),
+    }
+}
+
+/// Parses one data event whose fields are each given once (serde's error, else the chunk or
+/// the error object it carried).
+fn parse_once(data: &str) -> Result<Result<Parsed, ChunkError>, serde_json::Error> {
+    let wire: Wire<'_> = serde_json::from_str(data)?;
     if let Some(error) = wire.error {
-        return Err(ChunkError::Server(server_error(&error)));
+        return Ok(Err(ChunkError::Server(server_error(&error))));
     }
     let choices = wire.choices.unwrap_or_default();
-    Ok(Parsed {
+    let (usage, duplicate_keys) = match wire.usage.and_then(Usage::from_raw) {
+        Some((usage, duplicate)) => (Some(usage), duplicate),
+        None => (None, false),
+    };
+    Ok(Ok(Parsed {
         tokens: choices.tokens,
         reasoning: choices.reasoning,
         finish: choices.finish,
-        usage: wire.usage.and_then(Usage::from_wire),
+        usage,
         id: wire.id.map(Cow::into_owned),
         metrics: wire.metrics,
-    })
+        duplicate_keys,
+    }))
+}
+
+/// serde's error for a field given twice.
+fn is_duplicate(error: &serde_json::Error) -> bool {
+    error.is_data() && error.to_string().starts_with("duplicate field")
+}
+
+/// `data` with each name of each object once, the last value of each (what a JSON parser
+/// that keeps the last value reads); `None` when it is not JSON.
+fn deduplicated(data: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(data)
+        .ok()
+        .map(|value| value.to_string())
+}
+
+fn malformed(data: &str, error: &serde_json::Error) -> ChunkError {
+    // serde's message quotes the offending value, which may be the whole event: bounded.
+    let reason = excerpt(&error.to_string());
+    ChunkError::Malformed(format!(
+        "event is not a completion chunk ({reason}): {}",
+        excerpt(data)
+    ))
 }
 
 /// The class and message of an error object (OpenAI or vLLM shape): the value of an `error`
@@ -378,19 +430,32 @@ pub(crate) fn error_class(error: &serde_json::Value) -> Option<ErrorClass> {
 /// assert_eq!(tokenmeter_openai::chunk::text("not json"), "");
 /// ```
 pub fn text(data: &str) -> String {
-    let Ok(wire) = serde_json::from_str::<TextWire<'_>>(data) else {
-        return String::new();
-    };
-    let mut out = String::new();
-    for choice in wire.choices.iter().flatten() {
-        if let Some(delta) = &choice.delta {
-            for part in [&delta.reasoning_content, &delta.reasoning, &delta.content] {
-                out.push_str(part.as_deref().unwrap_or_default());
-            }
-        }
-        out.push_str(choice.text.as_deref().unwrap_or_default());
+    match serde_json::from_str::<TextWire<'_>>(data) {
+        Ok(wire) => wire.text(),
+        Err(error) if is_duplicate(&error) => deduplicated(data)
+            .and_then(|data| {
+                serde_json::from_str::<TextWire<'_>>(&data)
+                    .ok()
+                    .map(|w| w.text())
+            })
+            .unwrap_or_default(),
+        Err(_) => String::new(),
     }
-    out
+}
+
+impl TextWire<'_> {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for choice in self.choices.iter().flatten() {
+            if let Some(delta) = &choice.delta {
+                for part in [&delta.reasoning_content, &delta.reasoning, &delta.content] {
+                    out.push_str(part.as_deref().unwrap_or_default());
+                }
+            }
+            out.push_str(choice.text.as_deref().unwrap_or_default());
+        }
+        out
+    }
 }
 
 /// At most [`MESSAGE_LIMIT`] characters of `text` (and an ellipsis when it was longer),
@@ -519,6 +584,9 @@ mod tests {
             r#"{"prompt_tokens":2,"completion_tokens":-1}"#,
             r#"{"prompt_tokens":2,"completion_tokens":18446744073709551616}"#,
             r#"{"prompt_tokens":2,"completion_tokens":{"n":5}}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":1e400}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":-1e400}"#,
+            r#"{"prompt_tokens":2,"completion_tokens":0.5}"#,
         ] {
             let u = usage(bad).unwrap();
             assert_eq!(
@@ -528,6 +596,7 @@ mod tests {
             );
         }
         let whole = usage(r#""lots""#).unwrap();
+        assert!(usage("1e400").unwrap().unusable);
         assert_eq!((whole.completion_tokens, whole.unusable), (None, true));
         assert_eq!(usage("null"), None);
         let absent = usage(r#"{"completion_tokens":null}"#).unwrap();
@@ -553,5 +622,52 @@ mod tests {
         assert_eq!(excerpt(&"é".repeat(300)), "é".repeat(300), "kept whole");
         let long = "é".repeat(MESSAGE_LIMIT + 300);
         assert_eq!(excerpt(&long).chars().count(), MESSAGE_LIMIT + 1);
+    }
+
+    /// Issue 26, item 11: a field given twice anywhere `parse` reads is not an error: the
+    /// last value (as JavaScript and Python read it), flagged.
+    #[test]
+    fn a_field_given_twice_is_read_last_and_flagged() {
+        for (event, tokens) in [
+            (r#"{"choices":[],"choices":[{"delta":{"content":"a"}}]}"#, 1),
+            (
+                r#"{"choices":[{"delta":{"content":"a"},"delta":{"content":"b"}}]}"#,
+                1,
+            ),
+            (r#"{"choices":[{"delta":{"content":"a","content":""}}]}"#, 1),
+            (r#"{"id":"a","id":"b","choices":[{"text":"x"}]}"#, 1),
+            (
+                r#"{"choices":[],"usage":{"completion_tokens":1,"completion_tokens":2}}"#,
+                0,
+            ),
+        ] {
+            let parsed = parse(event).unwrap_or_else(|e| panic!("{event}: {e}"));
+            assert!(parsed.duplicate_keys, "{event}");
+            assert_eq!(parsed.tokens, tokens, "{event}");
+        }
+        let usage = r#"{"choices":[],"usage":{"completion_tokens":1,"completion_tokens":2}}"#;
+        assert_eq!(
+            parse(usage).unwrap().usage.unwrap().completion_tokens,
+            Some(2)
+        );
+        assert_eq!(
+            parse(r#"{"id":"a","id":"b"}"#).unwrap().id.as_deref(),
+            Some("b")
+        );
+        assert!(!parse(r#"{"choices":[]}"#).unwrap().duplicate_keys);
+        // An error object given twice is still the server's error.
+        let error = r#"{"error":{"message":"a"},"error":{"message":"b","code":429}}"#;
+        assert!(matches!(
+            parse(error),
+            Err(ChunkError::Server(ServerError {
+                class: ErrorClass::RateLimited,
+                ..
+            }))
+        ));
+        // Not JSON stays malformed.
+        assert!(matches!(
+            parse(r#"{"id":"a","id":"#),
+            Err(ChunkError::Malformed(_))
+        ));
     }
 }

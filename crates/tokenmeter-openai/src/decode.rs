@@ -28,6 +28,9 @@ use crate::error::StreamError;
 pub(crate) struct Event {
     /// The event type was `error`.
     pub(crate) error: bool,
+    /// The event type was another name than `message` (the default) or `error`: an event a
+    /// chat completion stream does not define (a `ping`, say), which a reader skips.
+    pub(crate) other: bool,
     /// Its data lines, joined with LF.
     pub(crate) data: String,
 }
@@ -47,6 +50,8 @@ pub(crate) struct Decoder {
     max: usize,
     /// The last piece ended with CR: a LF opening the next one ends the same line.
     skip_lf: bool,
+    /// Comment lines read (lines starting with `:`, which the grammar ignores).
+    comments: u64,
 }
 
 impl Decoder {
@@ -59,7 +64,13 @@ impl Decoder {
             event_bytes: 0,
             max,
             skip_lf: false,
+            comments: 0,
         }
+    }
+
+    /// Comment lines read so far.
+    pub(crate) fn comments(&self) -> u64 {
+        self.comments
     }
 
     /// Sets the limit.
@@ -143,6 +154,7 @@ impl Decoder {
         }
         let line = std::str::from_utf8(line).map_err(not_utf8)?;
         if line.starts_with(':') {
+            self.comments += 1;
             return Ok(None);
         }
         let (name, value) = match line.split_once(':') {
@@ -166,6 +178,7 @@ impl Decoder {
     fn dispatch(&mut self) -> Option<Event> {
         self.event_bytes = 0;
         let error = self.kind == "error";
+        let other = !error && !self.kind.is_empty() && self.kind != "message";
         self.kind.clear();
         if self.data.is_empty() {
             return None;
@@ -173,6 +186,7 @@ impl Decoder {
         self.data.pop(); // the last LF
         Some(Event {
             error,
+            other,
             data: mem::take(&mut self.data),
         })
     }
@@ -216,6 +230,7 @@ mod tests {
     fn event(data: &str) -> Result<Event, StreamError> {
         Ok(Event {
             error: false,
+            other: false,
             data: data.to_owned(),
         })
     }
@@ -228,6 +243,7 @@ mod tests {
             event("c"),
             Ok(Event {
                 error: true,
+                other: false,
                 data: "x".into(),
             }),
             event(""),
@@ -284,5 +300,28 @@ mod tests {
             events(1 << 20, &[b"data: \xe2\x82", b"\xac\n\n"]),
             [event("€")]
         );
+    }
+
+    /// The grammar's event types and empty data: a named event is marked (not dropped here),
+    /// `message` and an empty name are the default type, an empty `data:` line dispatches an
+    /// event with empty data, and comments are counted.
+    #[test]
+    fn event_types_empty_data_and_comments() {
+        let text = b": keep-alive\nevent: ping\ndata: pong\n\nevent: message\ndata: a\n\nevent:\ndata: b\n\ndata:\n\n: x\n";
+        let mut decoder = Decoder::new(1 << 20);
+        let mut got = Vec::new();
+        let mut at = 0;
+        while let (used, Some(item)) = decoder.decode(&text[at..]) {
+            at += used;
+            let event = item.unwrap();
+            got.push((event.other, event.data));
+        }
+        let expected = [(true, "pong"), (false, "a"), (false, "b"), (false, "")];
+        let expected: Vec<(bool, String)> = expected
+            .iter()
+            .map(|(o, d)| (*o, (*d).to_owned()))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(decoder.comments(), 2);
     }
 }

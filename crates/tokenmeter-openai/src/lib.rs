@@ -125,6 +125,7 @@ mod item;
 mod labelled;
 mod meter;
 pub mod request_body;
+mod skipped;
 mod sse;
 mod tenant;
 
@@ -138,6 +139,7 @@ pub use item::Chunk;
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use labelled::send_labelled;
 pub use meter::{ChunkObserver, MeteredChunks};
+pub use skipped::Skipped;
 pub use sse::{DEFAULT_MAX_EVENT_SIZE, ERROR_BODY_LIMIT, SseChunks};
 pub use tenant::{TenantError, TenantLabels};
 

@@ -15,6 +15,7 @@ use crate::clock::EventClock;
 use crate::decode::{Decoder, Event};
 use crate::error::{StatusError, StreamError, TransportError};
 use crate::item::Chunk;
+use crate::skipped::Skipped;
 
 /// How much of an error response's body is read for its message.
 pub const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -57,11 +58,14 @@ pin_project! {
     ///
     /// Items, in order:
     ///
-    /// - `Ok(Chunk)` for every data event, stamped with [`EventClock::now`] when it has been
+    /// - `Ok(Chunk)` for every data event of the default type (`message`), stamped with [`EventClock::now`] when it has been
     ///   parsed; the role frame, usage chunk and `[DONE]` are chunks with 0 tokens (`done` is set
     ///   for `[DONE]`, and the stream ends with it: what follows is not read, so a body left
     ///   open or garbage after `[DONE]` changes nothing; [`into_body`](SseChunks::into_body)
-    ///   gives the rest of the body to drain for connection reuse);
+    ///   gives the rest of the body to drain for connection reuse); events that are valid
+    ///   SSE but not chunks are skipped, not errors, and counted ([`SseChunks::skipped`]): an
+    ///   event of another type than `message` or `error` (an `event: ping` with `data: pong`),
+    ///   an event with empty data (an empty `data:` line), and comments;
     /// - at most one `Err(StreamError)`, after which the stream ends: a non-2xx status
     ///   ([`SseChunks::with_status`]), a transport error, invalid UTF-8 or SSE, a chunk that is
     ///   not JSON of a completion chunk, an error object or `error` event, an event or line
@@ -104,6 +108,7 @@ pin_project! {
         done: bool,
         finished: bool,
         ended: bool,
+        skipped: Skipped,
     }
 }
 
@@ -138,7 +143,17 @@ impl<S, C> SseChunks<S, C> {
             done: false,
             finished: false,
             ended: false,
+            skipped: Skipped::default(),
         }
+    }
+
+    /// What was read so far and skipped because it is not a chunk (see [`Skipped`]).
+    pub fn skipped(&self) -> Skipped {
+        let mut skipped = self.skipped;
+        if let Body::Events { decoder, .. } = &self.body {
+            skipped.comments = decoder.comments();
+        }
+        skipped
     }
 
     /// Sets the limit of one SSE event (all its lines, comments included) and of one line, in
@@ -213,6 +228,7 @@ where
             clock: this.clock,
             done: this.done,
             finished: this.finished,
+            skipped: this.skipped,
         };
         let item = match this.body.project() {
             BodyProj::Status { raw, status, bytes } => match drain(raw, bytes, cx) {
@@ -262,6 +278,7 @@ struct State<'a, C> {
     clock: &'a C,
     done: &'a mut bool,
     finished: &'a mut bool,
+    skipped: &'a mut Skipped,
 }
 
 impl<C: EventClock> State<'_, C> {
@@ -295,8 +312,8 @@ impl<C: EventClock> State<'_, C> {
                         *rest = Vec::new();
                     }
                 }
-                if let Some(item) = item {
-                    return Poll::Ready(Some(item.and_then(|event| self.chunk(event))));
+                if let Some(item) = item.and_then(|item| self.item(item)) {
+                    return Poll::Ready(Some(item));
                 }
                 if budget == 0 {
                     return yielded(cx);
@@ -320,8 +337,8 @@ impl<C: EventClock> State<'_, C> {
                 // Kept for the next poll (not read at all after an error or [DONE]).
                 rest.extend_from_slice(&bytes[used..]);
             }
-            if let Some(item) = item {
-                return Poll::Ready(Some(item.and_then(|event| self.chunk(event))));
+            if let Some(item) = item.and_then(|item| self.item(item)) {
+                return Poll::Ready(Some(item));
             }
             if budget == 0 {
                 return yielded(cx);
@@ -329,15 +346,39 @@ impl<C: EventClock> State<'_, C> {
         }
     }
 
-    fn chunk(&mut self, event: Event) -> Result<Chunk, StreamError> {
+    /// The item a decoded event or error gives; `None` for an event that is skipped.
+    fn item(&mut self, item: Result<Event, StreamError>) -> Option<Result<Chunk, StreamError>> {
+        match item {
+            Ok(event) => self.chunk(event),
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    /// The chunk of one event; `None` for an event that is not a chunk (counted in
+    /// [`Skipped`]). `[DONE]` ends the stream whatever the event's type (but `error`), as
+    /// OpenAI's SDK reads it.
+    fn chunk(&mut self, event: Event) -> Option<Result<Chunk, StreamError>> {
         let at = self.clock.now();
         if event.error {
-            return Err(StreamError::Server(error_event(&event.data)));
+            return Some(Err(StreamError::Server(error_event(&event.data))));
         }
-        if event.data.trim() == "[DONE]" {
+        let data = event.data.trim();
+        if data == "[DONE]" {
             *self.done = true;
-            return Ok(Chunk::done_at(at));
+            return Some(Ok(Chunk::done_at(at)));
         }
+        if event.other {
+            self.skipped.other_events += 1;
+            return None;
+        }
+        if data.is_empty() {
+            self.skipped.empty_events += 1;
+            return None;
+        }
+        Some(self.parse(at, event))
+    }
+
+    fn parse(&mut self, at: std::time::Duration, event: Event) -> Result<Chunk, StreamError> {
         match chunk::parse(&event.data) {
             Ok(parsed) => {
                 *self.finished |= parsed.finish.is_some();

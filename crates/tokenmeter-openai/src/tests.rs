@@ -535,3 +535,61 @@ impl std::task::Wake for Woken {
         *self.0.lock().unwrap() += 1;
     }
 }
+
+/// Issue 26, item 11: valid SSE that is not a chunk (an `event: ping` with `data: pong`, an
+/// empty `data:` event, which the specification dispatches, a comment) is skipped and counted,
+/// and the stream around it stays a success with every token.
+#[test]
+fn events_that_are_not_chunks_are_skipped_and_counted_not_fatal() {
+    let s = setup();
+    let clock = Clock::manual(&s.manual);
+    let ping = "event: ping\ndata: pong\n\n";
+    let (a, b) = (token("a"), last("b"));
+    let parts = [
+        ROLE,
+        ping,
+        &a,
+        "data:\n\n",
+        ": hi\n\n",
+        "data:  \n\n",
+        &b,
+        ping,
+        DONE,
+    ];
+    let mut chunks = SseChunks::new(body(&s.manual, ok(&parts)), clock).meter(s.request);
+    let items = std::iter::from_fn(|| next(&mut chunks)).collect::<Vec<_>>();
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let tokens: u32 = items.iter().flatten().map(Chunk::tokens).sum();
+    assert_eq!(tokens, 2);
+    let (chunks, _request) = chunks.into_parts();
+    let skipped = chunks.skipped();
+    assert_eq!(
+        (skipped.other_events, skipped.empty_events, skipped.comments),
+        (2, 2, 1)
+    );
+    assert_eq!(skipped.events(), 4);
+    let record = only(&s.memory);
+    assert_eq!(record.outcome, Outcome::Success);
+    assert_eq!(record.output_tokens, 2);
+}
+
+/// Issue 26, item 11: a chunk with a field given twice and a usage count no float holds keep
+/// the stream complete: the tokens are counted, the oddities flagged.
+#[test]
+fn duplicate_keys_and_huge_usage_counts_are_flagged_not_fatal() {
+    let twice = "data: {\"choices\":[{\"delta\":{\"content\":\"x\",\"content\":\"y\"}}]}\n\n";
+    let usage =
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1e400}}\n\n";
+    let (items, record) = run(&[ROLE, twice, &last("b"), usage, DONE]);
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let chunks: Vec<&Chunk> = items.iter().flatten().collect();
+    assert!(chunks[1].parsed.duplicate_keys && chunks[1].tokens() == 1);
+    assert_eq!(chunks[1].text(), "y", "the last value wins");
+    let usage = chunks[3].parsed.usage.unwrap();
+    assert_eq!(
+        (usage.prompt_tokens, usage.completion_tokens, usage.unusable),
+        (Some(3), None, true)
+    );
+    assert_eq!(record.outcome, Outcome::Success);
+    assert_eq!(record.output_tokens, 2, "counted from the chunks");
+}

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
 use crate::bench::gaps::{GapSpan, Gaps};
+use crate::bench::oddities::Oddities;
 use crate::bench::sanitize::ServerText;
 
 /// Token counts from the final `usage` object.
@@ -81,7 +82,10 @@ pub(crate) struct Measured {
     pub(crate) response_id: Option<ServerText>,
     /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
     pub(crate) usage_discrepancy: Option<Discrepancy>,
-    /// Cancelled in flight by an interrupt (no record).
+    /// Events its stream held that were skipped, and chunks read leniently.
+    pub(crate) oddities: Oddities,
+    /// Cancelled in flight by an interrupt with no record: only in traces of older versions,
+    /// which wrote such a request as an empty line (a run now keeps the record of each).
     pub(crate) cancelled: bool,
     /// Its inter-token gaps in the run's [`Gaps`], once settled.
     pub(crate) gaps: GapSpan,
@@ -113,21 +117,6 @@ impl Measured {
             Some(record) => record.outcome,
             None if self.cancelled => Outcome::Cancelled,
             None => Outcome::Error(ErrorClass::Other),
-        }
-    }
-
-    /// A request cancelled in flight by a second interrupt: its measurement is lost with it.
-    pub(crate) fn cancelled(spec: &crate::bench::workload::RequestSpec) -> Self {
-        Self {
-            id: spec.id,
-            input_tokens: spec.input_tokens,
-            max_tokens: spec.max_tokens,
-            cancelled: true,
-            error: Some(
-                crate::bench::sanitize::Sanitizer::default()
-                    .clean("cancelled in flight by a second interrupt"),
-            ),
-            ..Self::default()
         }
     }
 

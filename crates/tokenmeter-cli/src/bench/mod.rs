@@ -15,6 +15,7 @@
 //! | [`records`] | the sink that hands each request's core record back to its client |
 //! | [`counts`] | where the token counts come from, finish reasons, lengths not honoured |
 //! | [`measured`] | one request: the core's record and what only the client knows |
+//! | [`oddities`] | events skipped and chunks read leniently: kept, counted, warned about |
 //! | [`clock`] | the shared clock of the client, the trace and the core |
 //! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
 //! | [`runner`] | releasing requests open-loop or at a fixed concurrency, each with its due time |
@@ -54,6 +55,7 @@ mod load_args;
 mod load_check;
 mod measured;
 mod merge;
+mod oddities;
 mod output;
 mod peer;
 mod percentiles;
@@ -376,7 +378,12 @@ pub(crate) async fn bench(
     written?;
     let traces = done.measured;
     let warnings = Counts::of(&traces, &args.slo).warnings();
-    for warning in summary::usage_warnings(&traces).into_iter().chain(warnings) {
+    let odd = oddities::warnings(&traces);
+    for warning in summary::usage_warnings(&traces)
+        .into_iter()
+        .chain(odd)
+        .chain(warnings)
+    {
         crate::console::warn(warning);
     }
     if stop.interrupted() {

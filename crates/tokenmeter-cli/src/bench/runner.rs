@@ -320,10 +320,10 @@ async fn conversation(
             let due = answered.map_or_else(|| client.clock().now(), |end| end + turn.think);
             at = Schedule { due, ready: due };
         }
-        let mut measured = tokio::select! {
-            measured = client.send(&turn) => measured,
-            () = stop.reached(Step::Cancelling) => Measured::cancelled(&turn),
-        };
+        // A second interrupt ends the request as cancelled, keeping what it received.
+        let mut measured = client
+            .send_until(&turn, stop.reached(Step::Cancelling))
+            .await;
         measured.due = Some(at.due);
         measured.ready = Some(at.ready);
         let go_on = measured.succeeded();

@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::measured::{Discrepancy, Measured, Usage};
+use crate::bench::oddities::Oddities;
 use crate::bench::sanitize::ServerText;
 
 /// Everything measured about one request, as written.
@@ -83,6 +84,10 @@ pub(crate) struct Trace {
     /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) usage_discrepancy: Option<Discrepancy>,
+    /// Events the stream held that were skipped (another event type, empty data, comments)
+    /// and chunks that gave a field twice (absent: none).
+    #[serde(default, skip_serializing_if = "Oddities::is_none")]
+    pub(crate) oddities: Oddities,
     /// The wall-clock time of the run's origin (offset 0), in nanoseconds since the Unix
     /// epoch: `tokenmeter bench merge` puts the traces of several processes on one time line
     /// with it.
@@ -167,6 +172,7 @@ impl Trace {
             error: measured.error.clone(),
             response_id: measured.response_id.clone(),
             usage_discrepancy: measured.usage_discrepancy,
+            oddities: measured.oddities,
             run_start_unix_ns: None,
             seed: None,
             shard: None,

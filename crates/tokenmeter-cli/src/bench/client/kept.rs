@@ -82,6 +82,9 @@ impl Kept {
             self.done = true;
             return Ok(());
         }
+        if chunk.parsed.duplicate_keys {
+            measured.oddities.duplicate_key_chunks += 1;
+        }
         let tokens = chunk.parsed.tokens;
         if tokens > 0 {
             self.token_chunks += 1;

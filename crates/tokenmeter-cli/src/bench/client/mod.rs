@@ -249,7 +249,20 @@ impl Client {
     }
 
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
+    #[cfg(test)]
     pub(crate) async fn send(&self, spec: &RequestSpec) -> Measured {
+        self.send_until(spec, std::future::pending()).await
+    }
+
+    /// Sends `spec` and measures it until it ends or `cancel` resolves (a second interrupt):
+    /// then the request ends as `cancelled` and keeps what it had received (its send, its
+    /// chunks and their times, its usage). Never fails: errors are outcomes.
+    pub(crate) async fn send_until(
+        &self,
+        spec: &RequestSpec,
+        cancel: impl std::future::Future<Output = ()>,
+    ) -> Measured {
+        let mut cancel = std::pin::pin!(cancel);
         let post = self.post(HeaderValue::from(spec.id), spec);
         let sent_at = tokio::time::Instant::now();
         let deadline = sent_at + self.target.timeout;
@@ -264,7 +277,12 @@ impl Client {
             ..Measured::default()
         };
         let sent = post.send();
-        let response = match tokio::time::timeout_at(deadline, sent).await {
+        let sent = tokio::select! {
+            biased;
+            () = cancel.as_mut() => return self.interrupted(measured, request),
+            sent = tokio::time::timeout_at(deadline, sent) => sent,
+        };
+        let response = match sent {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {
                 let class = error.class();
@@ -288,7 +306,7 @@ impl Client {
         }
         if !self.target.shape.stream {
             return self
-                .receive_plain(measured, request, response, deadline)
+                .receive_plain(measured, request, response, deadline, cancel)
                 .await;
         }
         // The request keeps the workload's input tokens; `usage` is kept beside them.
@@ -333,6 +351,9 @@ impl Client {
                     && hang_up.as_mut().poll(cx).is_ready()
                 {
                     return Poll::Ready(Err(Stop::HangUp));
+                }
+                if cancel.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Err(Stop::Interrupted));
                 }
                 let next = metered.poll_next_unpin(cx);
                 if next.is_pending() {
@@ -385,6 +406,11 @@ impl Client {
                     metered.request_mut().cancel();
                     break;
                 }
+                Err(Stop::Interrupted) => {
+                    metered.request_mut().cancel();
+                    measured.error = Some(self.sanitizer.clean(INTERRUPTED));
+                    break;
+                }
                 Err(Stop::Timeout) => {
                     metered
                         .request_mut()
@@ -397,16 +423,15 @@ impl Client {
                 }
             }
         }
+        let (chunks, request) = metered.into_parts();
+        drop(request); // ended by now, or as cancelled here
+        measured.oddities.note_skipped(chunks.skipped());
         if kept.done {
             // Ended at [DONE]: read what is left (the end of the body, usually already there)
             // for a short while, so that the connection can serve the next request.
-            let (chunks, request) = metered.into_parts();
-            drop(request); // ended by now, or as cancelled here
             let body = chunks.into_body();
             let until = deadline.min(tokio::time::Instant::now() + DRAIN_AFTER_DONE);
             let _ = tokio::time::timeout_at(until, drain(body)).await;
-        } else {
-            drop(metered);
         }
         // Ended by now (at the stream's end, on an error, or as cancelled by the drop).
         measured.record = self.records.take(id);
@@ -455,6 +480,14 @@ impl Client {
         )
     }
 
+    /// Ends `request` as cancelled by a second interrupt, keeping its record.
+    fn interrupted(&self, mut measured: Measured, mut request: Request) -> Measured {
+        request.cancel();
+        measured.record = self.records.end(request);
+        measured.error = Some(self.sanitizer.clean(INTERRUPTED));
+        measured
+    }
+
     fn failed(
         &self,
         mut measured: Measured,
@@ -469,8 +502,13 @@ impl Client {
     }
 }
 
+/// What a request cancelled by a second interrupt says.
+const INTERRUPTED: &str = "cancelled in flight by a second interrupt; what it had received is kept";
+
 /// Why the stream loop stopped before the stream ended.
 enum Stop {
+    /// A second interrupt: the requests in flight are cancelled.
+    Interrupted,
     /// `--timeout` passed.
     Timeout,
     /// An injected cancellation's time came.

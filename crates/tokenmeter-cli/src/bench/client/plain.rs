@@ -4,6 +4,8 @@
 //! answer's `usage.completion_tokens` (one when it sent text without a usable count), its finish
 //! reason the first choice's `finish_reason`.
 
+use std::pin::Pin;
+
 use serde_json::Value;
 use tokenmeter::{ErrorClass, FinishReason, Request};
 use tokenmeter_openai::{StatusError, TransportError as _};
@@ -14,19 +16,26 @@ use crate::bench::measured::Measured;
 /// Why the body could not be read whole.
 enum ReadError {
     Timeout,
+    Cancelled,
     TooLarge,
     Transport(ErrorClass, String),
 }
 
-/// The body, at most `limit` bytes, before `deadline`.
-async fn read_body(
+/// The body, at most `limit` bytes, before `deadline` and before `cancel`.
+async fn read_body<F: Future<Output = ()>>(
     mut response: reqwest::Response,
     limit: usize,
     deadline: tokio::time::Instant,
+    mut cancel: Pin<&mut F>,
 ) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
     loop {
-        match tokio::time::timeout_at(deadline, response.chunk()).await {
+        let next = tokio::select! {
+            biased;
+            () = cancel.as_mut() => return Err(ReadError::Cancelled),
+            next = tokio::time::timeout_at(deadline, response.chunk()) => next,
+        };
+        match next {
             Err(_) => return Err(ReadError::Timeout),
             Ok(Err(error)) => return Err(ReadError::Transport(error.class(), error.describe())),
             Ok(Ok(None)) => return Ok(body),
@@ -81,17 +90,19 @@ fn finish_reason_of(answer: &Value) -> Option<FinishReason> {
 
 impl Client {
     /// Reads a non-streaming answer and ends `request` with it.
-    pub(super) async fn receive_plain(
+    pub(super) async fn receive_plain<F: Future<Output = ()>>(
         &self,
         mut measured: Measured,
         mut request: Request,
         response: reqwest::Response,
         deadline: tokio::time::Instant,
+        cancel: Pin<&mut F>,
     ) -> Measured {
         let status = response.status().as_u16();
         let limit = self.target.max_event_size;
-        let body = match read_body(response, limit, deadline).await {
+        let body = match read_body(response, limit, deadline, cancel).await {
             Ok(body) => body,
+            Err(ReadError::Cancelled) => return self.interrupted(measured, request),
             Err(ReadError::Timeout) => {
                 let message = self.timeout_message("while reading the answer");
                 return self.failed(measured, request, ErrorClass::Timeout, &message);

@@ -89,6 +89,7 @@ impl Replay {
             error: trace.error.clone(),
             response_id: trace.response_id.clone(),
             usage_discrepancy: trace.usage_discrepancy,
+            oddities: trace.oddities,
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
             max_gap: None,

@@ -3,6 +3,7 @@
 pub(crate) mod charts;
 pub(crate) mod classes;
 pub(crate) mod html;
+mod paths;
 pub(crate) mod single;
 pub(crate) mod slices;
 pub(crate) mod stages;
@@ -21,8 +22,9 @@ pub(crate) fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Checks every output path before the first request ([`check_writable`]); at most one may
-/// be `-` (stdout).
+/// Checks every output path before the first request: at most one may be `-` (stdout), none
+/// may be a symbolic link, no two may name the same file (also through `..`, a linked
+/// directory or a hard link), and each must be writable ([`check_writable`]).
 pub(crate) fn check_paths(paths: &[(Option<&Path>, &str)]) -> anyhow::Result<()> {
     let to_stdout: Vec<&str> = paths
         .iter()
@@ -35,10 +37,16 @@ pub(crate) fn check_paths(paths: &[(Option<&Path>, &str)]) -> anyhow::Result<()>
             to_stdout.join(" and ")
         );
     }
-    for (path, flag) in paths {
-        if let Some(path) = path {
-            check_writable(path, flag)?;
-        }
+    let files: Vec<(&Path, &str)> = paths
+        .iter()
+        .filter_map(|(path, flag)| path.filter(|p| !is_stdout(p)).map(|p| (p, *flag)))
+        .collect();
+    for (path, flag) in &files {
+        paths::refuse_symlink(path, flag)?;
+    }
+    paths::refuse_collisions(&files)?;
+    for (path, flag) in &files {
+        check_writable(path, flag)?;
     }
     Ok(())
 }
