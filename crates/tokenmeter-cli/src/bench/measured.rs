@@ -27,6 +27,11 @@ pub(crate) struct Usage {
     /// string, ...): it was ignored, as if absent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) unusable: bool,
+    /// `usage.prompt_tokens` or its cached tokens were implausible (above
+    /// [`input_usage_bound`] of what was sent): ignored, as if absent
+    /// ([`Measured::check_input_usage`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) implausible_input: bool,
 }
 
 impl From<tokenmeter_openai::chunk::Usage> for Usage {
@@ -35,8 +40,17 @@ impl From<tokenmeter_openai::chunk::Usage> for Usage {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             unusable: usage.unusable,
+            implausible_input: false,
         }
     }
+}
+
+/// The most input tokens a server may plausibly report for a prompt of `sent` tokens (the
+/// workload's count, exact or estimated): 16 times it plus 65 536 (a chat template, a system
+/// prompt, an estimate off by far), and never above 2^53, the largest count an `f64` (the
+/// JSON reports' numbers) holds exactly.
+pub(crate) fn input_usage_bound(sent: u64) -> u64 {
+    sent.saturating_mul(16).saturating_add(65_536).min(1 << 53)
 }
 
 /// `usage.completion_tokens` against the token-bearing chunks the stream carried, when no
@@ -155,6 +169,31 @@ impl Measured {
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
         self.usage = Some(usage);
+    }
+
+    /// Ignores input-side usage no server could mean: `usage.prompt_tokens` or the cached
+    /// input tokens above [`input_usage_bound`] of the tokens sent. They are dropped (the input
+    /// is then what was sent, and no cache hit is counted) and the request is flagged
+    /// (`usage.implausible_input`), so that one count of `u64::MAX` neither reaches the sums
+    /// nor widens the table's columns.
+    pub(crate) fn check_input_usage(&mut self) {
+        let bound = input_usage_bound(self.input_tokens);
+        let mut flagged = false;
+        if let Some(usage) = self.usage.as_mut()
+            && usage.prompt_tokens.is_some_and(|p| p > bound)
+        {
+            usage.prompt_tokens = None;
+            flagged = true;
+        }
+        if let Some(record) = self.record.as_mut()
+            && record.cached_input_tokens.is_some_and(|c| c > bound)
+        {
+            record.cached_input_tokens = None;
+            flagged = true;
+        }
+        if flagged {
+            self.usage.get_or_insert_default().implausible_input = true;
+        }
     }
 
     /// Keeps the server's own timings of the request from a `metrics` object (the latest

@@ -302,9 +302,11 @@ impl Client {
             return self.failed(measured, request, ErrorClass::Other, &message);
         }
         if !self.target.shape.stream {
-            return self
+            let mut measured = self
                 .receive_plain(measured, request, response, deadline)
                 .await;
+            measured.check_input_usage();
+            return measured;
         }
         let status = response.status().as_u16();
         if let Some(message) = response
@@ -468,6 +470,7 @@ impl Client {
                 completion_tokens: usage,
                 token_chunks: chunk_tokens,
             });
+        measured.check_input_usage();
         measured
     }
 
