@@ -172,12 +172,17 @@ impl Measured {
     }
 
     /// Ignores input-side usage no server could mean: `usage.prompt_tokens` or the cached
-    /// input tokens above [`input_usage_bound`] of the tokens sent. They are dropped (the input
+    /// input tokens above [`input_usage_bound`] of the tokens sent (of 2^53 alone when
+    /// `prompt_unknown`: `--extra-body` sent a prompt of its own). They are dropped (the input
     /// is then what was sent, and no cache hit is counted) and the request is flagged
     /// (`usage.implausible_input`), so that one count of `u64::MAX` neither reaches the sums
     /// nor widens the table's columns.
-    pub(crate) fn check_input_usage(&mut self) {
-        let bound = input_usage_bound(self.input_tokens);
+    pub(crate) fn check_input_usage(&mut self, prompt_unknown: bool) {
+        let bound = if prompt_unknown {
+            input_usage_bound(u64::MAX)
+        } else {
+            input_usage_bound(self.input_tokens)
+        };
         let mut flagged = false;
         if let Some(usage) = self.usage.as_mut()
             && usage.prompt_tokens.is_some_and(|p| p > bound)
@@ -307,5 +312,42 @@ impl Measured {
     pub(crate) fn latency(&self) -> Option<Duration> {
         let record = self.record.as_ref()?;
         Some(record.time_to_last_token().unwrap_or(record.e2e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_prompt_usage(sent: u64, reported: u64) -> Measured {
+        Measured {
+            input_tokens: sent,
+            usage: Some(Usage {
+                prompt_tokens: Some(reported),
+                ..Usage::default()
+            }),
+            ..Measured::default()
+        }
+    }
+
+    #[test]
+    fn input_usage_far_above_what_was_sent_is_ignored_and_flagged() {
+        let bound = input_usage_bound(100);
+        assert_eq!(bound, 100 * 16 + 65_536);
+        let mut plausible = with_prompt_usage(100, bound);
+        plausible.check_input_usage(false);
+        assert_eq!(plausible.prompt_tokens(), bound);
+        assert!(!plausible.usage.unwrap().implausible_input);
+        let mut implausible = with_prompt_usage(100, bound + 1);
+        implausible.check_input_usage(false);
+        assert_eq!(implausible.prompt_tokens(), 100, "what was sent");
+        assert!(implausible.usage.unwrap().implausible_input);
+        // A prompt of --extra-body's own: only counts beyond 2^53 are refused.
+        let mut own = with_prompt_usage(100, bound + 1);
+        own.check_input_usage(true);
+        assert_eq!(own.prompt_tokens(), bound + 1);
+        let mut huge = with_prompt_usage(100, u64::MAX);
+        huge.check_input_usage(true);
+        assert_eq!(huge.prompt_tokens(), 100);
     }
 }

@@ -278,6 +278,12 @@ impl RequestShape {
             .and_then(Value::as_u64)
     }
 
+    /// Whether `--extra-body` sends a prompt of its own (`messages` or `prompt`): the tokens
+    /// sent are then not the workload's.
+    pub(crate) fn replaces_prompt(&self) -> bool {
+        self.extra.get("messages").is_some() || self.extra.get("prompt").is_some()
+    }
+
     /// The model `--extra-body` asks for, if it sets `model` to a string.
     pub(crate) fn sent_model(&self) -> Option<&str> {
         self.extra.get("model").and_then(Value::as_str)

@@ -305,7 +305,7 @@ impl Client {
             let mut measured = self
                 .receive_plain(measured, request, response, deadline)
                 .await;
-            measured.check_input_usage();
+            measured.check_input_usage(self.target.shape.replaces_prompt());
             return measured;
         }
         let status = response.status().as_u16();
@@ -325,7 +325,7 @@ impl Client {
             .max_event_size(self.target.max_event_size)
             .meter(request)
             .input_tokens_from_usage(false);
-        let mut kept = Kept::new(spec.max_tokens);
+        let mut kept = Kept::new(measured.max_tokens);
         // The text, kept only to count it with --tokenizer when no usage comes.
         let mut text = self.target.tokenizer.as_ref().map(|_| String::new());
         // One timer for the whole stream: a timeout per item would insert and remove a timer
@@ -470,7 +470,7 @@ impl Client {
                 completion_tokens: usage,
                 token_chunks: chunk_tokens,
             });
-        measured.check_input_usage();
+        measured.check_input_usage(self.target.shape.replaces_prompt());
         measured
     }
 
