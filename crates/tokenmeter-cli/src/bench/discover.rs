@@ -25,14 +25,55 @@ pub(crate) const MODELS_LIMIT: usize = 1024 * 1024;
 /// The longest model id taken from a list (the id is sent back in every request).
 const MODEL_ID_LIMIT: usize = 1024;
 
-/// The redirect policy of every HTTP client of the bench: none unless `follow`.
-pub(crate) fn redirect_policy(follow: bool) -> reqwest::redirect::Policy {
-    if follow {
-        reqwest::redirect::Policy::limited(10)
-    } else {
-        reqwest::redirect::Policy::none()
+/// The redirect policy of every HTTP client of the bench: none unless `follow`; when
+/// following, at most 10 hops, and none to another origin (scheme, host or port) if
+/// `guard_headers`: reqwest drops `Authorization` and `Cookie` on such a hop but forwards every
+/// other header, `--header` values (`api-key`, `x-api-key`) included, so a client that carries
+/// them refuses the hop with [`CrossOrigin`] instead.
+pub(crate) fn redirect_policy(follow: bool, guard_headers: bool) -> reqwest::redirect::Policy {
+    if !follow {
+        return reqwest::redirect::Policy::none();
+    }
+    if !guard_headers {
+        return reqwest::redirect::Policy::limited(MAX_REDIRECTS);
+    }
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_none_or(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            let to = display_url(attempt.url());
+            attempt.error(CrossOrigin(to))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// The most redirects followed with `--follow-redirects`.
+const MAX_REDIRECTS: usize = 10;
+
+/// A redirect to another origin refused because the request carries `--header` values: the
+/// target is shown without user info or query.
+#[derive(Debug)]
+pub(crate) struct CrossOrigin(String);
+
+impl std::fmt::Display for CrossOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a redirect to another origin ({}) was not followed: the request carries --header \
+             values, which would be sent there (only Authorization and Cookie are dropped on such \
+             a hop); point --url at the new address",
+            self.0
+        )
     }
 }
+
+impl std::error::Error for CrossOrigin {}
 
 /// The error of a redirect that was not followed: where it pointed (sanitised) and how to opt in.
 pub(crate) fn redirected(
@@ -81,7 +122,7 @@ async fn handshake(url: &reqwest::Url, tls: &Tls) -> anyhow::Result<()> {
     let client = tls
         .client_builder()
         .timeout(PREFLIGHT)
-        .redirect(redirect_policy(false))
+        .redirect(redirect_policy(false, false))
         .build()
         .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
     match client.head(url.clone()).send().await {
@@ -126,7 +167,7 @@ pub(crate) async fn model(
     let client = tls
         .client_builder()
         .timeout(PREFLIGHT)
-        .redirect(redirect_policy(follow_redirects))
+        .redirect(redirect_policy(follow_redirects, false))
         .build()
         .map_err(failed)
         .with_context(hint)?;
@@ -169,6 +210,12 @@ pub(crate) async fn model(
         .and_then(serde_json::Value::as_str)
         .ok_or_else(|| anyhow::anyhow!("the model list is empty or not OpenAI-shaped"))
         .with_context(hint)?;
+    if id.trim().is_empty() {
+        return Err(anyhow::anyhow!(
+            "the first model of the list has an empty id, which no request can ask for"
+        ))
+        .with_context(hint);
+    }
     if id.len() > MODEL_ID_LIMIT {
         return Err(anyhow::anyhow!(
             "the first model id is {} bytes long (more than {MODEL_ID_LIMIT})",

@@ -28,6 +28,11 @@ pub(crate) struct Usage {
     /// string, ...): it was ignored, as if absent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) unusable: bool,
+    /// `usage.prompt_tokens` or its cached tokens were implausible (above
+    /// [`input_usage_bound`] of what was sent): ignored, as if absent
+    /// ([`Measured::check_input_usage`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) implausible_input: bool,
 }
 
 impl From<tokenmeter_openai::chunk::Usage> for Usage {
@@ -36,8 +41,17 @@ impl From<tokenmeter_openai::chunk::Usage> for Usage {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             unusable: usage.unusable,
+            implausible_input: false,
         }
     }
+}
+
+/// The most input tokens a server may plausibly report for a prompt of `sent` tokens (the
+/// workload's count, exact or estimated): 16 times it plus 65 536 (a chat template, a system
+/// prompt, an estimate off by far), and never above 2^53, the largest count an `f64` (the
+/// JSON reports' numbers) holds exactly.
+pub(crate) fn input_usage_bound(sent: u64) -> u64 {
+    sent.saturating_mul(16).saturating_add(65_536).min(1 << 53)
 }
 
 /// `usage.completion_tokens` against the token-bearing chunks the stream carried, when no
@@ -144,6 +158,36 @@ impl Measured {
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
         self.usage = Some(usage);
+    }
+
+    /// Ignores input-side usage no server could mean: `usage.prompt_tokens` or the cached
+    /// input tokens above [`input_usage_bound`] of the tokens sent (of 2^53 alone when
+    /// `prompt_unknown`: `--extra-body` sent a prompt of its own). They are dropped (the input
+    /// is then what was sent, and no cache hit is counted) and the request is flagged
+    /// (`usage.implausible_input`), so that one count of `u64::MAX` neither reaches the sums
+    /// nor widens the table's columns.
+    pub(crate) fn check_input_usage(&mut self, prompt_unknown: bool) {
+        let bound = if prompt_unknown {
+            input_usage_bound(u64::MAX)
+        } else {
+            input_usage_bound(self.input_tokens)
+        };
+        let mut flagged = false;
+        if let Some(usage) = self.usage.as_mut()
+            && usage.prompt_tokens.is_some_and(|p| p > bound)
+        {
+            usage.prompt_tokens = None;
+            flagged = true;
+        }
+        if let Some(record) = self.record.as_mut()
+            && record.cached_input_tokens.is_some_and(|c| c > bound)
+        {
+            record.cached_input_tokens = None;
+            flagged = true;
+        }
+        if flagged {
+            self.usage.get_or_insert_default().implausible_input = true;
+        }
     }
 
     /// Keeps the server's own timings of the request from a `metrics` object (the latest
@@ -257,5 +301,42 @@ impl Measured {
     pub(crate) fn latency(&self) -> Option<Duration> {
         let record = self.record.as_ref()?;
         Some(record.time_to_last_token().unwrap_or(record.e2e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_prompt_usage(sent: u64, reported: u64) -> Measured {
+        Measured {
+            input_tokens: sent,
+            usage: Some(Usage {
+                prompt_tokens: Some(reported),
+                ..Usage::default()
+            }),
+            ..Measured::default()
+        }
+    }
+
+    #[test]
+    fn input_usage_far_above_what_was_sent_is_ignored_and_flagged() {
+        let bound = input_usage_bound(100);
+        assert_eq!(bound, 100 * 16 + 65_536);
+        let mut plausible = with_prompt_usage(100, bound);
+        plausible.check_input_usage(false);
+        assert_eq!(plausible.prompt_tokens(), bound);
+        assert!(!plausible.usage.unwrap().implausible_input);
+        let mut implausible = with_prompt_usage(100, bound + 1);
+        implausible.check_input_usage(false);
+        assert_eq!(implausible.prompt_tokens(), 100, "what was sent");
+        assert!(implausible.usage.unwrap().implausible_input);
+        // A prompt of --extra-body's own: only counts beyond 2^53 are refused.
+        let mut own = with_prompt_usage(100, bound + 1);
+        own.check_input_usage(true);
+        assert_eq!(own.prompt_tokens(), bound + 1);
+        let mut huge = with_prompt_usage(100, u64::MAX);
+        huge.check_input_usage(true);
+        assert_eq!(huge.prompt_tokens(), 100);
     }
 }

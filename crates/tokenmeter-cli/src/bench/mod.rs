@@ -57,6 +57,7 @@ mod measured;
 mod merge;
 mod oddities;
 mod output;
+mod overrides;
 mod peer;
 mod percentiles;
 mod phases;
@@ -186,14 +187,23 @@ pub(crate) async fn bench(
     stop: &Interrupt,
 ) -> anyhow::Result<()> {
     let (url, api) = endpoint_url(&base, &plan.endpoint);
-    let model = match (&args.model, default_model) {
-        (Some(model), _) => model.clone(),
-        (None, Some(model)) => model.to_owned(),
-        (None, None) => {
+    let shape = args.shape.shape()?;
+    let model = match (&args.model, default_model, shape.sent_model()) {
+        (Some(model), _, _) => model.clone(),
+        (None, Some(model), _) => model.to_owned(),
+        // The model --extra-body sends: no need to ask the server for one.
+        (None, None, Some(model)) => model.to_owned(),
+        (None, None, None) => {
             let found = discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls);
             interrupt::before_the_run(stop, "model discovery", found).await?
         }
     };
+    let replaced = overrides::overrides(&shape, &model, args.ignore_eos);
+    for replaced in &replaced {
+        crate::console::warn(replaced.warning());
+    }
+    // What is sent is what every report names.
+    let model = shape.sent_model().map_or(model, str::to_owned);
     let shard = args.shard.shard()?;
     let clock = BenchClock::start();
     let run_start = shard::unix_now();
@@ -214,7 +224,7 @@ pub(crate) async fn bench(
         follow_redirects: args.follow_redirects,
         max_event_size: args.max_event_size,
         tls: plan.tls.clone(),
-        shape: args.shape.shape()?,
+        shape,
         tokenizer: plan.tokenizer.clone(),
     };
     let client = Arc::new(Client::new(target, key, clock, meter)?);
@@ -225,7 +235,10 @@ pub(crate) async fn bench(
             [one] => one.to_string(),
             stages => format!("{} stages (see by stage)", stages.len()),
         },
-        workload: plan.source.describe(),
+        workload: match overrides::header(&replaced) {
+            Some(sent) => format!("{} · {sent}", plan.source.describe()),
+            None => plan.source.describe(),
+        },
         seed: args.seed,
         numbers: run_block::RunNumbers::now(
             &plan.load,
@@ -234,6 +247,7 @@ pub(crate) async fn bench(
             client.sanitizer(),
         ),
     };
+    info.numbers.extra_body_overrides = overrides::block(&replaced);
     // Not for the embedded simulator: its server-side report counts the run's requests only.
     if !args.no_preflight && server_batching.is_none() {
         // Its own generator: the run's prompts and arrivals do not depend on the test.

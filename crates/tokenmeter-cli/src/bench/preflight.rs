@@ -5,7 +5,9 @@
 //! A 400, 401, 403, 404, 405 or 422 answer aborts the run with the server's message
 //! (sanitised) and the remedy; a successful answer that is not an SSE stream is named by its
 //! content type, one with a `Content-Encoding` the bench does not decode by that encoding.
-//! Other answers (429, 5xx: possibly passing) are warnings, and the run goes on.
+//! Other answers (429, 5xx: possibly passing) are warnings, and the run goes on. A streamed
+//! answer is read up to its `[DONE]`, not to the end of its body: a server that keeps the body
+//! open after `[DONE]` does not delay the run.
 
 use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE, LOCATION};
 use tokenmeter_openai::{ERROR_BODY_LIMIT, StatusError, describe_error};
@@ -99,8 +101,9 @@ pub(crate) async fn check(
     let media = content_type.split(';').next().unwrap_or("").trim();
     let expected = !expect_sse || media.eq_ignore_ascii_case("text/event-stream");
     if expected {
-        // Read the short answer (a few tokens) so that the server sees the request complete.
-        read_start(response).await;
+        // Read the short answer (a few tokens) so that the server sees the request complete,
+        // up to `[DONE]`: a server that keeps the body open after it does not hold the run.
+        read_until_done(response).await;
         return Ok(());
     }
     let media = if media.is_empty() { "none" } else { media };
@@ -110,6 +113,26 @@ pub(crate) async fn check(
              (skip the test request with --no-preflight)",
         status.as_u16()
     )))
+}
+
+/// The end of an event stream.
+const DONE: &[u8] = b"[DONE]";
+
+/// An answer's body up to its end, the first `[DONE]` or `ERROR_BODY_LIMIT` bytes, whichever
+/// comes first.
+async fn read_until_done(mut response: reqwest::Response) {
+    let mut read = 0;
+    // The last bytes of the previous piece: a `[DONE]` split across two pieces is found.
+    let mut tail: Vec<u8> = Vec::new();
+    while let Ok(Some(bytes)) = response.chunk().await {
+        read += bytes.len();
+        tail.extend_from_slice(&bytes);
+        if tail.windows(DONE.len()).any(|w| w == DONE) || read >= ERROR_BODY_LIMIT {
+            return;
+        }
+        let keep = tail.len().min(DONE.len() - 1);
+        tail.drain(..tail.len() - keep);
+    }
 }
 
 /// The start of an answer's body (at most `ERROR_BODY_LIMIT` bytes).

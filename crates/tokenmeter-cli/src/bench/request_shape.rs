@@ -76,6 +76,40 @@ impl fmt::Debug for ExtraBody {
     }
 }
 
+impl ExtraBody {
+    /// The value the extra body gives `key`, if any.
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+
+    /// Its string values of [`SHORTEST_EXTRA_SECRET`] or more characters, at any depth, but
+    /// the top-level `model` (shown as the model asked for): a server that echoes the request
+    /// (a tenant id, a user, a token in `metadata`) has them redacted like the key.
+    pub(crate) fn secrets(&self) -> Vec<&str> {
+        fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+            match value {
+                Value::String(s) if s.trim().chars().count() >= SHORTEST_EXTRA_SECRET => {
+                    out.push(s);
+                }
+                Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+                Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for (key, value) in &self.0 {
+            if key != "model" {
+                strings(value, &mut out);
+            }
+        }
+        out
+    }
+}
+
+/// The shortest `--extra-body` string value redacted from server text, in characters (shorter
+/// ones are words such as `auto` or `low` a server's messages use).
+pub(crate) const SHORTEST_EXTRA_SECRET: usize = 8;
+
 /// Keys the bench must own for its measurement to mean anything.
 const OWNED_KEYS: [&str; 2] = ["stream", "stream_options"];
 
@@ -236,17 +270,40 @@ impl RequestShape {
         }
     }
 
-    /// The header values, for the sanitiser to redact when a server echoes them.
+    /// The output length `--extra-body` sends in place of the workload's, if it sets the
+    /// length field to a whole number.
+    pub(crate) fn sent_max_tokens(&self) -> Option<u64> {
+        self.extra
+            .get(self.max_tokens_field.key())
+            .and_then(Value::as_u64)
+    }
+
+    /// Whether `--extra-body` sends a prompt of its own (`messages` or `prompt`): the tokens
+    /// sent are then not the workload's.
+    pub(crate) fn replaces_prompt(&self) -> bool {
+        self.extra.get("messages").is_some() || self.extra.get("prompt").is_some()
+    }
+
+    /// The model `--extra-body` asks for, if it sets `model` to a string.
+    pub(crate) fn sent_model(&self) -> Option<&str> {
+        self.extra.get("model").and_then(Value::as_str)
+    }
+
+    /// The header values and the extra body's string values ([`ExtraBody::secrets`]), for the
+    /// sanitiser to redact when a server echoes them.
     pub(crate) fn secrets(&self) -> impl Iterator<Item = &str> {
         self.headers
             .values()
             .filter_map(|v| v.to_str().ok())
             .filter(|v| !v.is_empty())
+            .chain(self.extra.secrets())
     }
 }
 
-/// The command line with `--header` values, `--extra-body` values and URL credentials
-/// replaced by `[redacted]` (a header keeps its name, the extra body its keys).
+/// The command line with `--header` values and `--extra-body` values replaced by `[redacted]`
+/// (a header keeps its name, the extra body its keys), and every http(s) URL in it (of
+/// `--url` or any other flag) without user info, query or fragment, as
+/// [`display_url`](crate::bench::url::display_url) prints it.
 pub(crate) fn redact_command_line(args: impl IntoIterator<Item = String>) -> Vec<String> {
     const REDACTED: &str = "[redacted]";
     let header = |value: &str| match value.split_once(':') {
@@ -263,14 +320,10 @@ pub(crate) fn redact_command_line(args: impl IntoIterator<Item = String>) -> Vec
         }
         Err(_) => REDACTED.to_owned(),
     };
+    // Any http(s) URL, whatever flag it follows: no user info, no query, no fragment.
     let url = |value: &str| match reqwest::Url::parse(value) {
-        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
-            let _ = url.set_username("");
-            let _ = url.set_password(None);
-            url.to_string()
-        }
-        Ok(_) => value.to_owned(),
-        Err(_) => value.to_owned(),
+        Ok(url) if matches!(url.scheme(), "http" | "https") => crate::bench::url::display_url(&url),
+        _ => value.to_owned(),
     };
     let mut out = Vec::new();
     let mut pending: Option<&str> = None;
@@ -278,15 +331,13 @@ pub(crate) fn redact_command_line(args: impl IntoIterator<Item = String>) -> Vec
         if let Some(flag) = pending.take() {
             out.push(match flag {
                 "header" => header(&arg),
-                "extra" => extra(&arg),
-                _ => url(&arg),
+                _ => extra(&arg),
             });
             continue;
         }
         let flag = match arg.as_str() {
             "--header" | "-H" => Some("header"),
             "--extra-body" => Some("extra"),
-            "--url" | "--base-url" => Some("url"),
             _ => None,
         };
         if let Some(flag) = flag {
@@ -300,10 +351,10 @@ pub(crate) fn redact_command_line(args: impl IntoIterator<Item = String>) -> Vec
             format!("-H{}", header(v))
         } else if let Some(v) = arg.strip_prefix("--extra-body=") {
             format!("--extra-body={}", extra(v))
-        } else if let Some(v) = arg.strip_prefix("--url=") {
-            format!("--url={}", url(v))
+        } else if let Some((flag, v)) = arg.split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            format!("{flag}={}", url(v))
         } else {
-            arg
+            url(&arg)
         };
         out.push(redacted);
     }
@@ -384,13 +435,14 @@ mod tests {
             "--extra-body",
             r#"{"user":"me@x"}"#,
             "--url",
-            "http://u:pw@h/v1",
+            "http://u:pw@h/v1?api-key=qu3ry",
+            "--server-metrics=http://h:2/metrics?token=t0ken2",
             "-n",
             "3",
         ]
         .map(str::to_owned);
         let line = redact_command_line(args).join(" ");
-        for secret in ["abc123", "t0k", "u5er", "me@x", "pw"] {
+        for secret in ["abc123", "t0k", "u5er", "me@x", "pw", "qu3ry", "t0ken2"] {
             assert!(!line.contains(secret), "{secret} in {line}");
         }
         assert!(
@@ -398,5 +450,10 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("-n 3"), "{line}");
+        assert!(
+            line.contains("--url http://h/v1 ")
+                && line.contains("--server-metrics=http://h:2/metrics "),
+            "{line}"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The numeric `run` block of `--json`: when the run started, the version, the command line
-//! without its secrets ([`redact_command_line`]), the load as numbers, and the user's
-//! `--label` and `--metadata K=V`.
+//! without its secrets ([`redact_command_line`]), the load as numbers, the user's `--label`
+//! and `--metadata K=V`, and what `--extra-body` replaced.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -41,8 +41,8 @@ pub(crate) struct RunNumbers {
     pub(crate) started_unix_s: f64,
     /// The version of tokenmeter.
     pub(crate) version: &'static str,
-    /// The command line, `--header` values, `--extra-body` values and URL credentials
-    /// replaced by `[redacted]`.
+    /// The command line, `--header` values and `--extra-body` values replaced by
+    /// `[redacted]`, every URL without user info or query.
     pub(crate) command: Vec<String>,
     /// Open-loop requests per second (`null` when not open-loop, the string `inf` for all at
     /// once).
@@ -55,6 +55,9 @@ pub(crate) struct RunNumbers {
     pub(crate) label: Option<String>,
     /// `--metadata`.
     pub(crate) metadata: BTreeMap<String, String>,
+    /// The keys of the bench's request that `--extra-body` replaces, with the values sent
+    /// (`model`, `max_tokens`, `n`, ...; a prompt's text is not repeated); empty when none.
+    pub(crate) extra_body_overrides: BTreeMap<String, serde_json::Value>,
 }
 
 impl RunNumbers {
@@ -95,6 +98,7 @@ impl RunNumbers {
                 .iter()
                 .map(|(k, v)| (clean(k), clean(v)))
                 .collect(),
+            extra_body_overrides: BTreeMap::new(),
         }
     }
 }

@@ -187,6 +187,9 @@ pub(crate) struct BenchSummary {
     pub(crate) usage_discrepancies: u64,
     /// Requests whose `usage` held a count that is not a non-negative integer (ignored).
     pub(crate) usage_unusable: u64,
+    /// Requests whose `usage.prompt_tokens` or cached tokens were far above the tokens sent
+    /// (ignored: see `Measured::check_input_usage`).
+    pub(crate) usage_implausible_input: u64,
     /// Client − server TTFT per request (s): each successful request's TTFT minus the
     /// server's own TTFT of it from the `metrics` object it sent (vLLM's
     /// `--enable-per-request-metrics`; `queue_time_ms` + `time_to_first_token_ms`), over the
@@ -209,17 +212,28 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 }
 
 /// (usage discrepancies, unusable usages) over `measured`.
-fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64) {
+fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
     let all = || measured.iter().map(Borrow::borrow);
     let discrepancies = all().filter(|m| m.usage_discrepancy.is_some());
     let unusable = all().filter(|m| m.usage.is_some_and(|u| u.unusable));
-    (discrepancies.count() as u64, unusable.count() as u64)
+    let input = all().filter(|m| m.usage.is_some_and(|u| u.implausible_input));
+    (
+        discrepancies.count() as u64,
+        unusable.count() as u64,
+        input.count() as u64,
+    )
 }
 
 /// One warning line per kind of `usage` trouble in `measured` (none when there was none).
 pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
-    let (discrepancies, unusable) = usage_counts(measured);
+    let (discrepancies, unusable, implausible_input) = usage_counts(measured);
     let mut warnings = Vec::new();
+    if implausible_input > 0 {
+        warnings.push(format!(
+            "{implausible_input} of {} requests reported usage.prompt_tokens or cached tokens far above the tokens sent (more than 16 times them plus 65536, or beyond 2^53); it was ignored and their input tokens are those sent (usage.implausible_input in --trace)",
+            measured.len()
+        ));
+    }
     if discrepancies > 0 {
         warnings.push(format!(
             "{discrepancies} of {} requests reported usage.completion_tokens below their token-bearing chunks or above max_tokens; their output tokens are the server's usage, as vLLM's bench counts them (see usage_discrepancy in --trace)",
@@ -270,7 +284,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
     let judge = Judge::new(slo);
     let good: Vec<&Measured> = all().filter(|m| judge.is_good(m)).collect();
     let good_output = total(good.iter().map(|m| m.output_tokens()));
-    let (usage_discrepancies, usage_unusable) = usage_counts(measured);
+    let (usage_discrepancies, usage_unusable, usage_implausible_input) = usage_counts(measured);
     let spans: Vec<_> = ok.iter().map(|m| m.gaps).collect();
     BenchSummary {
         requests: measured.len() as u64,
@@ -308,6 +322,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         outcomes: Outcomes::of(measured),
         usage_discrepancies,
         usage_unusable,
+        usage_implausible_input,
         client_minus_server_ttft_per_request: per_request_gap(&ok),
     }
 }

@@ -3,7 +3,8 @@
 //! slash), or the endpoint's full URL. The first two get `--endpoint` joined on without
 //! repeating the segments they share (`/v1` + `/v1/chat/completions` is
 //! `/v1/chat/completions`); the model list is `…/models` next to the endpoint, so both reach
-//! the same server prefix. What is printed is the URL requested, without user info or query.
+//! the same server prefix. What is printed is the URL requested, without user info or query;
+//! the password and the query's values are redacted from what the server sends back.
 
 use crate::bench::client::Api;
 
@@ -89,6 +90,14 @@ pub(crate) fn display_url(url: &reqwest::Url) -> String {
     shown.set_query(None);
     shown.set_fragment(None);
     shown.to_string()
+}
+
+/// What `url` carries that may be a secret, for the sanitiser to redact when a server echoes
+/// it: its password and the values of its query (`?api-key=…`, a signature).
+pub(crate) fn url_secrets(url: &reqwest::Url) -> Vec<String> {
+    let password = url.password().map(str::to_owned);
+    let values = url.query_pairs().map(|(_, value)| value.into_owned());
+    password.into_iter().chain(values).collect()
 }
 
 #[cfg(test)]
@@ -195,5 +204,6 @@ mod tests {
     fn the_printed_url_has_no_secrets() {
         let secret = parse_url("http://u:p@h:1/v1/chat/completions?api-key=s").unwrap();
         assert_eq!(display_url(&secret), "http://h:1/v1/chat/completions");
+        assert_eq!(url_secrets(&secret), ["p", "s"]);
     }
 }

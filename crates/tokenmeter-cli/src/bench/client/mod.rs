@@ -38,6 +38,7 @@ use crate::bench::sanitize::Sanitizer;
 use crate::bench::tls::Tls;
 
 mod kept;
+mod media;
 mod plain;
 use crate::bench::workload::{CancelAt, Prompt, PromptTokenizer, RequestSpec};
 pub(crate) use kept::format_size;
@@ -169,10 +170,19 @@ impl Client {
             .default_headers(headers)
             .tcp_nodelay(true)
             .pool_max_idle_per_host(usize::MAX)
-            .redirect(redirect_policy(target.follow_redirects))
+            .redirect(redirect_policy(
+                target.follow_redirects,
+                !target.shape.headers.is_empty(),
+            ))
             .build()
             .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
-        let sanitizer = Sanitizer::new(key.as_ref()).with_secrets(target.shape.secrets());
+        let sanitizer = Sanitizer::new(key.as_ref())
+            .with_secrets(target.shape.secrets())
+            .with_secrets(
+                crate::bench::url::url_secrets(&target.url)
+                    .iter()
+                    .map(String::as_str),
+            );
         // The model is sent as given; the labels hold it as any output would show it.
         let model = sanitizer.clean(&target.model).as_str().to_owned();
         let mut labels = Labels::client(target.api.operation()).request_model(model);
@@ -273,7 +283,12 @@ impl Client {
             input_tokens: spec.input_tokens,
             input_exact: spec.input_exact,
             turn: spec.turn,
-            max_tokens: spec.max_tokens,
+            // What is sent: --extra-body may replace the workload's length.
+            max_tokens: self
+                .target
+                .shape
+                .sent_max_tokens()
+                .unwrap_or(spec.max_tokens),
             ..Measured::default()
         };
         let sent = post.send();
@@ -305,20 +320,30 @@ impl Client {
             return self.failed(measured, request, ErrorClass::Other, &message);
         }
         if !self.target.shape.stream {
-            return self
+            let mut measured = self
                 .receive_plain(measured, request, response, deadline, cancel)
                 .await;
+            measured.check_input_usage(self.target.shape.replaces_prompt());
+            return measured;
+        }
+        let status = response.status().as_u16();
+        if let Some(message) = response
+            .status()
+            .is_success()
+            .then(|| media::not_a_stream(status, response.headers(), &self.sanitizer))
+            .flatten()
+        {
+            return self.failed(measured, request, ErrorClass::Transport, &message);
         }
         // The request keeps the workload's input tokens; `usage` is kept beside them.
         // (`meter_response_with`, with the event size limit of --max-event-size.)
         let id = request.id();
-        let status = response.status().as_u16();
         let body = tokenmeter_openai::ResponseBody::new(response);
         let mut metered = SseChunks::with_status(status, body, self.clock.clone())
             .max_event_size(self.target.max_event_size)
             .meter(request)
             .input_tokens_from_usage(false);
-        let mut kept = Kept::new(spec.max_tokens);
+        let mut kept = Kept::new(measured.max_tokens);
         // The text, kept only to count it with --tokenizer when no usage comes.
         let mut text = self.target.tokenizer.as_ref().map(|_| String::new());
         // One timer for the whole stream: a timeout per item would insert and remove a timer
@@ -458,9 +483,9 @@ impl Client {
         // Each token-bearing chunk carries at least one token, and no server may go past
         // `max_tokens`: a count outside those bounds is kept (vLLM's rule) but reported.
         let chunk_tokens = kept.tokens;
+        let max_tokens = measured.max_tokens;
         let implausible = |usage: u64| {
-            usage < chunk_tokens
-                || (spec.max_tokens > 0 && usage > spec.max_tokens.max(chunk_tokens))
+            usage < chunk_tokens || (max_tokens > 0 && usage > max_tokens.max(chunk_tokens))
         };
         measured.usage_discrepancy = measured
             .usage
@@ -470,6 +495,7 @@ impl Client {
                 completion_tokens: usage,
                 token_chunks: chunk_tokens,
             });
+        measured.check_input_usage(self.target.shape.replaces_prompt());
         measured
     }
 

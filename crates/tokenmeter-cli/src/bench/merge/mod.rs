@@ -206,12 +206,13 @@ fn info(merged: &Merged) -> RunInfo {
             started_at: utc(since_epoch),
             started_unix_s: since_epoch.as_secs_f64(),
             version: env!("CARGO_PKG_VERSION"),
-            command: std::env::args().collect(),
+            command: crate::bench::request_shape::redact_command_line(std::env::args()),
             rate: serde_json::Value::Null,
             concurrency: None,
             n: merged.measured.len(),
             label: None,
             metadata: BTreeMap::new(),
+            extra_body_overrides: BTreeMap::new(),
         },
     }
 }

@@ -49,6 +49,7 @@ fn run() -> Vec<Measured> {
                 prompt_tokens: Some(100 + id),
                 completion_tokens: None,
                 unusable: false,
+                implausible_input: false,
             }),
             status: Some(if id == 4 { 500 } else { 200 }),
             ..Measured::default()

@@ -119,7 +119,7 @@ fn cases() -> Vec<(&'static str, Vec<Step>, ErrorClass, &'static str)> {
                 r#"{"choices":[{"message":{"content":"hi"}}]}"#.into(),
             )],
             ErrorClass::Transport,
-            "truncated",
+            "200 with application/json, not an event stream",
         ),
     ]
 }

@@ -270,7 +270,16 @@ async fn usage_counts_saturate_and_implausible_ones_are_kept_and_reported() {
     assert_eq!(traces[0].output_tokens(), max, "usage is kept");
     let summary = summarize(&traces, &Gaps::new(), &"ttft=10s".parse().unwrap());
     assert_eq!(summary.total_output_tokens, max, "saturated, not wrapped");
-    assert_eq!(summary.total_input_tokens, max);
+    // The input side is implausible: ignored, the input is what was sent, and flagged.
+    let sent: u64 = traces.iter().map(|t| t.input_tokens).sum();
+    assert_eq!(summary.total_input_tokens, sent);
+    assert!(
+        traces
+            .iter()
+            .all(|t| t.usage.is_some_and(|u| u.implausible_input))
+    );
+    assert_eq!(summary.usage_implausible_input, 2);
+    assert!(usage_warnings(&traces)[0].contains("2 of 2 requests reported usage.prompt_tokens"));
     assert!(summary.total_token_throughput.is_finite());
     assert_eq!(summary.usage_discrepancies, 2, "above max_tokens");
 }
