@@ -103,6 +103,7 @@ mod config;
 mod cost;
 mod engine;
 mod error;
+mod link;
 mod prefix;
 mod request;
 mod snapshot;
