@@ -55,9 +55,9 @@ async fn a_request_whose_choices_cannot_all_run_is_refused_and_holds_no_one() {
     let handle = server(ServeArgs::default()).await;
     // n = 65 > --max-batch 64, and 60 × (prompt + 8,000) > the 400,000-token KV cache: sent
     // first, each would once hold its admitted choices' answers (and the queue behind them)
-    // until the 30 s stall limit.
+    // until the 30 s stall limit (its choices make more tokens than their output queues hold).
     for (hostile, says) in [
-        (chat(65, 16, true), "at most 64 sequences"),
+        (chat(65, 200, true), "at most 64 sequences"),
         (chat(60, 8_000, true), "KV-cache tokens together"),
     ] {
         let refused = tokio::time::timeout(
@@ -119,7 +119,9 @@ async fn each_choice_streams_as_it_comes_not_after_its_siblings() {
     })
     .await;
     let sent = Instant::now();
-    let response = post(&handle, "/v1/chat/completions", &chat(4, 4, true)).await;
+    // More tokens than an output queue holds (16): the 3 running choices cannot end and free
+    // a slot before their answer is read.
+    let response = post(&handle, "/v1/chat/completions", &chat(4, 40, true)).await;
     let mut body = response.bytes_stream();
     let first = body.next().await.expect("a first chunk").expect("bytes");
     let first_at = Instant::now();
@@ -265,7 +267,12 @@ async fn choices_count_as_vllm_counts_them_and_a_refused_request_counts_once() {
     .await;
     let refused = post(&handle, "/v1/chat/completions", &chat(2, 2, false)).await;
     assert_eq!(refused.status(), 429);
-    assert_eq!(handle.engine().queue_depth(), 2, "none of it queued");
+    // Once the engine has settled (before, it dropped the one choice queued), none of it is
+    // queued.
+    eventually("the queue settled", || {
+        (handle.engine().queue_depth() == 2).then_some(())
+    })
+    .await;
     // In this profile every request end is in request_success_total: the refusal once, as
     // `error`, and no choice of it as `abort` (cancelled).
     let text = handle.metrics_text();
