@@ -70,9 +70,10 @@ pub struct SimConfig {
     /// its own request only, and what it has not read is bounded.
     pub output_queue: usize,
     /// How long a request may sit out with its output queue full before the engine cuts it
-    /// (default [`DEFAULT_STALL_LIMIT`]): it leaves the batch, frees its KV cache, and its
-    /// stream ends, after the tokens already queued, with
-    /// [`StreamError::Stalled`](crate::StreamError::Stalled); it is recorded as cancelled.
+    /// (default [`DEFAULT_STALL_LIMIT`]): it leaves the batch, frees its KV cache and is
+    /// recorded as cancelled then, whether or not its consumer looks again; its stream yields
+    /// [`StreamError::Stalled`](crate::StreamError::Stalled) next (the tokens still queued are
+    /// dropped, never counted).
     pub stall_limit: Duration,
     /// Blocks ([`BLOCK_TOKENS`](crate::BLOCK_TOKENS) tokens each) the prefix cache keeps; 0
     /// turns prefix caching off. Default: as many as the KV cache holds.

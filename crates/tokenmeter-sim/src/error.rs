@@ -91,6 +91,31 @@ pub enum SubmitError {
         /// The KV-cache capacity in tokens.
         capacity: u64,
     },
+    /// More choices (`n`) than the batch holds at once (an HTTP 400): they could never all run
+    /// together, so the engine refuses the request rather than let its last choices hold the
+    /// head of the queue while the first ones generate.
+    #[error(
+        "the request asks for {n} choices but this server runs at most {max_batch} sequences at once: lower `n` to {max_batch} or fewer, or start the server with a larger --max-batch"
+    )]
+    TooManyChoices {
+        /// The choices asked for.
+        n: u32,
+        /// The batch limit ([`SimConfig::max_batch`](crate::SimConfig::max_batch)).
+        max_batch: usize,
+    },
+    /// The choices together can never fit in the KV cache (an HTTP 400): each reserves its
+    /// prompt and whole output when scheduled, so they could never all run together.
+    #[error(
+        "the request's {n} choices need {needed} KV-cache tokens together ({n} × (prompt + max_tokens)) but the cache holds {capacity}: lower `n` or `max_tokens`, or start the server with a larger --kv-capacity"
+    )]
+    ChoicesTooLarge {
+        /// The choices asked for.
+        n: u32,
+        /// Their KV-cache tokens together.
+        needed: u64,
+        /// The KV-cache capacity in tokens.
+        capacity: u64,
+    },
     /// The engine task is gone (its runtime shut down).
     #[error("the engine has stopped: start a new one")]
     Stopped,
@@ -101,9 +126,10 @@ impl SubmitError {
     pub fn error_class(&self) -> ErrorClass {
         match self {
             SubmitError::QueueFull { .. } => ErrorClass::RateLimited,
-            SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => {
-                ErrorClass::ClientError
-            }
+            SubmitError::ContextLength { .. }
+            | SubmitError::TooLarge { .. }
+            | SubmitError::TooManyChoices { .. }
+            | SubmitError::ChoicesTooLarge { .. } => ErrorClass::ClientError,
             SubmitError::Stopped => ErrorClass::Overloaded,
         }
     }
@@ -112,7 +138,10 @@ impl SubmitError {
     pub fn http_status(&self) -> u16 {
         match self {
             SubmitError::QueueFull { .. } => 429,
-            SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => 400,
+            SubmitError::ContextLength { .. }
+            | SubmitError::TooLarge { .. }
+            | SubmitError::TooManyChoices { .. }
+            | SubmitError::ChoicesTooLarge { .. } => 400,
             SubmitError::Stopped => 503,
         }
     }

@@ -76,9 +76,10 @@
 //! queue is bounded: a slow reader slows its own request only, the others decode at their
 //! pace, and what nobody has read stays bounded. After [`SimConfig::stall_limit`] (default
 //! [`DEFAULT_STALL_LIMIT`]) with its queue full, the engine cuts the request: it leaves the
-//! batch and frees its cache, and its stream ends, after the tokens already queued, with
-//! [`StreamError::Stalled`]; it is recorded as cancelled (the consumer stopped, not the
-//! engine) when the consumer takes that error or drops the stream.
+//! batch, frees its cache and is recorded as cancelled at once (the consumer stopped, not the
+//! engine), with the tokens the consumer took, whether or not the consumer ever looks again;
+//! its stream then yields [`StreamError::Stalled`] and ends (the tokens still queued are
+//! dropped, never counted).
 //!
 //! # Faults
 //!
@@ -103,6 +104,7 @@ mod config;
 mod cost;
 mod engine;
 mod error;
+mod link;
 mod prefix;
 mod request;
 mod snapshot;

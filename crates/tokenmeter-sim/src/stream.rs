@@ -3,60 +3,31 @@
 //! The engine puts each token in the request's output queue (a channel whose length it bounds
 //! with [`SimConfig::output_queue`](crate::SimConfig::output_queue): it counts what it sent,
 //! the stream counts what it took, and a request with a full queue sits out the decode steps).
-//! The request's measurement ([`tokenmeter::Request`]) travels with the first item: from then on
-//! the stream owns it, so a token counts, with its time, when the consumer takes it, and the
-//! outcome is what the consumer got.
+//! The request's measurement ([`tokenmeter::Request`]) is handed over with the first item: from
+//! then on a token counts, with its time, when the consumer takes it, and the outcome is what
+//! the consumer got. The engine can still end it at the stall limit, without the consumer
+//! (`link.rs`).
 
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_core::Stream;
 use tokenmeter::stream::HasErrorClass;
 use tokenmeter::{ErrorClass, FinishReason, Request};
-use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::error::StreamError;
+pub(crate) use crate::link::Link;
 use crate::token::Token;
 
 /// The item a [`TokenStream`] yields.
 pub type TokenResult = Result<Token, StreamError>;
 
-/// What the engine puts in a request's output queue: one item; the first also hands over the
-/// request's measurement.
-#[derive(Debug)]
-pub(crate) struct Delivery {
-    pub(crate) request: Option<Box<Request>>,
-    pub(crate) item: TokenResult,
-}
-
-/// What the engine and a request's consumer share: how many items the consumer took, and the
-/// engine's wake-up.
-#[derive(Debug)]
-pub(crate) struct Link {
-    taken: AtomicU32,
-    capacity: u32,
-    wake: Arc<Notify>,
-}
-
-impl Link {
-    pub(crate) fn new(capacity: usize, wake: Arc<Notify>) -> Self {
-        Self {
-            taken: AtomicU32::new(0),
-            capacity: u32::try_from(capacity).unwrap_or(u32::MAX),
-            wake,
-        }
-    }
-
-    /// True when `sent` items leave no room in the queue: the consumer has not taken enough.
-    pub(crate) fn full(&self, sent: u32) -> bool {
-        sent.wrapping_sub(self.taken.load(Ordering::Acquire)) >= self.capacity
-    }
-}
+/// What the engine puts in a request's output queue: one item.
+pub(crate) type Delivery = TokenResult;
 
 /// Where the request's measurement stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +85,6 @@ enum End {
 pub struct TokenStream {
     rx: UnboundedReceiver<Delivery>,
     link: Arc<Link>,
-    request: Option<Box<Request>>,
     /// An item received by [`peek`](Self::peek), not yet taken.
     peeked: Option<Option<TokenResult>>,
     received: u32,
@@ -134,7 +104,6 @@ impl TokenStream {
         Self {
             rx,
             link,
-            request: None,
             peeked: None,
             received: 0,
             end: End::Open,
@@ -155,13 +124,13 @@ impl TokenStream {
         self.arrival
     }
 
-    /// The core request this stream meters, once the engine has handed it over (with the
-    /// first item received, [`peek`](Self::peek) included) and until it ends: its
+    /// Runs `f` on the core request this stream meters, once the engine has handed it over
+    /// (with the first item) and until it ends; `None` otherwise. Its
     /// [`queue`](tokenmeter::Request::queue), [`ttft`](tokenmeter::Request::ttft) and
     /// [`time_to_last_token`](tokenmeter::Request::time_to_last_token) are the server's own
     /// measurement of the request so far (a server reports them in its answer).
-    pub fn request(&self) -> Option<&tokenmeter::Request> {
-        self.request.as_deref()
+    pub fn with_request<T>(&self, f: impl FnOnce(&Request) -> T) -> Option<T> {
+        self.link.with(|request| f(request))
     }
 
     /// Waits for the next item without taking it: it is not counted until the stream yields
@@ -228,7 +197,7 @@ impl TokenStream {
     pub fn delivered(&mut self) {
         if self.end == End::Held {
             self.end = End::Closed;
-            if let Some(mut request) = self.request.take() {
+            if let Some(mut request) = self.link.take() {
                 request.succeed();
             }
         }
@@ -265,14 +234,10 @@ impl TokenStream {
         match self.end {
             End::Closed => {}
             End::Held => {
-                if let Some(request) = self.request.as_mut() {
-                    request.set_finish_reason(reason);
-                }
+                self.link.with(|request| request.set_finish_reason(reason));
             }
             End::Open => {
-                if let Some(request) = self.request.as_mut() {
-                    request.set_finish_reason(reason);
-                }
+                self.link.with(|request| request.set_finish_reason(reason));
                 self.end = End::Held;
                 self.peeked = None;
                 self.rx.close();
@@ -290,20 +255,32 @@ impl TokenStream {
         if self.end != End::Open {
             return Poll::Ready(None);
         }
-        let Some(delivery) = ready!(self.rx.poll_recv(cx)) else {
+        if let Some(cut) = self.cut() {
+            return Poll::Ready(Some(cut));
+        }
+        let Some(item) = ready!(self.rx.poll_recv(cx)) else {
             return Poll::Ready(None);
         };
         let queued = self.rx.len() + 1;
         self.received = self.received.wrapping_add(1);
-        self.link.taken.store(self.received, Ordering::Release);
-        if queued >= self.link.capacity as usize {
+        self.link.set_taken(self.received);
+        if queued >= self.link.capacity() as usize {
             // The engine may be skipping this request; let it know there is room.
             self.link.wake.notify_one();
         }
-        if let Some(request) = delivery.request {
-            self.request = Some(request);
+        Poll::Ready(Some(item))
+    }
+
+    /// The stall limit's error, once the engine cut the request (it recorded the request
+    /// cancelled): the tokens still queued, never taken, are dropped with the queue.
+    fn cut(&mut self) -> Option<TokenResult> {
+        if self.end != End::Open {
+            return None;
         }
-        Poll::Ready(Some(delivery.item))
+        let limit = self.link.cut_at()?;
+        self.peeked = None;
+        self.rx.close();
+        Some(Err(StreamError::Stalled { limit }))
     }
 
     /// Counts an item the consumer takes.
@@ -313,7 +290,7 @@ impl TokenStream {
         }
         match &item {
             Some(Ok(token)) => {
-                if let Some(request) = self.request.as_mut() {
+                self.link.with(|request| {
                     if token.reasoning {
                         request.record_reasoning_tokens(1);
                     } else {
@@ -322,7 +299,7 @@ impl TokenStream {
                     if let Some(reason) = token.finish_reason {
                         request.set_finish_reason(reason);
                     }
-                }
+                });
                 if token.finish_reason.is_some() {
                     self.end = End::Held;
                     if !self.hold {
@@ -344,7 +321,7 @@ impl TokenStream {
     #[cold]
     fn close(&mut self, class: Option<ErrorClass>) {
         self.end = End::Closed;
-        if let Some(mut request) = self.request.take() {
+        if let Some(mut request) = self.link.take() {
             match class {
                 Some(class) => request.fail(class),
                 None => request.cancel(),
@@ -357,8 +334,9 @@ impl Stream for TokenStream {
     type Item = TokenResult;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let item = match self.peeked.take() {
-            Some(item) => item,
+        // A cut drops an item peeked before it too: the request has ended.
+        let item = match self.cut().or_else(|| self.peeked.take().flatten()) {
+            Some(item) => Some(item),
             None => ready!(self.poll_receive(cx)),
         };
         Poll::Ready(self.take(item))
@@ -367,11 +345,14 @@ impl Stream for TokenStream {
 
 impl Drop for TokenStream {
     /// Before its end: closes the queue and wakes the engine, which frees the request's batch
-    /// slot and KV cache; the measurement, dropped with the stream, records a cancellation.
+    /// slot and KV cache; the measurement records a cancellation (held: with every token).
     fn drop(&mut self) {
         if self.end != End::Closed {
             self.rx.close();
             self.link.wake.notify_one();
+            if let Some(mut request) = self.link.take() {
+                request.cancel();
+            }
         }
     }
 }

@@ -89,7 +89,7 @@ async fn a_stalled_consumer_stalls_only_its_own_request() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_stall_limit_cuts_a_consumer_that_stopped_taking() {
+async fn the_stall_limit_cuts_and_ends_a_consumer_that_stopped_taking() {
     let limit = Duration::from_secs(2);
     let config = SimConfig::default().output_queue(4).stall_limit(limit);
     let (engine, memory) = engine(config);
@@ -102,6 +102,7 @@ async fn the_stall_limit_cuts_a_consumer_that_stopped_taking() {
     assert_eq!(engine.snapshot().running, 1);
     tokio::time::sleep(limit - ms(200)).await;
     assert_eq!(engine.snapshot().running, 1, "not cut before the limit");
+    assert!(memory.records().is_empty(), "not ended before the limit");
     tokio::time::sleep(ms(200)).await;
     let snapshot = engine.snapshot();
     assert_eq!(
@@ -109,20 +110,17 @@ async fn the_stall_limit_cuts_a_consumer_that_stopped_taking() {
         (0, 0),
         "cut at the limit: its slot and cache are free"
     );
-    assert!(
-        memory.records().is_empty(),
-        "the end waits for the consumer"
-    );
-    // The reader comes back: the 4 queued tokens, then the cut.
-    let rest: Vec<_> = tokens.collect().await;
-    assert_eq!(rest.len(), 5, "{rest:?}");
-    assert!(rest[..4].iter().all(Result::is_ok));
-    assert_eq!(rest[4], Err(StreamError::Stalled { limit }));
+    // Ended by the engine at the limit, though the consumer has not looked since: cancelled
+    // with the 3 tokens it took.
     let record = &memory.records()[0];
     assert_eq!(
         (record.outcome, record.output_tokens),
-        (Outcome::Cancelled, 7)
+        (Outcome::Cancelled, 3)
     );
+    // The reader comes back: the cut, not the 4 tokens queued but never counted.
+    let rest: Vec<_> = tokens.collect().await;
+    assert_eq!(rest, vec![Err(StreamError::Stalled { limit })]);
+    assert_eq!(memory.records().len(), 1, "recorded once");
 }
 
 #[tokio::test(start_paused = true)]

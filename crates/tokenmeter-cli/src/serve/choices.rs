@@ -105,8 +105,8 @@ impl Choices {
     /// The server's `metrics` object of the request (its first choice's timings,
     /// `request_metrics.rs`); `None` before its first token.
     pub(crate) fn server_metrics(&self) -> Option<serde_json::Value> {
-        let request = self.choices.first()?.tokens.request()?;
-        super::request_metrics::of(request)
+        let tokens = &self.choices.first()?.tokens;
+        tokens.with_request(super::request_metrics::of).flatten()
     }
 
     /// How many choices there are.
@@ -114,18 +114,25 @@ impl Choices {
         self.choices.len()
     }
 
-    /// Waits until every choice has its first token, without taking it (as vLLM answers once
-    /// the first output comes); a failure before it is taken (so recorded) and returned.
+    /// Waits until any choice has its first item, without taking it (as vLLM answers once the
+    /// first output of any child request comes): never for every choice, since a choice still
+    /// queued would hold the answer of those already generating. A failure as that first item
+    /// is taken (so recorded) and returned.
     pub(crate) async fn first(&mut self) -> Result<(), Event> {
-        for choice in &mut self.choices {
-            if !matches!(choice.tokens.peek().await, Some(Ok(_))) {
-                return Err(match choice.tokens.next().await {
-                    Some(Err(error)) => Event::Failed(error.to_string()),
-                    _ => Event::Vanished,
-                });
-            }
+        if self.choices.is_empty() {
+            return Err(Event::Vanished);
         }
-        Ok(())
+        let peeks = self.choices.iter_mut().map(|choice| {
+            Box::pin(async move { matches!(choice.tokens.peek().await, Some(Ok(_))) })
+        });
+        let (token, at, _) = futures_util::future::select_all(peeks).await;
+        if token {
+            return Ok(());
+        }
+        Err(match self.choices[at].tokens.next().await {
+            Some(Err(error)) => Event::Failed(error.to_string()),
+            _ => Event::Vanished,
+        })
     }
 
     /// The tokens taken from the engine, over every choice (`usage.completion_tokens`).

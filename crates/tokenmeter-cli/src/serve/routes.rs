@@ -247,22 +247,15 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     response
 }
 
-/// Submits one engine request per choice; the first carries the request's `n` (published
-/// once per client request, as vLLM counts its parent request). A refusal drops the choices
-/// already submitted (recorded as cancelled).
+/// Submits the request's `n` choices, all or none (`Engine::submit_choices`): one engine
+/// request per choice, as vLLM runs `n` child requests; the first carries the request's `n`
+/// (published once per client request, as vLLM counts its parent request). A refused request
+/// is recorded once, and no choice of it runs.
 fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
-    let n = parsed.options.n.max(1);
-    let mut streams = Vec::with_capacity(n as usize);
-    for choice in 0..n {
-        let generate = parsed.generate.clone();
-        let generate = if choice == 0 {
-            generate.choices(n)
-        } else {
-            generate
-        };
-        streams.push(engine.submit(generate)?);
-    }
-    Ok(streams)
+    engine.submit_choices(
+        parsed.generate.clone().choices(parsed.options.n.max(1)),
+        parsed.options.n,
+    )
 }
 
 /// Why a request body was not read.
@@ -345,9 +338,11 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// A streaming answer. Waits for every choice's first item without taking it (as vLLM sends
-/// its role frames with the first tokens), so a failure before any token is a plain HTTP 500;
-/// the tokens are taken, and counted, as [`SseBody`] hands them to hyper.
+/// A streaming answer. Waits for the first item of any choice without taking it, so a failure
+/// before any token is a plain HTTP 500; then every choice streams as it produces, with its
+/// `index` (as vLLM streams its child requests' outputs): no choice waits for another, so a
+/// choice still queued behind other requests cannot hold its siblings' answers. The tokens are
+/// taken, and counted, as [`SseBody`] hands them to hyper.
 async fn stream(mut choices: Choices, frames: Frames, prompt: u32) -> Response {
     if let Err(event) = choices.first().await {
         return ended(event);
@@ -452,6 +447,9 @@ fn api_error(error: &ApiError) -> Response {
 /// The answer to a refused submission: 429 (queue full), 400 (past the context length, with
 /// vLLM's message, or larger than the KV cache) or 503.
 fn refused(error: &SubmitError) -> Response {
+    if let SubmitError::TooManyChoices { .. } | SubmitError::ChoicesTooLarge { .. } = error {
+        return api_error(&ApiError::bad_request(Some("n"), error.to_string()));
+    }
     let status =
         StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
     let (kind, code) = match error {

@@ -224,11 +224,17 @@ impl Active {
     }
 
     /// Puts an item in the output queue, handing over the measurement with the first. False
-    /// when the consumer is gone (the item, and a measurement with it, are dropped: cancelled).
+    /// when the consumer is gone (the item is dropped, the measurement recorded cancelled).
     fn send(&mut self, item: TokenResult) -> bool {
-        let request = self.request.take();
+        if let Some(request) = self.request.take() {
+            self.link.hand_over(request);
+        }
         self.sent = self.sent.wrapping_add(1);
-        self.tx.send(Delivery { request, item }).is_ok()
+        let sent = self.tx.send(item).is_ok();
+        if !sent && let Some(mut request) = self.link.take() {
+            request.cancel();
+        }
+        sent
     }
 
     /// Emits the next token (or the planned error) at the end of a step. A last token or an
@@ -288,6 +294,12 @@ impl Active {
         match self.ending.take() {
             Some(Ending::Last(token)) => {
                 self.send(Ok(token));
+            }
+            Some(Ending::Failed(StreamError::Stalled { limit })) => {
+                // Ended now, whether or not the consumer ever takes another item; the error
+                // also wakes a consumer waiting on the queue.
+                self.link.cut(limit);
+                self.send(Err(StreamError::Stalled { limit }));
             }
             Some(Ending::Failed(error)) => {
                 self.send(Err(error));

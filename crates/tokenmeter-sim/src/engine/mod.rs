@@ -71,6 +71,9 @@ struct Shared {
     series: [Series; 2],
     queue_limit: Option<usize>,
     kv_capacity: u64,
+    max_batch: usize,
+    /// KV cache allocated on demand (choices need not fit together).
+    preemption: bool,
     max_model_len: u64,
     /// Submitted and not yet admitted (nor cancelled while waiting).
     queued: AtomicUsize,
@@ -91,12 +94,83 @@ impl Engine {
     /// Submits a request. Its arrival is now; its tokens arrive on the returned stream.
     ///
     /// Refused when prompt plus output exceed the model's context length, the request can never
-    /// fit in the KV cache, or the queue is at its limit; a refused request is recorded on its series with the error's class.
+    /// fit in the KV cache, or the queue is at its limit; a refused request is recorded on its
+    /// series with the error's class.
     pub fn submit(&self, request: GenerateRequest) -> Result<TokenStream, SubmitError> {
+        let mut streams = self.submit_choices(request, 1)?;
+        streams.pop().ok_or(SubmitError::Stopped)
+    }
+
+    /// Submits a request with `n` choices (OpenAI's `n`; 0 counts as 1): `n` engine requests
+    /// with the same parameters, each with its own stream and measurement, as vLLM runs a
+    /// parent request as `n` child requests. The first carries the request's `n`
+    /// ([`GenerateRequest::choices`]), so the parameter is published once per request.
+    ///
+    /// All or nothing: besides [`submit`](Self::submit)'s reasons, refused when the choices
+    /// could never all run at once (more than [`SimConfig::max_batch`], or, reserving whole
+    /// outputs, more KV-cache tokens together than the cache holds), or when the queue has no
+    /// room for all of them. A refused request is recorded once, with its `n`, and no choice
+    /// of it is queued.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tokenmeter_sim::{Engine, GenerateRequest, SimConfig, SubmitError};
+    ///
+    /// let engine = Engine::builder().config(SimConfig::default().max_batch(4)).build()?;
+    /// assert_eq!(engine.submit_choices(GenerateRequest::chat(10, 2), 4)?.len(), 4);
+    /// let refused = engine.submit_choices(GenerateRequest::chat(10, 2), 5);
+    /// assert!(matches!(refused, Err(SubmitError::TooManyChoices { n: 5, max_batch: 4 })));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn submit_choices(
+        &self,
+        request: GenerateRequest,
+        n: u32,
+    ) -> Result<Vec<TokenStream>, SubmitError> {
+        let n = n.max(1);
         let shared = &*self.shared;
-        let series = shared.series(request.operation);
-        let mut metered = series.start();
-        let (id, arrival) = (metered.id(), metered.arrival());
+        let mut first = self.measure(&request);
+        if let Err(error) = shared.admissible(&request, n) {
+            first.fail(error.error_class());
+            return Err(error);
+        }
+        let mut streams = Vec::with_capacity(n as usize);
+        let mut metered = Some(first);
+        for _ in 0..n {
+            let measure = metered.take().unwrap_or_else(|| {
+                let mut child = request.clone();
+                child.choices = None;
+                self.measure(&child)
+            });
+            let (id, arrival) = (measure.id(), measure.arrival());
+            let (tx, rx) = mpsc::unbounded_channel();
+            let link = Arc::new(Link::new(shared.output_queue, shared.wake.clone()));
+            let job = Job {
+                params: request.clone(),
+                request: measure,
+                tx,
+                link: link.clone(),
+            };
+            if let Err(mpsc::error::SendError(mut job)) = self.tx.send(job) {
+                // The choices not sent give their places back; those sent are cancelled with
+                // their streams.
+                let unsent = n as usize - streams.len();
+                shared.queued.fetch_sub(unsent, Ordering::Relaxed);
+                job.request.fail(SubmitError::Stopped.error_class());
+                return Err(SubmitError::Stopped);
+            }
+            streams.push(TokenStream::new(rx, link, id, arrival));
+        }
+        Ok(streams)
+    }
+
+    /// A new measurement of `request`, arriving now, with its parameters.
+    fn measure(&self, request: &GenerateRequest) -> Box<tokenmeter::Request> {
+        let mut metered = self.shared.series(request.operation).start();
         metered.set_input_tokens(u64::from(request.prompt_tokens));
         if let Some(max) = request.max_tokens {
             metered.set_max_tokens(u64::from(max));
@@ -104,41 +178,7 @@ impl Engine {
         if let Some(n) = request.choices {
             metered.set_choices(n);
         }
-        if request.kv_tokens() > shared.max_model_len {
-            let error = SubmitError::ContextLength {
-                prompt: request.prompt_tokens,
-                completion: request.generated(),
-                max_model_len: shared.max_model_len,
-            };
-            metered.fail(error.error_class());
-            return Err(error);
-        }
-        if request.kv_tokens() > shared.kv_capacity {
-            let error = SubmitError::TooLarge {
-                needed: request.kv_tokens(),
-                capacity: shared.kv_capacity,
-            };
-            metered.fail(error.error_class());
-            return Err(error);
-        }
-        if let Err(error) = shared.enqueue() {
-            metered.fail(error.error_class());
-            return Err(error);
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
-        let link = Arc::new(Link::new(shared.output_queue, shared.wake.clone()));
-        let job = Job {
-            params: request,
-            request: Box::new(metered),
-            tx,
-            link: link.clone(),
-        };
-        if let Err(mpsc::error::SendError(mut job)) = self.tx.send(job) {
-            shared.queued.fetch_sub(1, Ordering::Relaxed);
-            job.request.fail(SubmitError::Stopped.error_class());
-            return Err(SubmitError::Stopped);
-        }
-        Ok(TokenStream::new(rx, link, id, arrival))
+        Box::new(metered)
     }
 
     /// The engine's state now. It is published before a finished request's last token or
@@ -191,17 +231,51 @@ impl Shared {
         }
     }
 
-    /// Takes a place in the queue, or refuses when it is at its limit.
-    fn enqueue(&self) -> Result<(), SubmitError> {
+    /// Checks that `n` choices of `request` can run, then takes `n` places in the queue at
+    /// once; the refusal otherwise.
+    fn admissible(&self, request: &GenerateRequest, n: u32) -> Result<(), SubmitError> {
+        let needed = request.kv_tokens();
+        if needed > self.max_model_len {
+            return Err(SubmitError::ContextLength {
+                prompt: request.prompt_tokens,
+                completion: request.generated(),
+                max_model_len: self.max_model_len,
+            });
+        }
+        if needed > self.kv_capacity {
+            return Err(SubmitError::TooLarge {
+                needed,
+                capacity: self.kv_capacity,
+            });
+        }
+        if n as usize > self.max_batch {
+            return Err(SubmitError::TooManyChoices {
+                n,
+                max_batch: self.max_batch,
+            });
+        }
+        let together = needed.saturating_mul(u64::from(n));
+        if !self.preemption && together > self.kv_capacity {
+            return Err(SubmitError::ChoicesTooLarge {
+                n,
+                needed: together,
+                capacity: self.kv_capacity,
+            });
+        }
+        self.enqueue(n as usize)
+    }
+
+    /// Takes `n` places in the queue, or none when they would pass its limit.
+    fn enqueue(&self, n: usize) -> Result<(), SubmitError> {
         match self.queue_limit {
             None => {
-                self.queued.fetch_add(1, Ordering::Relaxed);
+                self.queued.fetch_add(n, Ordering::Relaxed);
                 Ok(())
             }
             Some(limit) => self
                 .queued
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |waiting| {
-                    (waiting < limit).then_some(waiting + 1)
+                    (waiting + n <= limit).then_some(waiting + n)
                 })
                 .map(drop)
                 .map_err(|waiting| SubmitError::QueueFull { waiting, limit }),
@@ -262,6 +336,8 @@ impl EngineBuilder {
             series,
             queue_limit: self.config.faults.queue_limit,
             kv_capacity: self.config.kv_capacity_tokens,
+            max_batch: self.config.max_batch,
+            preemption: self.config.preemption,
             max_model_len: self.config.max_model_len,
             queued: AtomicUsize::new(0),
             snapshot: Mutex::new(Snapshot {

@@ -1,6 +1,7 @@
 //! `tokenmeter serve` over real HTTP on loopback: each test spawns a server on an ephemeral
 //! port and talks to it with reqwest.
 
+mod admission;
 mod api;
 mod delivery;
 mod errors;
