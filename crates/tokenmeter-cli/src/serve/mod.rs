@@ -56,6 +56,7 @@
 
 mod api_error;
 mod args;
+mod body;
 mod choices;
 mod chunks;
 mod connections;
@@ -66,6 +67,7 @@ mod listener;
 mod logprobs;
 mod metrics;
 mod openai;
+mod overflow;
 mod request_metrics;
 mod routes;
 mod sampling;
@@ -306,6 +308,7 @@ fn start(
             None => openai::Counter::Estimate,
         },
         max_body: limits.max_body,
+        body_budget: body::BodyBudget::new(limits.body_memory),
         body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),
