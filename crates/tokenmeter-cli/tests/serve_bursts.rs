@@ -9,6 +9,7 @@ mod serve_support;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -246,35 +247,100 @@ fn unread_bytes(port: u16) -> u64 {
         .sum()
 }
 
-/// What a client sending a body of `length` bytes minus its last byte got.
+/// What a client sending a body minus its last byte got.
 #[derive(Debug)]
 enum Held {
-    /// Every byte but the last was sent and no answer came: the server holds the body.
+    /// Every byte but the last was read by the server and no answer came: it holds the body.
     Held(TcpStream),
     /// Answered before the body was whole.
     Answered(Response),
 }
 
-fn hold_body(addr: SocketAddr, length: usize) -> Result<Held, String> {
-    let mut stream = http::connect(addr)?;
-    stream
-        .set_write_timeout(Some(Duration::from_secs(20)))
-        .map_err(|e| e.to_string())?;
-    let head = post_head("/v1/completions", length, false);
-    let body = vec![b'x'; length - 1];
-    let sent = stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(&body));
-    match sent {
-        Ok(()) => {
-            // Whole but for one byte: a quick look for an answer (none is expected).
-            match read_response(&mut stream, Duration::from_millis(200)) {
-                Ok(response) => Ok(Held::Answered(response)),
-                Err(_) => Ok(Held::Held(stream)),
-            }
-        }
+/// The clients of [`hold_bodies`] and when the server has settled.
+#[derive(Debug, Default)]
+struct Holding {
+    /// Clients done sending (every byte but the last, or cut off by an answer).
+    sent: AtomicUsize,
+    /// Set once the server has read every byte still open to it: an answer not in by then is
+    /// not coming.
+    settled: AtomicBool,
+}
+
+/// `clients` connections at once each send a body of `length` bytes minus its last byte;
+/// once the server has read all it will read (nothing left unread on its sockets), `measure`
+/// runs; then what each client got. Bounded: 30 s for the sending, 30 s for the server.
+fn hold_bodies<T>(
+    addr: SocketAddr,
+    clients: usize,
+    length: usize,
+    measure: impl FnOnce() -> T,
+) -> (T, Vec<Result<Held, String>>) {
+    let holding = Arc::new(Holding::default());
+    let start = Arc::new(Barrier::new(clients));
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let (start, holding) = (start.clone(), holding.clone());
+            std::thread::spawn(move || hold_body(addr, length, &start, &holding))
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while holding.sent.load(Ordering::Relaxed) < clients {
+        assert!(
+            Instant::now() < deadline,
+            "the clients did not send within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while unread_bytes(addr.port()) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the server left bytes unread for 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let measured = measure();
+    holding.settled.store(true, Ordering::Relaxed);
+    let outcomes = threads
+        .into_iter()
+        .map(|t| t.join().expect("a client thread"))
+        .collect();
+    (measured, outcomes)
+}
+
+fn hold_body(
+    addr: SocketAddr,
+    length: usize,
+    start: &Barrier,
+    holding: &Holding,
+) -> Result<Held, String> {
+    let connected = http::connect(addr);
+    start.wait();
+    let sent = connected.and_then(|mut stream| {
+        stream
+            .set_write_timeout(Some(Duration::from_secs(20)))
+            .map_err(|e| e.to_string())?;
+        let head = post_head("/v1/completions", length, false);
+        let body = vec![b'x'; length - 1];
+        let sent = stream
+            .write_all(head.as_bytes())
+            .and_then(|()| stream.write_all(&body));
+        Ok((stream, sent.is_ok()))
+    });
+    holding.sent.fetch_add(1, Ordering::Relaxed);
+    let (mut stream, whole) = sent?;
+    if !whole {
         // Refused before the body was read: the answer is in the receive buffer.
-        Err(_) => read_response(&mut stream, Duration::from_secs(10)).map(Held::Answered),
+        return read_response(&mut stream, Duration::from_secs(10)).map(Held::Answered);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !holding.settled.load(Ordering::Relaxed) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Settled: an answer is already here, or none is coming.
+    match read_response(&mut stream, Duration::from_millis(200)) {
+        Ok(response) => Ok(Held::Answered(response)),
+        Err(_) => Ok(Held::Held(stream)),
     }
 }
 
@@ -301,27 +367,7 @@ fn held_bodies_stay_within_the_body_memory_budget() {
     let warm = http::request(server.addr, "POST", CHAT, &[], &chat(2, false)).expect("answer");
     assert_eq!(warm.status, 200, "{}", warm.text());
     let before = server.rss_kib();
-    let addr = server.addr;
-    let start = Arc::new(Barrier::new(CLIENTS));
-    let clients: Vec<_> = (0..CLIENTS)
-        .map(|_| {
-            let start = start.clone();
-            std::thread::spawn(move || {
-                start.wait();
-                hold_body(addr, BODY)
-            })
-        })
-        .collect();
-    let outcomes: Vec<Result<Held, String>> = clients
-        .into_iter()
-        .map(|c| c.join().expect("a client thread"))
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while unread_bytes(addr.port()) > 0 {
-        assert!(Instant::now() < deadline, "the server left bytes unread");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let after = server.rss_kib();
+    let (after, outcomes) = hold_bodies(server.addr, CLIENTS, BODY, || server.rss_kib());
     let mut held = Vec::new();
     let mut refused = 0;
     for outcome in outcomes {

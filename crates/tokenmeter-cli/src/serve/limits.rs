@@ -16,6 +16,11 @@ pub(crate) const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
 /// 128 bodies of the default largest size at once (an eighth of the default connection limit);
 /// see [`body_budget`].
 pub(crate) const DEFAULT_BODY_MEMORY: usize = 256 * 1024 * 1024;
+/// The largest read buffer of one connection (hyper's `max_buf_size`, 400 KiB when left to
+/// itself): a request head longer than this is answered 431, and a body is read ahead at most
+/// this much. 128 KiB keeps the 414 of an over-long URI (hyper's limit is 64 KiB) and, with
+/// every connection of the default limit holding a full buffer, 128 MiB at most.
+pub(crate) const READ_BUFFER: usize = 128 * 1024;
 /// Default time a connection may wait for its client to read, with bytes to write and none
 /// written: past it the connection is closed and its requests are cancelled. Longer than the
 /// engine's stall limit (30 s), which cuts the request first.

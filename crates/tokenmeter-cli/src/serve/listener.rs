@@ -42,7 +42,7 @@ use tower_service::Service as _;
 
 use super::connections::{Admission, Connections, InFlight, Receiving, Slot, Watched};
 use super::http_counts::{Closed, HttpCounts, route};
-use super::limits::Limits;
+use super::limits::{Limits, READ_BUFFER};
 use super::overflow::{self, HEAD_WAIT, OVERFLOW};
 
 /// How a server stopped.
@@ -172,6 +172,7 @@ async fn connection(
     let io = TokioIo::new(Watched::new(stream, activity.clone()));
     let conn = http1::Builder::new()
         .keep_alive(true)
+        .max_buf_size(READ_BUFFER)
         .serve_connection(io, service);
     tokio::pin!(conn);
     let mut shutting = false;
