@@ -131,8 +131,9 @@ impl HttpCounts {
         self.answers[cell].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts a 503 to a connection refused at the connection limit, before any request was
-    /// read: route `none`, method `_OTHER`.
+    /// Counts a 503 to a connection refused at the connection limit (whatever its request, of
+    /// which only the head was read): route `none`, method `_OTHER`, and a `refused_full`
+    /// close.
     pub(crate) fn refused_full(&self) {
         self.answered(NONE, &Method::CONNECT, StatusCode::SERVICE_UNAVAILABLE);
         self.closed(Closed::Full);
