@@ -130,8 +130,9 @@ pub(crate) struct ServeArgs {
     pub(crate) max_body_memory: usize,
 
     /// Connections open at once; lowered to leave headroom under the process's open-file
-    /// limit. When full, the longest-idle connection is closed to make room; when every one is
-    /// busy, new ones get a quick 503.
+    /// limit. When full, the connection idle the longest on keep-alive is closed to make room
+    /// (never one that has not yet sent its first request); when none is, new ones get a quick
+    /// 503 with retry-after, but GET /metrics and GET /health are answered.
     #[arg(long, default_value_t = limits::DEFAULT_MAX_CONNECTIONS, value_parser = positive_usize)]
     pub(crate) max_connections: usize,
 
