@@ -228,3 +228,51 @@ fn a_just_accepted_connection_is_not_evicted_by_the_next_arrival() {
     assert_eq!(answered.status, 200, "{}", answered.text());
     assert_eq!(closed(&server, "refused_full"), 1.0);
 }
+
+/// 80 connections past a full limit that send nothing (more than the 64 answered at once):
+/// each still gets its 503, and a client arriving after them is answered at once, not after
+/// their second of grace to send a request.
+#[test]
+fn clients_past_the_limit_that_send_nothing_do_not_hold_up_the_others() {
+    const SILENT: usize = 80;
+    let mut args = steady_engine("50ms", &["--max-connections", "2"]);
+    args.extend(["--keep-alive-timeout".to_owned(), "60s".to_owned()]);
+    let server = Serve::start(&args);
+    let streams: Vec<TcpStream> = (0..2).map(|_| open_stream(server.addr)).collect();
+    let mut silent: Vec<TcpStream> = (0..SILENT)
+        .map(|_| http::connect(server.addr).expect("connect"))
+        .collect();
+    let started = Instant::now();
+    let mut next = http::connect(server.addr).expect("connect");
+    let refused = exchange(
+        &mut next,
+        &post_request(CHAT, &chat(2, false)),
+        Duration::from_secs(10),
+    )
+    .expect("a status line");
+    let took = started.elapsed();
+    assert_overloaded(&refused);
+    assert!(took < Duration::from_millis(900), "answered after {took:?}");
+    for stream in &mut silent {
+        let response = read_response(stream, Duration::from_secs(10)).expect("a status line");
+        assert_overloaded(&response);
+    }
+    drop((silent, streams));
+    // Once the overflow has closed them, a scrape is answered again and counts every refusal
+    // (scrapes refused while it had not are refusals too).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut failed = 0;
+    let text = loop {
+        match http::scrape(server.addr) {
+            Ok(text) => break text,
+            Err(e) => assert!(Instant::now() < deadline, "no scrape within 10 s: {e}"),
+        }
+        failed += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let line = format!(
+        r#"tokenmeter_http_connections_closed_total{{reason="refused_full"}} {}"#,
+        SILENT + 1 + failed
+    );
+    assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+}

@@ -35,7 +35,7 @@ use hyper::server::conn::http1;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
+use tokio::sync::{Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower_service::Service as _;
@@ -68,20 +68,14 @@ pub(crate) async fn serve(
     let connections = Connections::new(limits.max_connections);
     let (shutdown, watching) = watch::channel(false);
     let mut tasks: JoinSet<Option<Closed>> = JoinSet::new();
-    // A place in the overflow is taken before each accept: a connection past the limit is
-    // always answered, and while OVERFLOW are being answered new ones wait in the backlog.
     let overflowing = Arc::new(Semaphore::new(OVERFLOW));
-    let mut spare: Option<OwnedSemaphorePermit> = None;
     let head_wait = limits.header_timeout.min(HEAD_WAIT);
     tokio::pin!(stop);
     loop {
         tokio::select! {
             _ = &mut stop => break,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            permit = overflowing.clone().acquire_owned(), if spare.is_none() => {
-                spare = permit.ok();
-            }
-            accepted = listener.accept(), if spare.is_some() => match accepted {
+            accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let (admission, evicted) = connections.admit();
                     if evicted {
@@ -99,16 +93,24 @@ pub(crate) async fn serve(
                             );
                             tasks.spawn(served);
                         }
-                        Admission::Full => {
-                            let permit = spare.take();
-                            let answered =
-                                overflow::answer(stream, router.clone(), counts.clone(), head_wait);
-                            tasks.spawn(async move {
-                                let closed = answered.await;
-                                drop(permit);
-                                closed
-                            });
-                        }
+                        // Past the limit: answered (at most OVERFLOW at once), or else
+                        // refused with a 503 written at once.
+                        Admission::Full => match overflowing.clone().try_acquire_owned() {
+                            Ok(permit) => {
+                                let answered = overflow::answer(
+                                    stream,
+                                    router.clone(),
+                                    counts.clone(),
+                                    head_wait,
+                                );
+                                tasks.spawn(async move {
+                                    let closed = answered.await;
+                                    drop(permit);
+                                    closed
+                                });
+                            }
+                            Err(_) => overflow::refuse_now(stream, &counts),
+                        },
                     }
                 }
                 // Out of files, or a connection reset before it was accepted: try again

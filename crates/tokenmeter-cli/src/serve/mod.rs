@@ -43,7 +43,7 @@
 //! | `--body-timeout` | 30 s | 408 |
 //! | `--max-body-size` | 2 MiB | 413 |
 //! | `--max-body-memory` | 256 MiB (at most `--max-connections` bodies of `--max-body-size`, at least one) | the bytes of every body being received or held at once; a body that would take the total past it: 503 before the rest of it is read (`body.rs`) |
-//! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose response ended and that waits on keep-alive; never one that has not yet sent its first request) is closed to make room; if none is idle, the new one gets a 503, or its `GET /metrics` / `GET /health` is answered (at most 64 such connections at once; `overflow.rs`) |
+//! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose response ended and that waits on keep-alive; never one that has not yet sent its first request) is closed to make room; if none is idle, the new one gets a 503, or its `GET /metrics` / `GET /health` is answered (at most 64 such connections at once, past them a 503 at once; `overflow.rs`) |
 //! | `--shutdown-grace` | 1 s | at Ctrl-C / SIGTERM / [`ServeHandle::shutdown`]: idle and half-sent connections close at once; in-flight responses get the grace, then are dropped and their requests recorded `cancelled`; exit 0 |
 //!
 //! Every answer is counted on `/metrics` (`tokenmeter_http_responses_total` or vLLM's

@@ -3,9 +3,9 @@
 //! `GET /metrics` or `GET /health` is answered as usual (so scrapes and health checks work
 //! however busy the server is), and anything else gets a 503 in OpenAI's error shape with
 //! `retry-after: 1` and `connection: close`. Either way the connection then closes. At most
-//! [`OVERFLOW`] such connections are answered at once; while that many are, the accept loop
-//! waits (new connections wait in the kernel's backlog), so no connection is closed without
-//! an answer.
+//! [`OVERFLOW`] such connections are answered at once; past them, [`refuse_now`] writes the
+//! 503 at once, without reading the request, and closes: no connection is closed without a
+//! status line, and clients that send nothing cannot hold the accept loop.
 
 use std::io;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use super::chunks::error_body;
 use super::http_counts::{Closed, HttpCounts, route};
 
 /// Connections past the limit answered at once (each for at most [`HEAD_WAIT`] plus
-/// [`ANSWER_WAIT`]).
+/// [`ANSWER_WAIT`]); more get [`refuse_now`].
 pub(crate) const OVERFLOW: usize = 64;
 /// The longest a connection past the limit has to send its request head (shorter when
 /// `--header-timeout` is); a head not whole by then gets the 503.
@@ -73,6 +73,22 @@ pub(crate) async fn answer(
     };
     let _ = tokio::time::timeout(ANSWER_WAIT, send).await;
     Some(Closed::Full)
+}
+
+/// Refuses a connection past the limit when [`OVERFLOW`] are already being answered: the 503
+/// is written at once (a fresh socket's send buffer takes it whole) and the connection closed
+/// without reading its request. A request that had already arrived makes the close a reset,
+/// which loses nothing: the 503 is in the client's receive buffer by then.
+pub(crate) fn refuse_now(stream: TcpStream, counts: &HttpCounts) {
+    counts.refused_full();
+    let response = refusal();
+    let mut written = 0;
+    while written < response.len() {
+        match stream.try_write(&response[written..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => written += n,
+        }
+    }
 }
 
 /// Reads until the end of the request head (an empty line), the client stops sending, or
