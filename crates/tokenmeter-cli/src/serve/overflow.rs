@@ -81,10 +81,15 @@ pub(crate) async fn answer(
 /// which loses nothing: the 503 is in the client's receive buffer by then.
 pub(crate) fn refuse_now(stream: TcpStream, counts: &HttpCounts) {
     counts.refused_full();
+    // Written by the socket itself: tokio's `try_write` declines until its reactor has seen
+    // the new socket writable, which a connection accepted a moment ago may not be yet.
+    let Ok(mut stream) = stream.into_std() else {
+        return;
+    };
     let response = refusal();
     let mut written = 0;
     while written < response.len() {
-        match stream.try_write(&response[written..]) {
+        match io::Write::write(&mut stream, &response[written..]) {
             Ok(0) | Err(_) => break,
             Ok(n) => written += n,
         }
