@@ -220,6 +220,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             limits::open_file_limit().map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
         ));
     }
+    if limits.body_memory > args.max_body_memory {
+        console::err(&format!(
+            "tokenmeter serve: request bodies may take {} bytes at once (not {}): one body of --max-body-size must fit\n",
+            limits.body_memory, args.max_body_memory,
+        ));
+    }
     let mut handle = start(args, listener, false)?;
     console::err(&format!(
         "tokenmeter serve: model {model} on {url}  (POST /v1/chat/completions, /v1/completions; GET /metrics [{profile:?}], /health). Ctrl-C to stop.\n",
