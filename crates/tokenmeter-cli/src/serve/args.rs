@@ -122,9 +122,17 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "2MiB", value_parser = parse_size)]
     pub(crate) max_body_size: usize,
 
+    /// The memory every request body being read or held may take at once (bytes, or KiB, MiB,
+    /// ...); a body that would take the total past it is answered 503 with `retry-after`
+    /// before the rest of it is read. At least one --max-body-size, at most --max-connections
+    /// of them.
+    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+    pub(crate) max_body_memory: usize,
+
     /// Connections open at once; lowered to leave headroom under the process's open-file
-    /// limit. When full, the longest-idle connection is closed to make room; when every one is
-    /// busy, new ones get a quick 503.
+    /// limit. When full, the connection idle the longest on keep-alive is closed to make room
+    /// (never one that has not yet sent its first request); when none is, new ones get a quick
+    /// 503 with retry-after, but GET /metrics and GET /health are answered.
     #[arg(long, default_value_t = limits::DEFAULT_MAX_CONNECTIONS, value_parser = positive_usize)]
     pub(crate) max_connections: usize,
 
@@ -221,6 +229,7 @@ impl Default for ServeArgs {
             keep_alive_timeout: limits::DEFAULT_KEEP_ALIVE,
             send_timeout: limits::DEFAULT_SEND_TIMEOUT,
             max_body_size: limits::DEFAULT_MAX_BODY,
+            max_body_memory: limits::DEFAULT_BODY_MEMORY,
             max_connections: limits::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
@@ -291,16 +300,20 @@ impl ServeArgs {
     /// The connection and request limits, the connection limit lowered under the process's
     /// open-file limit.
     pub(crate) fn limits(&self) -> Limits {
+        let max_connections =
+            limits::connection_limit(self.max_connections, limits::open_file_limit());
         Limits {
             header_timeout: self.header_timeout,
             body_timeout: self.body_timeout,
             keep_alive: self.keep_alive_timeout,
             send_timeout: self.send_timeout,
             max_body: self.max_body_size,
-            max_connections: limits::connection_limit(
-                self.max_connections,
-                limits::open_file_limit(),
+            body_memory: limits::body_budget(
+                self.max_body_memory,
+                self.max_body_size,
+                max_connections,
             ),
+            max_connections,
             shutdown_grace: self.shutdown_grace,
         }
     }
@@ -402,6 +415,7 @@ mod tests {
         assert_eq!(parsed.keep_alive_timeout, default.keep_alive_timeout);
         assert_eq!(parsed.send_timeout, default.send_timeout);
         assert_eq!(parsed.max_body_size, default.max_body_size);
+        assert_eq!(parsed.max_body_memory, default.max_body_memory);
         assert_eq!(parsed.max_connections, default.max_connections);
         assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
         assert_eq!(default.limits(), Limits::default());

@@ -49,6 +49,8 @@ struct State {
     idle_since: Instant,
     /// The first byte received since `idle_since`.
     first_byte: Option<Instant>,
+    /// A response has ended on this connection: between requests it waits on keep-alive.
+    answered: bool,
 }
 
 impl Activity {
@@ -59,6 +61,7 @@ impl Activity {
                 reading: 0,
                 idle_since: now,
                 first_byte: None,
+                answered: false,
             }),
             awaiting_first_byte: AtomicBool::new(true),
             write_blocked: AtomicBool::new(false),
@@ -154,9 +157,17 @@ impl Activity {
         state.in_flight == state.reading
     }
 
+    /// Since when the connection has been really idle, if it is: a response of it has ended,
+    /// nothing is being answered or written, and no byte of a next request has arrived. A
+    /// connection that has not yet sent its first request whole (just accepted, or its headers
+    /// still arriving within `--header-timeout`) is not idle: its own deadline closes it if
+    /// it never does.
     fn idle_since(&self) -> Option<Instant> {
         let state = self.lock();
-        let idle = state.in_flight == 0 && !self.write_blocked.load(Ordering::Relaxed);
+        let idle = state.answered
+            && state.in_flight == 0
+            && state.first_byte.is_none()
+            && !self.write_blocked.load(Ordering::Relaxed);
         idle.then_some(state.idle_since)
     }
 }
@@ -174,6 +185,7 @@ impl Drop for InFlight {
         if state.in_flight == 0 {
             state.idle_since = Instant::now();
             state.first_byte = None;
+            state.answered = true;
             self.activity
                 .awaiting_first_byte
                 .store(true, Ordering::Relaxed);
@@ -240,10 +252,10 @@ impl Connections {
         self.lock().by_id.len()
     }
 
-    /// Takes a slot for a new connection. At the limit, the connection that has been idle the
-    /// longest (no request being answered; one whose request is still arriving counts) is
-    /// told to close and the new one takes its place; when none is idle, the new one is
-    /// refused. Returns also whether one was evicted.
+    /// Takes a slot for a new connection. At the limit, the connection that has been really
+    /// idle the longest (a response of it ended and it waits on keep-alive, see
+    /// [`Activity::idle_since`]) is told to close and the new one takes its place; when none
+    /// is, the new one is refused. Returns also whether one was evicted.
     pub(crate) fn admit(self: &Arc<Self>) -> (Admission, bool) {
         let mut registry = self.lock();
         let mut evicted = false;
@@ -355,18 +367,23 @@ impl AsyncWrite for Watched {
 mod tests {
     use super::*;
 
+    /// Admits a connection and answers one request on it: it then waits on keep-alive.
+    fn answered_once(connections: &Arc<Connections>) -> Slot {
+        let (Admission::Admitted(slot), _) = connections.admit() else {
+            panic!("room for a connection");
+        };
+        drop(slot.activity.begin(false));
+        slot
+    }
+
     #[tokio::test(start_paused = true)]
     async fn the_longest_idle_connection_makes_room() {
         let connections = Connections::new(2);
-        let (Admission::Admitted(first), false) = connections.admit() else {
-            panic!("room for the first");
-        };
+        let first = answered_once(&connections);
         tokio::time::advance(Duration::from_millis(10)).await;
-        let (Admission::Admitted(second), false) = connections.admit() else {
-            panic!("room for the second");
-        };
+        let second = answered_once(&connections);
         let _busy = second.activity.begin(false);
-        // Full: the first (idle) makes room; the second is busy.
+        // Full: the first (idle on keep-alive) makes room; the second is busy.
         let (Admission::Admitted(third), true) = connections.admit() else {
             panic!("the idle one is evicted");
         };
@@ -378,6 +395,33 @@ mod tests {
         assert_eq!(connections.len(), 2);
         drop(third);
         assert_eq!(connections.len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_before_its_first_answer_is_not_evicted() {
+        let connections = Connections::new(2);
+        // Just accepted, nothing sent yet.
+        let (Admission::Admitted(fresh), false) = connections.admit() else {
+            panic!("room for the first");
+        };
+        // Answered once, then the first bytes of its next request arrive.
+        let sending = answered_once(&connections);
+        sending.activity.heard();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(fresh.activity.idle_since(), None);
+        assert_eq!(sending.activity.idle_since(), None);
+        assert!(
+            matches!(connections.admit(), (Admission::Full, false)),
+            "neither is idle: the next arrival is refused, not given their place"
+        );
+        assert_eq!(connections.len(), 2);
+        // Once its request is answered, the second waits on keep-alive: idle.
+        drop(sending.activity.begin(false));
+        assert!(sending.activity.idle_since().is_some());
+        let (Admission::Admitted(_third), true) = connections.admit() else {
+            panic!("the idle one is evicted");
+        };
+        drop(fresh);
     }
 
     #[tokio::test(start_paused = true)]

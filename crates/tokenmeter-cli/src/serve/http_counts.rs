@@ -44,8 +44,12 @@ pub(crate) enum Closed {
     KeepAlive,
     /// Idle, and closed to make room for a new connection at `--max-connections`.
     Evicted,
-    /// Refused with a 503: every connection at `--max-connections` was busy.
+    /// Past `--max-connections` with no connection idle: answered by the overflow (a 503,
+    /// counted on route `none`; or a `GET /metrics` / `GET /health` answered as usual), then
+    /// closed.
     Full,
+    /// Its request body did not fit `--max-body-memory`: answered 503 and closed.
+    BodyBudget,
     /// Closed by a shutdown, before or after its grace.
     Shutdown,
     /// Its client read nothing for `--send-timeout` while the server had bytes to write.
@@ -59,11 +63,12 @@ pub(crate) enum Closed {
 }
 
 impl Closed {
-    const ALL: [Closed; 8] = [
+    const ALL: [Closed; 9] = [
         Closed::HeaderTimeout,
         Closed::KeepAlive,
         Closed::Evicted,
         Closed::Full,
+        Closed::BodyBudget,
         Closed::Shutdown,
         Closed::SendTimeout,
         Closed::Malformed,
@@ -76,6 +81,7 @@ impl Closed {
             Closed::KeepAlive => "keep_alive_timeout",
             Closed::Evicted => "evicted",
             Closed::Full => "refused_full",
+            Closed::BodyBudget => "body_budget",
             Closed::Shutdown => "shutdown",
             Closed::SendTimeout => "send_timeout",
             Closed::Malformed => "malformed_request",
@@ -125,8 +131,9 @@ impl HttpCounts {
         self.answers[cell].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts a 503 to a connection refused at the connection limit, before any request was
-    /// read: route `none`, method `_OTHER`.
+    /// Counts a 503 to a connection refused at the connection limit (whatever its request, of
+    /// which only the head was read): route `none`, method `_OTHER`, and a `refused_full`
+    /// close.
     pub(crate) fn refused_full(&self) {
         self.answered(NONE, &Method::CONNECT, StatusCode::SERVICE_UNAVAILABLE);
         self.closed(Closed::Full);

@@ -12,6 +12,15 @@ pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// Default largest request body: 2 MiB (axum's default limit, made explicit).
 pub(crate) const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
+/// Default memory every request body being read or held may take together: 256 MiB, room for
+/// 128 bodies of the default largest size at once (an eighth of the default connection limit);
+/// see [`body_budget`].
+pub(crate) const DEFAULT_BODY_MEMORY: usize = 256 * 1024 * 1024;
+/// The largest read buffer of one connection (hyper's `max_buf_size`, 400 KiB when left to
+/// itself): a request head longer than this is answered 431, and a body is read ahead at most
+/// this much. 128 KiB keeps the 414 of an over-long URI (hyper's limit is 64 KiB) and, with
+/// every connection of the default limit holding a full buffer, 128 MiB at most.
+pub(crate) const READ_BUFFER: usize = 128 * 1024;
 /// Default time a connection may wait for its client to read, with bytes to write and none
 /// written: past it the connection is closed and its requests are cancelled. Longer than the
 /// engine's stall limit (30 s), which cuts the request first.
@@ -36,6 +45,9 @@ pub(crate) struct Limits {
     pub(crate) send_timeout: Duration,
     /// Request bodies larger than this are answered 413.
     pub(crate) max_body: usize,
+    /// The bytes every request body being read or held may take together, already derived by
+    /// [`body_budget`]; a body that does not fit is answered 503.
+    pub(crate) body_memory: usize,
     /// Connections open at once, already lowered by [`connection_limit`].
     pub(crate) max_connections: usize,
     /// At a shutdown, in-flight responses get this long to end; the rest are cancelled.
@@ -50,6 +62,7 @@ impl Default for Limits {
             keep_alive: DEFAULT_KEEP_ALIVE,
             send_timeout: DEFAULT_SEND_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,
+            body_memory: DEFAULT_BODY_MEMORY,
             max_connections: connection_limit(DEFAULT_MAX_CONNECTIONS, open_file_limit()),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
@@ -66,6 +79,15 @@ pub(crate) fn connection_limit(wanted: usize, open_files: Option<u64>) -> usize 
     let headroom = (files / 8).max(32);
     let usable = usize::try_from(files.saturating_sub(headroom)).unwrap_or(usize::MAX);
     wanted.min(usable).max(1)
+}
+
+/// The bytes of request bodies the server holds at once: `memory` (`--max-body-memory`), no
+/// more than `connections` bodies of `max_body` (more could never be read at once), and no
+/// less than one body of `max_body` (so that every body the size limit admits can be read).
+pub(crate) fn body_budget(memory: usize, max_body: usize, connections: usize) -> usize {
+    memory
+        .min(connections.saturating_mul(max_body))
+        .max(max_body)
 }
 
 /// The process's soft limit on open files, if it has one.
@@ -139,6 +161,15 @@ mod tests {
         if let Some(files) = open_file_limit() {
             assert!((limits.max_connections as u64) < files);
         }
+    }
+
+    #[test]
+    fn the_body_budget_fits_one_body_and_no_more_than_the_connections_hold() {
+        let mib = 1024 * 1024;
+        assert_eq!(body_budget(DEFAULT_BODY_MEMORY, 2 * mib, 1024), 256 * mib);
+        assert_eq!(body_budget(DEFAULT_BODY_MEMORY, 2 * mib, 8), 16 * mib);
+        assert_eq!(body_budget(mib, 2 * mib, 1024), 2 * mib);
+        assert_eq!(body_budget(usize::MAX, usize::MAX, 2), usize::MAX);
     }
 
     #[test]

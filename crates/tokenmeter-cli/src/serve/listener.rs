@@ -7,10 +7,11 @@
 //! first byte of a request whose headers are not complete. (hyper's own `header_read_timeout`
 //! starts when the connection goes idle, so it would also cut keep-alive connections at the
 //! header timeout; the watchdog keeps the two apart.) A request body has `--body-timeout` (the
-//! completion handlers read it, see `routes.rs`). At `--max-connections`, a new connection
-//! makes the longest-idle one close (a connection whose request is still arriving counts as
-//! idle), so idle and slow clients never lock out new ones; when every connection is busy with
-//! a response, the new one gets a quick 503.
+//! completion handlers read it, see `body.rs`). At `--max-connections`, a new connection
+//! makes the longest-idle one close (one whose response ended and that waits on keep-alive; a
+//! connection that has not yet sent its first request whole is not idle), so idle clients never
+//! lock out new ones; when no connection is idle, the new one is answered by `overflow.rs`:
+//! `GET /metrics` and `GET /health` as usual, anything else a 503, never a silent close.
 //!
 //! Shutdown: stop accepting; close at once every connection with nothing to answer yet (idle,
 //! headers or body still arriving); let the others end their response within
@@ -33,21 +34,16 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower_service::Service as _;
 
-use super::chunks::error_body;
 use super::connections::{Admission, Connections, InFlight, Receiving, Slot, Watched};
 use super::http_counts::{Closed, HttpCounts, route};
-use super::limits::Limits;
-
-/// Connections refused at the limit that get a 503 at once (each for at most a second);
-/// more are closed without one.
-const REFUSING: usize = 64;
+use super::limits::{Limits, READ_BUFFER};
+use super::overflow::{self, HEAD_WAIT, OVERFLOW};
 
 /// How a server stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -72,7 +68,8 @@ pub(crate) async fn serve(
     let connections = Connections::new(limits.max_connections);
     let (shutdown, watching) = watch::channel(false);
     let mut tasks: JoinSet<Option<Closed>> = JoinSet::new();
-    let refusing = Arc::new(Semaphore::new(REFUSING));
+    let overflowing = Arc::new(Semaphore::new(OVERFLOW));
+    let head_wait = limits.header_timeout.min(HEAD_WAIT);
     tokio::pin!(stop);
     loop {
         tokio::select! {
@@ -96,17 +93,24 @@ pub(crate) async fn serve(
                             );
                             tasks.spawn(served);
                         }
-                        Admission::Full => {
-                            counts.refused_full();
-                            // At most REFUSING answered at once; past that, closed at once.
-                            if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                        // Past the limit: answered (at most OVERFLOW at once), or else
+                        // refused with a 503 written at once.
+                        Admission::Full => match overflowing.clone().try_acquire_owned() {
+                            Ok(permit) => {
+                                let answered = overflow::answer(
+                                    stream,
+                                    router.clone(),
+                                    counts.clone(),
+                                    head_wait,
+                                );
                                 tasks.spawn(async move {
-                                    let closed = refuse(stream).await;
+                                    let closed = answered.await;
                                     drop(permit);
                                     closed
                                 });
                             }
-                        }
+                            Err(_) => overflow::refuse_now(stream, &counts),
+                        },
                     }
                 }
                 // Out of files, or a connection reset before it was accepted: try again
@@ -170,6 +174,7 @@ async fn connection(
     let io = TokioIo::new(Watched::new(stream, activity.clone()));
     let conn = http1::Builder::new()
         .keep_alive(true)
+        .max_buf_size(READ_BUFFER)
         .serve_connection(io, service);
     tokio::pin!(conn);
     let mut shutting = false;
@@ -212,31 +217,6 @@ async fn connection(
     };
     drop(slot);
     closed
-}
-
-/// A quick 503 to a connection refused at the connection limit.
-async fn refuse(mut stream: TcpStream) -> Option<Closed> {
-    let body = error_body(
-        "the server is at its connection limit and every connection is busy: retry shortly, or start serve with a larger --max-connections",
-        "server_error",
-        Some("overloaded"),
-    )
-    .to_string();
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    // Write, close the write side, then read (and drop) what the client sends until it closes:
-    // closing with its request unread would reset the connection and could lose the answer.
-    let answer = async {
-        stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await?;
-        let mut sink = [0u8; 1024];
-        while stream.read(&mut sink).await? > 0 {}
-        io::Result::Ok(())
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(1), answer).await;
-    Some(Closed::Full)
 }
 
 /// The router behind one connection: marks its requests in flight, counts every answer.

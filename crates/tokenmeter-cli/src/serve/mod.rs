@@ -25,7 +25,7 @@
 //! | 413 | a body over `--max-body-size` (default 2 MiB), refused from its `content-length` before it is read |
 //! | 429 | the queue holds `--queue-limit` requests (default 256), with `retry-after` |
 //! | 500 | an injected failure before the first token (mid-stream: an SSE `data: {"error":{...}}` then `data: [DONE]`) |
-//! | 503 | every connection at `--max-connections` is busy (a quick answer, then the connection closes) |
+//! | 503 | no connection at `--max-connections` is idle (a quick answer with `retry-after: 1`, then the connection closes; `GET /metrics` and `GET /health` are answered as usual instead); or the bodies being received already take `--max-body-memory` (with `retry-after: 1`) |
 //!
 //! A request naming a model that is not served is answered 404 (below) unless
 //! `--accept-any-model`; responses report the first served name. The request options clients
@@ -42,7 +42,8 @@
 //! | `--keep-alive-timeout` | 5 s | a connection with no request and no byte this long: closed |
 //! | `--body-timeout` | 30 s | 408 |
 //! | `--max-body-size` | 2 MiB | 413 |
-//! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose request is still arriving counts) is closed to make room; if all are busy, 503 |
+//! | `--max-body-memory` | 256 MiB (at most `--max-connections` bodies of `--max-body-size`, at least one) | the bytes of every body being received or held at once; a body that would take the total past it: 503 before the rest of it is read (`body.rs`) |
+//! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose response ended and that waits on keep-alive; never one that has not yet sent its first request) is closed to make room; if none is idle, the new one gets a 503, or its `GET /metrics` / `GET /health` is answered (at most 64 such connections at once, past them a 503 at once; `overflow.rs`) |
 //! | `--shutdown-grace` | 1 s | at Ctrl-C / SIGTERM / [`ServeHandle::shutdown`]: idle and half-sent connections close at once; in-flight responses get the grace, then are dropped and their requests recorded `cancelled`; exit 0 |
 //!
 //! Every answer is counted on `/metrics` (`tokenmeter_http_responses_total` or vLLM's
@@ -56,6 +57,7 @@
 
 mod api_error;
 mod args;
+mod body;
 mod choices;
 mod chunks;
 mod connections;
@@ -66,6 +68,7 @@ mod listener;
 mod logprobs;
 mod metrics;
 mod openai;
+mod overflow;
 mod request_metrics;
 mod routes;
 mod sampling;
@@ -217,6 +220,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             limits::open_file_limit().map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
         ));
     }
+    if limits.body_memory > args.max_body_memory {
+        console::err(&format!(
+            "tokenmeter serve: request bodies may take {} bytes at once (not {}): one body of --max-body-size must fit\n",
+            limits.body_memory, args.max_body_memory,
+        ));
+    }
     let mut handle = start(args, listener, false)?;
     console::err(&format!(
         "tokenmeter serve: model {model} on {url}  (POST /v1/chat/completions, /v1/completions; GET /metrics [{profile:?}], /health). Ctrl-C to stop.\n",
@@ -306,6 +315,7 @@ fn start(
             None => openai::Counter::Estimate,
         },
         max_body: limits.max_body,
+        body_budget: body::BodyBudget::new(limits.body_memory),
         body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),

@@ -1,25 +1,24 @@
 //! The HTTP API: OpenAI's completion endpoints over the engine, `/metrics`, `/health`.
 
 use std::future::poll_fn;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use bytes::BytesMut;
-use http_body::Body as _;
 use serde_json::{Value, json};
 use tokenmeter::{ErrorClass, FinishReason};
 use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 
 use super::api_error::ApiError;
+use super::body::{BodyBudget, BodyRefusal, read_body};
 use super::choices::{Choices, Event};
 use super::chunks::{Completed, Frames, error_body};
+use super::http_counts::Closed;
 use super::logprobs::TokenLogprobs;
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
@@ -43,6 +42,8 @@ pub(crate) struct AppState {
     pub(crate) counter: openai::Counter,
     /// Request bodies larger than this are answered 413.
     pub(crate) max_body: usize,
+    /// The bytes every request body being read or held may take together (else 503).
+    pub(crate) body_budget: Arc<BodyBudget>,
     /// A request body must arrive whole within this after its headers (else 408).
     pub(crate) body_timeout: Duration,
     pub(crate) metrics: Arc<Metrics>,
@@ -176,16 +177,25 @@ async fn metrics(State(state): State<AppState>) -> Response {
 /// Reads the body within the limits, parses it, submits, and answers as a stream or a whole
 /// response. The body is dropped once parsed: a queued request keeps only what it needs.
 async fn generate(state: AppState, operation: Operation, request: Request) -> Response {
-    let body = match read_body(request, state.max_body, state.body_timeout).await {
+    let read = read_body(
+        request,
+        state.max_body,
+        state.body_timeout,
+        &state.body_budget,
+    );
+    let (body, reservation) = match read.await {
         Ok(body) => body,
         Err(refusal) => {
             // Recorded too: the request arrived and was refused.
-            state
-                .engine
-                .series(operation)
-                .start()
-                .fail(ErrorClass::ClientError);
-            return refusal.response(state.max_body, state.body_timeout);
+            let class = if refusal == BodyRefusal::Budget {
+                state.metrics.http.closed(Closed::BodyBudget);
+                ErrorClass::Overloaded
+            } else {
+                ErrorClass::ClientError
+            };
+            state.engine.series(operation).start().fail(class);
+            let budget = state.body_budget.limit();
+            return refusal.response(state.max_body, state.body_timeout, budget);
         }
     };
     let parsed = match operation {
@@ -200,7 +210,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
             parsed
         }),
     };
-    drop(body);
+    drop((body, reservation));
     let parsed = match parsed.and_then(|parsed| {
         state.check_model(parsed.options.model.as_deref())?;
         Ok(parsed)
@@ -256,86 +266,6 @@ fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitEr
         parsed.generate.clone().choices(parsed.options.n.max(1)),
         parsed.options.n,
     )
-}
-
-/// Why a request body was not read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BodyRefusal {
-    /// Larger than `--max-body-size` (413).
-    TooLarge,
-    /// Not whole within `--body-timeout` (408).
-    Slow,
-    /// The client broke off or sent a malformed body (400).
-    Broken,
-}
-
-impl BodyRefusal {
-    fn response(self, max_body: usize, timeout: Duration) -> Response {
-        let (status, message, code) = match self {
-            BodyRefusal::TooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "the request body is larger than this server's limit of {max_body} bytes: send a smaller body, or start serve with a larger --max-body-size"
-                ),
-                "request_too_large",
-            ),
-            BodyRefusal::Slow => (
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "the request body did not arrive whole within {timeout:?} of its headers: send it at once, or start serve with a longer --body-timeout"
-                ),
-                "request_timeout",
-            ),
-            BodyRefusal::Broken => (
-                StatusCode::BAD_REQUEST,
-                "the request body could not be read: the connection broke off or the framing is invalid".to_owned(),
-                "invalid_body",
-            ),
-        };
-        let mut response = json_response(
-            status,
-            &error_body(&message, "invalid_request_error", Some(code)),
-        );
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        response
-    }
-}
-
-/// The whole body of `request`, at most `max` bytes, within `timeout`. A `content-length` over
-/// the limit is refused before any of the body is read.
-async fn read_body(request: Request, max: usize, timeout: Duration) -> Result<Bytes, BodyRefusal> {
-    if declared_length(request.headers()).is_some_and(|length| length > max as u64) {
-        return Err(BodyRefusal::TooLarge);
-    }
-    let mut body = request.into_body();
-    let read = async {
-        let mut bytes = BytesMut::new();
-        while let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-            let frame = frame.map_err(|_| BodyRefusal::Broken)?;
-            if let Ok(data) = frame.into_data() {
-                if bytes.len() + data.len() > max {
-                    return Err(BodyRefusal::TooLarge);
-                }
-                bytes.extend_from_slice(&data);
-            }
-        }
-        Ok(bytes.freeze())
-    };
-    tokio::time::timeout(timeout, read)
-        .await
-        .unwrap_or(Err(BodyRefusal::Slow))
-}
-
-fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// A streaming answer. Waits for the first item of any choice without taking it, so a failure
