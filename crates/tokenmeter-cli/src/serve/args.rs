@@ -122,6 +122,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "2MiB", value_parser = parse_size)]
     pub(crate) max_body_size: usize,
 
+    /// Answer 400 to a non-streaming request whose answer could be larger than this (bytes,
+    /// or KiB, MiB, ...): n × max_tokens × the bytes of a token with its top_logprobs (up to
+    /// about 1.7 KB with 20). Such an answer is held whole before it is sent; a stream is not.
+    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+    pub(crate) max_answer_size: usize,
+
     /// Connections open at once; lowered to leave headroom under the process's open-file
     /// limit. When full, the longest-idle connection is closed to make room; when every one is
     /// busy, new ones get a quick 503.
@@ -221,6 +227,7 @@ impl Default for ServeArgs {
             keep_alive_timeout: limits::DEFAULT_KEEP_ALIVE,
             send_timeout: limits::DEFAULT_SEND_TIMEOUT,
             max_body_size: limits::DEFAULT_MAX_BODY,
+            max_answer_size: super::budget::DEFAULT_MAX_ANSWER,
             max_connections: limits::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
@@ -402,6 +409,7 @@ mod tests {
         assert_eq!(parsed.keep_alive_timeout, default.keep_alive_timeout);
         assert_eq!(parsed.send_timeout, default.send_timeout);
         assert_eq!(parsed.max_body_size, default.max_body_size);
+        assert_eq!(parsed.max_answer_size, default.max_answer_size);
         assert_eq!(parsed.max_connections, default.max_connections);
         assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
         assert_eq!(default.limits(), Limits::default());

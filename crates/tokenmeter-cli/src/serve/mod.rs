@@ -54,8 +54,10 @@
 //! one request's record with [`ServeHandle::record_for`], keyed by the response `id`),
 //! [`ServeHandle::metrics_text`], and stop with [`ServeHandle::shutdown`].
 
+mod answer;
 mod api_error;
 mod args;
+mod budget;
 mod choices;
 mod chunks;
 mod connections;
@@ -306,6 +308,7 @@ fn start(
             None => openai::Counter::Estimate,
         },
         max_body: limits.max_body,
+        max_answer: args.max_answer_size,
         body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),
