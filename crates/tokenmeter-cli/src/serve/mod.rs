@@ -18,7 +18,7 @@
 //!
 //! | Status | When |
 //! |---|---|
-//! | 400 | a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`) |
+//! | 400 | a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`); a non-streaming answer whose worst case is over `--max-answer-size` (default 256 MiB; `budget.rs`) |
 //! | 404 | a `model` not served: ``The model `x` does not exist.`` (also `GET /v1/models/x`) |
 //! | 404, 405 | an unknown path, or a method the route does not answer (with `Allow`) |
 //! | 408 | a body not whole within `--body-timeout` (default 30 s) of its headers |
@@ -42,6 +42,7 @@
 //! | `--keep-alive-timeout` | 5 s | a connection with no request and no byte this long: closed |
 //! | `--body-timeout` | 30 s | 408 |
 //! | `--max-body-size` | 2 MiB | 413 |
+//! | `--max-answer-size` | 256 MiB | a non-streaming request whose answer could be larger (`n` × `max_tokens` × up to 1,719 bytes a token with `top_logprobs` 20) is a 400 before the engine; an answer is written as JSON while its tokens come and held once (`answer.rs`), a stream keeps only what it has not sent |
 //! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose request is still arriving counts) is closed to make room; if all are busy, 503 |
 //! | `--shutdown-grace` | 1 s | at Ctrl-C / SIGTERM / [`ServeHandle::shutdown`]: idle and half-sent connections close at once; in-flight responses get the grace, then are dropped and their requests recorded `cancelled`; exit 0 |
 //!
