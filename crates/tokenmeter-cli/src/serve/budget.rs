@@ -67,15 +67,15 @@ pub(crate) fn check(
     if worst <= limit as u64 {
         return Ok(());
     }
+    let field = if chat { "top_logprobs" } else { "logprobs" };
     let logprobs = match options.logprobs {
-        Some(k) if chat => format!(" with top_logprobs {k}"),
-        Some(k) => format!(" with logprobs {k}"),
+        Some(k) => format!(" with {field} {k}"),
         None => String::new(),
     };
     Err(ApiError::bad_request(
         None,
         format!(
-            "this answer could take {worst} bytes ({} MiB: n {} × {tokens} tokens{logprobs}), more than this server's limit of {limit} bytes ({} MiB) for an answer held whole: ask for fewer choices (`n`), tokens (`max_tokens`) or alternatives, stream it with `\"stream\": true`, or start serve with a larger --max-answer-size",
+            "this answer could take {worst} bytes ({} MiB: n {} × {tokens} tokens{logprobs}), more than this server's limit of {limit} bytes ({} MiB) for an answer held whole: ask for fewer choices (`n`), tokens (`max_tokens`) or alternatives (`{field}`), stream it with `\"stream\": true`, or start serve with a larger --max-answer-size",
             mib(worst),
             options.n.max(1),
             mib(limit as u64),
@@ -114,6 +114,7 @@ mod tests {
         for says in [
             "268435456 bytes",
             "n 128 × 8190 tokens with top_logprobs 20",
+            "(`top_logprobs`)",
             "--max-answer-size",
             "\"stream\": true",
         ] {
@@ -139,5 +140,6 @@ mod tests {
         let parsed = openai::completion(body.as_bytes(), 128, &Counter::Estimate).expect("valid");
         let error = check(&parsed, false, DEFAULT_MAX_ANSWER, "m").expect_err("refused");
         assert!(error.message().contains("with logprobs 20"), "{error}");
+        assert!(error.message().contains("(`logprobs`)"), "{error}");
     }
 }
