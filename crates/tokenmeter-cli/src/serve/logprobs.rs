@@ -14,7 +14,8 @@
 //!
 //! They are written straight as JSON bytes ([`JsonLogprobs`]): a whole answer appends each
 //! token's entry as the token comes and keeps nothing else of it, so the answer's memory is
-//! its own size (a tree of `serde_json::Value`s took about 40 times that).
+//! its own size (a tree of `serde_json::Value`s, a map node, key strings and a byte array per
+//! alternative, took about 30 times that in heap and 40 times in resident memory).
 
 use std::io::Write as _;
 use std::sync::OnceLock;
