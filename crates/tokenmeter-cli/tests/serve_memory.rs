@@ -8,7 +8,8 @@
 //!   Before the answer was written as JSON while its tokens came (`serve/answer.rs`), the same
 //!   request took the server from 23 MB to 4.0 GB and left it at 3.9 GB.
 //! - The same at the limits (`max_tokens` 8,185, the context length with this prompt) is
-//!   refused at once, before the engine, with vLLM's 400 naming `--max-answer-size`.
+//!   refused at once, before the engine, with vLLM's 400 naming `--max-answer-size`, and
+//!   recorded as a client error.
 //! - Streamed, the answer keeps nothing it sent: the peak stays within 64 MiB of before.
 //!
 //! The engine takes 1 ms a step and the socket buffer is 4 MiB, so each answer takes seconds.
@@ -86,6 +87,14 @@ fn a_whole_answer_with_every_logprob_is_held_once_and_let_go() {
     ] {
         assert!(message.contains(says), "{says}: {message}");
     }
+    let client_errors = server.metric(
+        "tokenmeter_requests_total",
+        &[("role", "server"), ("error_type", "client_error")],
+    );
+    assert_eq!(
+        client_errors, 1.0,
+        "the refusal is recorded as a client error"
+    );
 
     // The largest that fits: answered, held once.
     let started = Instant::now();
