@@ -128,6 +128,11 @@ pub(crate) struct ServeArgs {
     /// of them.
     #[arg(long, default_value = "256MiB", value_parser = parse_size)]
     pub(crate) max_body_memory: usize,
+    /// Answer 400 to a non-streaming request whose answer could be larger than this (bytes,
+    /// or KiB, MiB, ...): n × max_tokens × the bytes of a token with its top_logprobs (up to
+    /// about 1.7 KB with 20). Such an answer is held whole before it is sent; a stream is not.
+    #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+    pub(crate) max_answer_size: usize,
 
     /// Connections open at once; lowered to leave headroom under the process's open-file
     /// limit. When full, the connection idle the longest on keep-alive is closed to make room
@@ -230,6 +235,7 @@ impl Default for ServeArgs {
             send_timeout: limits::DEFAULT_SEND_TIMEOUT,
             max_body_size: limits::DEFAULT_MAX_BODY,
             max_body_memory: limits::DEFAULT_BODY_MEMORY,
+            max_answer_size: super::budget::DEFAULT_MAX_ANSWER,
             max_connections: limits::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
@@ -416,6 +422,7 @@ mod tests {
         assert_eq!(parsed.send_timeout, default.send_timeout);
         assert_eq!(parsed.max_body_size, default.max_body_size);
         assert_eq!(parsed.max_body_memory, default.max_body_memory);
+        assert_eq!(parsed.max_answer_size, default.max_answer_size);
         assert_eq!(parsed.max_connections, default.max_connections);
         assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
         assert_eq!(default.limits(), Limits::default());
@@ -466,6 +473,7 @@ mod tests {
             ("--listen", "localhost", "invalid"),
             ("--header-timeout", "0s", "greater than 0"),
             ("--max-body-size", "2 parsecs", "size unit"),
+            ("--max-answer-size", "0", "at least 1 byte"),
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
             ("--served-model-name", " ", "cannot be empty"),

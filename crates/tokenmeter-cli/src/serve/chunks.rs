@@ -14,8 +14,6 @@ use serde_json::{Value, json};
 use tokenmeter::FinishReason;
 use tokenmeter_sim::Operation;
 
-use super::logprobs::{self, TokenLogprobs};
-
 /// The SSE terminator.
 pub(crate) const DONE: &[u8] = b"data: [DONE]\n\n";
 
@@ -33,19 +31,6 @@ pub(crate) struct Frames {
     head: String,
     choice: &'static str,
     tail: String,
-}
-
-/// One finished choice of a whole (non-streaming) response.
-#[derive(Debug, Clone)]
-pub(crate) struct Completed {
-    /// The text.
-    pub(crate) text: String,
-    /// The reasoning text before it (chat `reasoning_content`), empty without reasoning.
-    pub(crate) reasoning: String,
-    /// Why it ended.
-    pub(crate) finish: FinishReason,
-    /// Its `logprobs`, when asked for.
-    pub(crate) logprobs: Option<Value>,
 }
 
 impl Frames {
@@ -108,35 +93,33 @@ impl Frames {
         }
     }
 
+    /// A chunk of choice `index`: `choice` is its `delta` (chat) or `text`, `logprobs` the
+    /// JSON of its `logprobs`.
     fn frame(
         &self,
         index: u32,
         choice: &str,
-        logprobs: Option<&Value>,
+        logprobs: Option<&[u8]>,
         finish: Option<FinishReason>,
     ) -> Bytes {
-        use std::fmt::Write as _;
-        let mut out = String::with_capacity(self.head.len() + choice.len() + 96);
-        out.push_str(&self.head);
+        use std::io::Write as _;
+        let extra = logprobs.map_or(0, <[u8]>::len);
+        let mut out = Vec::with_capacity(self.head.len() + choice.len() + extra + 96);
+        out.extend_from_slice(self.head.as_bytes());
         let _ = write!(out, "{index}");
-        out.push_str(self.choice);
-        out.push_str(choice);
-        out.push_str(r#","logprobs":"#);
-        match logprobs {
-            Some(logprobs) => {
-                let _ = write!(out, "{logprobs}");
-            }
-            None => out.push_str("null"),
-        }
-        out.push_str(r#","finish_reason":"#);
+        out.extend_from_slice(self.choice.as_bytes());
+        out.extend_from_slice(choice.as_bytes());
+        out.extend_from_slice(br#","logprobs":"#);
+        out.extend_from_slice(logprobs.unwrap_or(b"null"));
+        out.extend_from_slice(br#","finish_reason":"#);
         match finish {
             Some(reason) => {
                 let _ = write!(out, r#""{}""#, reason.as_str());
             }
-            None => out.push_str("null"),
+            None => out.extend_from_slice(b"null"),
         }
-        out.push_str("}]");
-        out.push_str(&self.tail);
+        out.extend_from_slice(b"}]");
+        out.extend_from_slice(self.tail.as_bytes());
         Bytes::from(out)
     }
 
@@ -147,13 +130,13 @@ impl Frames {
             .then(|| self.frame(index, r#"{"role":"assistant","content":""}"#, None, None))
     }
 
-    /// One token's chunk of choice `index`, with its `logprobs` if asked for; a chat
-    /// `reasoning` token goes in `reasoning_content`, as vLLM's reasoning parsers send it.
+    /// One token's chunk of choice `index`, with the JSON of its `logprobs` if asked for; a
+    /// chat `reasoning` token goes in `reasoning_content`, as vLLM's reasoning parsers send it.
     pub(crate) fn token(
         &self,
         index: u32,
         text: &str,
-        logprobs: Option<&Value>,
+        logprobs: Option<&[u8]>,
         reasoning: bool,
     ) -> Bytes {
         let text = Value::from(text).to_string();
@@ -173,16 +156,6 @@ impl Frames {
     pub(crate) fn finish(&self, index: u32, reason: FinishReason) -> Bytes {
         let empty = if self.is_chat() { "{}" } else { r#""""# };
         self.frame(index, empty, None, Some(reason))
-    }
-
-    /// The `logprobs` of `tokens` in this endpoint's shape; `offsets` are their byte offsets
-    /// in the choice's text (completions).
-    pub(crate) fn logprobs(&self, tokens: &[TokenLogprobs], offsets: &[usize]) -> Value {
-        if self.is_chat() {
-            logprobs::chat(tokens)
-        } else {
-            logprobs::completion(tokens, offsets)
-        }
     }
 
     /// The `usage` chunk (`"choices":[]`), when `include_usage` was asked for, with the
@@ -214,53 +187,42 @@ impl Frames {
         Some(Bytes::from(format!("data: {body}\n\n")))
     }
 
-    /// The whole (non-streaming) response: `choices` in order of their index; `completion`
-    /// counts the tokens of every choice.
-    pub(crate) fn complete(
-        &self,
-        choices: &[Completed],
-        prompt: u32,
-        completion: u32,
-        cached: u32,
-        metrics: Option<Value>,
-    ) -> Value {
+    /// How a whole (non-streaming) answer starts, up to its first choice:
+    /// `{"id":…,"object":…,"created":…,"model":…,"choices":[`.
+    pub(crate) fn whole_head(&self) -> Vec<u8> {
         let object = if self.is_chat() {
             "chat.completion"
         } else {
             "text_completion"
         };
-        let choices: Vec<Value> = choices
-            .iter()
-            .enumerate()
-            .map(|(index, choice)| {
-                let mut out = json!({
-                    "index": index,
-                    "logprobs": choice.logprobs,
-                    "finish_reason": choice.finish.as_str(),
-                });
-                if self.is_chat() {
-                    out["message"] = json!({"role": "assistant", "content": choice.text});
-                    if !choice.reasoning.is_empty() {
-                        out["message"]["reasoning_content"] = json!(choice.reasoning);
-                    }
-                } else {
-                    out["text"] = json!(choice.text);
-                }
-                out
-            })
-            .collect();
-        let mut whole = json!({
+        let mut head = json!({
             "id": self.id,
             "object": object,
             "created": self.created,
             "model": self.model,
-            "choices": choices,
-            "usage": usage(prompt, completion, cached),
-        });
+        })
+        .to_string()
+        .into_bytes();
+        head.pop(); // the closing brace
+        head.extend_from_slice(br#","choices":["#);
+        head
+    }
+
+    /// How a whole answer ends, after its last choice: `],"usage":{…}` (counting the tokens
+    /// of every choice), the server's `metrics` when given, and `}`.
+    pub(crate) fn whole_tail(
+        &self,
+        prompt: u32,
+        completion: u32,
+        cached: u32,
+        metrics: Option<Value>,
+    ) -> Vec<u8> {
+        let mut tail = format!(r#"],"usage":{}"#, usage(prompt, completion, cached));
         if let Some(metrics) = metrics {
-            whole["metrics"] = metrics;
+            tail.push_str(&format!(r#","metrics":{metrics}"#));
         }
-        whole
+        tail.push('}');
+        tail.into_bytes()
     }
 }
 
@@ -357,17 +319,14 @@ mod tests {
         assert_eq!(finish["choices"][0]["index"], 2);
         assert_eq!(finish["choices"][0]["text"], "");
         assert_eq!(finish["choices"][0]["finish_reason"], "stop");
-        let completed = Completed {
-            text: " hi there".to_owned(),
-            reasoning: String::new(),
-            finish: FinishReason::Stop,
-            logprobs: None,
-        };
-        let whole = frames.complete(&[completed.clone(), completed], 4, 2, 0, None);
-        assert!(whole.get("metrics").is_none());
-        assert_eq!(whole["choices"][1]["index"], 1);
-        assert_eq!(whole["choices"][0]["text"], " hi there");
+        let mut whole = frames.whole_head();
+        whole.extend_from_slice(b"{}");
+        whole.extend(frames.whole_tail(4, 2, 0, Some(json!({"mean_itl_ms": 2.0}))));
+        let whole: Value = serde_json::from_slice(&whole).expect("valid JSON");
+        assert_eq!(whole["object"], "text_completion");
+        assert_eq!(whole["choices"], json!([{}]));
         assert_eq!(whole["usage"]["total_tokens"], 6);
+        assert_eq!(whole["metrics"]["mean_itl_ms"], 2.0);
     }
 
     #[test]

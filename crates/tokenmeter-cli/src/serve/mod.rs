@@ -18,7 +18,7 @@
 //!
 //! | Status | When |
 //! |---|---|
-//! | 400 | a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`) |
+//! | 400 | a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`); a non-streaming answer whose worst case is over `--max-answer-size` (default 256 MiB; `budget.rs`) |
 //! | 404 | a `model` not served: ``The model `x` does not exist.`` (also `GET /v1/models/x`) |
 //! | 404, 405 | an unknown path, or a method the route does not answer (with `Allow`) |
 //! | 408 | a body not whole within `--body-timeout` (default 30 s) of its headers |
@@ -43,6 +43,7 @@
 //! | `--body-timeout` | 30 s | 408 |
 //! | `--max-body-size` | 2 MiB | 413 |
 //! | `--max-body-memory` | 256 MiB (at most `--max-connections` bodies of `--max-body-size`, at least one) | the bytes of every body being received or held at once; a body that would take the total past it: 503 before the rest of it is read (`body.rs`) |
+//! | `--max-answer-size` | 256 MiB | a non-streaming request whose answer could be larger (`n` × `max_tokens` × up to 1,719 bytes a token with `top_logprobs` 20) is a 400 before the engine; an answer is written as JSON while its tokens come and held once (`answer.rs`), a stream keeps only what it has not sent |
 //! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose response ended and that waits on keep-alive; never one that has not yet sent its first request) is closed to make room; if none is idle, the new one gets a 503, or its `GET /metrics` / `GET /health` is answered (at most 64 such connections at once, past them a 503 at once; `overflow.rs`) |
 //! | `--shutdown-grace` | 1 s | at Ctrl-C / SIGTERM / [`ServeHandle::shutdown`]: idle and half-sent connections close at once; in-flight responses get the grace, then are dropped and their requests recorded `cancelled`; exit 0 |
 //!
@@ -55,9 +56,11 @@
 //! one request's record with [`ServeHandle::record_for`], keyed by the response `id`),
 //! [`ServeHandle::metrics_text`], and stop with [`ServeHandle::shutdown`].
 
+mod answer;
 mod api_error;
 mod args;
 mod body;
+mod budget;
 mod choices;
 mod chunks;
 mod connections;
@@ -316,6 +319,7 @@ fn start(
         },
         max_body: limits.max_body,
         body_budget: body::BodyBudget::new(limits.body_memory),
+        max_answer: args.max_answer_size,
         body_timeout: limits.body_timeout,
         metrics: Arc::new(metrics),
         slo: Arc::new(slo),

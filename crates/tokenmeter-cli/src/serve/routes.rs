@@ -5,21 +5,22 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-use tokenmeter::{ErrorClass, FinishReason};
+use tokenmeter::ErrorClass;
 use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 
+use super::answer::Answer;
 use super::api_error::ApiError;
 use super::body::{BodyBudget, BodyRefusal, read_body};
+use super::budget;
 use super::choices::{Choices, Event};
-use super::chunks::{Completed, Frames, error_body};
+use super::chunks::{Frames, error_body};
 use super::http_counts::Closed;
-use super::logprobs::TokenLogprobs;
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
 use super::slo::SloState;
@@ -44,6 +45,9 @@ pub(crate) struct AppState {
     pub(crate) max_body: usize,
     /// The bytes every request body being read or held may take together (else 503).
     pub(crate) body_budget: Arc<BodyBudget>,
+    /// Non-streaming requests whose answer could be larger than this are answered 400
+    /// (`budget.rs`).
+    pub(crate) max_answer: usize,
     /// A request body must arrive whole within this after its headers (else 408).
     pub(crate) body_timeout: Duration,
     pub(crate) metrics: Arc<Metrics>,
@@ -213,6 +217,8 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     drop((body, reservation));
     let parsed = match parsed.and_then(|parsed| {
         state.check_model(parsed.options.model.as_deref())?;
+        let chat = operation != Operation::TextCompletion;
+        budget::check(&parsed, chat, state.max_answer, state.model())?;
         Ok(parsed)
     }) {
         Ok(parsed) => parsed,
@@ -288,71 +294,24 @@ async fn stream(mut choices: Choices, frames: Frames, prompt: u32) -> Response {
     response
 }
 
-/// One choice of a whole answer, as its tokens come.
-#[derive(Debug)]
-struct Gathered {
-    text: String,
-    reasoning: String,
-    finish: FinishReason,
-    logprobs: Vec<TokenLogprobs>,
-    offsets: Vec<usize>,
-}
-
-/// A non-streaming answer: every token of every choice, then one JSON body with `usage`. A
-/// client that hangs up before [`WholeBody`] is handed to hyper leaves the request cancelled.
+/// A non-streaming answer: every token of every choice, written as JSON as it comes
+/// ([`Answer`]), then the body with `usage`. A client that hangs up before [`WholeBody`] is
+/// handed to hyper leaves the request cancelled.
 async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: bool) -> Response {
-    let mut gathered: Vec<Gathered> = (0..choices.len())
-        .map(|_| Gathered {
-            text: String::new(),
-            reasoning: String::new(),
-            finish: FinishReason::Stop,
-            logprobs: Vec::new(),
-            offsets: Vec::new(),
-        })
-        .collect();
+    let mut answer = Answer::new(frames, choices.len(), logprobs);
     while let Some(event) = poll_fn(|cx| choices.poll_event(cx)).await {
-        let piece = match event {
-            Event::Piece(piece) => piece,
+        match event {
+            Event::Piece(piece) => answer.push(piece),
             other => return ended(other),
-        };
-        let choice = &mut gathered[piece.index as usize];
-        if piece.reasoning && frames.is_chat() {
-            choice.reasoning.push_str(&piece.text);
-        } else {
-            choice.text.push_str(&piece.text);
-        }
-        if let Some(reason) = piece.finish {
-            choice.finish = reason;
-        }
-        if let Some(lp) = piece.logprobs {
-            choice.logprobs.push(lp);
-            choice.offsets.push(piece.offset);
         }
     }
-    let completed: Vec<Completed> = gathered
-        .into_iter()
-        .map(|choice| Completed {
-            logprobs: logprobs.then(|| frames.logprobs(&choice.logprobs, &choice.offsets)),
-            text: choice.text,
-            reasoning: choice.reasoning,
-            finish: choice.finish,
-        })
-        .collect();
     let completion = choices.completion_tokens();
     let metrics = frames
         .wants_metrics()
         .then(|| choices.server_metrics())
         .flatten();
-    let json = frames
-        .complete(
-            &completed,
-            prompt,
-            completion,
-            choices.cached_tokens(),
-            metrics,
-        )
-        .to_string();
-    let mut response = Response::new(Body::new(WholeBody::new(Bytes::from(json), choices)));
+    let parts = answer.into_parts(frames, prompt, completion, choices.cached_tokens(), metrics);
+    let mut response = Response::new(Body::new(WholeBody::new(parts, choices)));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

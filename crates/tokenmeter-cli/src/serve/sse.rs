@@ -50,16 +50,19 @@ impl SseBody {
     }
 
     fn push(&mut self, piece: Piece) {
-        let logprobs = piece.logprobs.as_ref().map(|lp| {
-            self.frames
-                .logprobs(std::slice::from_ref(lp), &[piece.offset])
-        });
+        let logprobs = piece
+            .logprobs
+            .as_ref()
+            .map(|lp| lp.chunk_json(self.frames.is_chat(), piece.offset));
         // With stop sequences a token may free no text yet: then it has no chunk of its own,
         // unless its logprobs are to be sent.
         if !piece.text.is_empty() || logprobs.is_some() {
-            let frame =
-                self.frames
-                    .token(piece.index, &piece.text, logprobs.as_ref(), piece.reasoning);
+            let frame = self.frames.token(
+                piece.index,
+                &piece.text,
+                logprobs.as_deref(),
+                piece.reasoning,
+            );
             self.pending.push_back(frame);
         }
         if let Some(reason) = piece.finish {
@@ -123,18 +126,23 @@ impl Stream for SseBody {
     }
 }
 
-/// The body of a non-streaming answer: the JSON, whose tokens were all taken; the request
-/// succeeds when hyper takes the JSON, and is cancelled if hyper drops the body before.
+/// The body of a non-streaming answer: the JSON in parts (`answer.rs`), whose tokens were all
+/// taken; each part is freed once hyper takes it. The request succeeds when hyper takes the
+/// last part, and is cancelled if hyper drops the body before.
 pub(crate) struct WholeBody {
-    json: Option<Bytes>,
+    parts: VecDeque<Bytes>,
+    /// Bytes of the parts not yet taken.
+    left: u64,
     choices: Choices,
 }
 
 impl WholeBody {
-    /// Every choice of `choices` has ended, its success held.
-    pub(crate) fn new(json: Bytes, choices: Choices) -> Self {
+    /// Every choice of `choices` has ended, its success held; `parts` are the JSON's bytes.
+    pub(crate) fn new(parts: Vec<Bytes>, choices: Choices) -> Self {
+        let parts: VecDeque<Bytes> = parts.into_iter().filter(|p| !p.is_empty()).collect();
         Self {
-            json: Some(json),
+            left: parts.iter().map(|p| p.len() as u64).sum(),
+            parts,
             choices,
         }
     }
@@ -148,18 +156,21 @@ impl http_body::Body for WholeBody {
         mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let Some(json) = self.json.take() else {
+        let Some(part) = self.parts.pop_front() else {
             return Poll::Ready(None);
         };
-        self.choices.delivered();
-        Poll::Ready(Some(Ok(Frame::data(json))))
+        self.left -= part.len() as u64;
+        if self.parts.is_empty() {
+            self.choices.delivered();
+        }
+        Poll::Ready(Some(Ok(Frame::data(part))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.json.is_none()
+        self.parts.is_empty()
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.json.as_ref().map_or(0, |json| json.len() as u64))
+        SizeHint::with_exact(self.left)
     }
 }
