@@ -249,7 +249,7 @@ impl Client {
     }
 
     /// The request for `spec` as every measured request sends it, with `id` in
-    /// [`REQUEST_ID_HEADER`]: [`send`](Self::send) sends it and meters the answer; the
+    /// [`REQUEST_ID_HEADER`]: [`send_until`](Self::send_until) sends it and meters the answer; the
     /// self-check also sends it alone, to weigh the HTTP stack without the rest.
     pub(crate) fn post(&self, id: HeaderValue, spec: &RequestSpec) -> reqwest::RequestBuilder {
         self.http
