@@ -488,6 +488,7 @@ mod tests {
             ("--header-timeout", "0s", "greater than 0"),
             ("--max-body-size", "2 parsecs", "size unit"),
             ("--max-answer-size", "0", "at least 1 byte"),
+            ("--max-answer-memory", "0", "at least 1 byte"),
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
             ("--served-model-name", " ", "cannot be empty"),
