@@ -133,6 +133,12 @@ pub(crate) struct ServeArgs {
     /// about 1.7 KB with 20). Such an answer is held whole before it is sent; a stream is not.
     #[arg(long, default_value = "256MiB", value_parser = parse_size)]
     pub(crate) max_answer_size: usize,
+    /// The memory every non-streaming answer in flight may take at once, each counted at its
+    /// worst case (bytes, or KiB, MiB, ...); a request whose answer would take the total past
+    /// it is answered 503 with `retry-after` before it runs. At least one --max-answer-size, at
+    /// most --max-connections of them.
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    pub(crate) max_answer_memory: usize,
 
     /// Connections open at once; lowered to leave headroom under the process's open-file
     /// limit. When full, the connection idle the longest on keep-alive is closed to make room
@@ -236,6 +242,7 @@ impl Default for ServeArgs {
             max_body_size: limits::DEFAULT_MAX_BODY,
             max_body_memory: limits::DEFAULT_BODY_MEMORY,
             max_answer_size: super::budget::DEFAULT_MAX_ANSWER,
+            max_answer_memory: super::budget::DEFAULT_ANSWER_MEMORY,
             max_connections: limits::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
@@ -303,6 +310,12 @@ impl ServeArgs {
 }
 
 impl ServeArgs {
+    /// The bytes whole answers in flight may take together: `--max-answer-memory` within one
+    /// and `connections` of `--max-answer-size` (`budget::answer_memory`).
+    pub(crate) fn answer_memory(&self, connections: usize) -> usize {
+        super::budget::answer_memory(self.max_answer_memory, self.max_answer_size, connections)
+    }
+
     /// The connection and request limits, the connection limit lowered under the process's
     /// open-file limit.
     pub(crate) fn limits(&self) -> Limits {
@@ -422,6 +435,7 @@ mod tests {
         assert_eq!(parsed.send_timeout, default.send_timeout);
         assert_eq!(parsed.max_body_size, default.max_body_size);
         assert_eq!(parsed.max_body_memory, default.max_body_memory);
+        assert_eq!(parsed.max_answer_memory, default.max_answer_memory);
         assert_eq!(parsed.max_answer_size, default.max_answer_size);
         assert_eq!(parsed.max_connections, default.max_connections);
         assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
@@ -474,6 +488,7 @@ mod tests {
             ("--header-timeout", "0s", "greater than 0"),
             ("--max-body-size", "2 parsecs", "size unit"),
             ("--max-answer-size", "0", "at least 1 byte"),
+            ("--max-answer-memory", "0", "at least 1 byte"),
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
             ("--served-model-name", " ", "cannot be empty"),
