@@ -327,3 +327,36 @@ fn a_bogus_name_or_path_is_caught() {
                 `Meter::folded_count`; `hang_ups_and_stalled_readers…`";
     assert_eq!(check(good, &repo), Vec::<String>::new());
 }
+
+/// The Prometheus listener's table states each default as `` 10 s (`header_timeout`) ``: each
+/// must be the crate's constant, the one `Builder::new` starts from.
+#[test]
+fn the_prometheus_listener_defaults_are_the_crates() {
+    use tokenmeter_prometheus::{
+        DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_SEND_TIMEOUT,
+    };
+    let repo = Repo::load();
+    let page = std::fs::read_to_string(repo.root.join("SECURITY.md")).expect("SECURITY.md");
+    let expected = [
+        (
+            "header_timeout",
+            format!("{} s", DEFAULT_HEADER_TIMEOUT.as_secs()),
+        ),
+        (
+            "idle_timeout",
+            format!("{} s", DEFAULT_IDLE_TIMEOUT.as_secs()),
+        ),
+        (
+            "send_timeout",
+            format!("{} s", DEFAULT_SEND_TIMEOUT.as_secs()),
+        ),
+        ("max_connections", DEFAULT_MAX_CONNECTIONS.to_string()),
+    ];
+    for (method, value) in expected {
+        let cell = format!("| {value} (`{method}`) |");
+        assert!(
+            page.contains(&cell),
+            "SECURITY.md's listener table must state `{cell}` (the crate's default)"
+        );
+    }
+}
