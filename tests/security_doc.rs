@@ -360,3 +360,20 @@ fn the_prometheus_listener_defaults_are_the_crates() {
         );
     }
 }
+
+/// The page states the simulator's output queue as `` (`SimConfig::output_queue`, 16 tokens ``:
+/// it must be the crate's default.
+#[test]
+fn the_simulator_output_queue_is_the_crates() {
+    let repo = Repo::load();
+    let page = std::fs::read_to_string(repo.root.join("SECURITY.md")).expect("SECURITY.md");
+    let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    let stated = format!(
+        "(`SimConfig::output_queue`, {} tokens",
+        tokenmeter_sim::DEFAULT_OUTPUT_QUEUE
+    );
+    assert!(
+        page.contains(&stated),
+        "SECURITY.md must state `{stated}` (the crate's default)"
+    );
+}
