@@ -5,8 +5,9 @@
 //!   event) is skipped and counted, a chunk that gives a field twice is read with the last
 //!   value, and a `usage` count of `1e400` is unusable: each answer stays a success with
 //!   every token, and the run says what it skipped;
-//! - outputs that name the same file (also through `..` or a linked directory) or that are a
-//!   symbolic link are refused before the first request, with the usage exit code 2.
+//! - outputs that name the same file (also through `..` or a linked directory), that are a
+//!   symbolic link, or that are a file the command reads (`--slo-spec`, a trace `bench merge`
+//!   merges) are refused before the first request, with the usage exit code 2.
 
 #[path = "bench_support/mod.rs"]
 mod support;
@@ -164,6 +165,15 @@ fn outputs_naming_one_file_or_a_symbolic_link_are_refused_before_the_run() {
             "name the same file",
         ),
         (vec!["--json", &path("link.json")], "symbolic link"),
+        (
+            vec![
+                "--slo-spec",
+                &path("precious.txt"),
+                "--json",
+                &path("precious.txt"),
+            ],
+            "reads",
+        ),
     ] {
         let base = [
             "--url",
@@ -185,4 +195,21 @@ fn outputs_naming_one_file_or_a_symbolic_link_are_refused_before_the_run() {
     }
     assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
     assert!(!dir.join("run.json").exists());
+    // `bench merge` refuses to write its report over one of the traces it merges, by any name.
+    let shard = dir.join("s0.jsonl");
+    std::fs::write(&shard, "a shard's trace").unwrap();
+    for output in [
+        path("s0.jsonl"),
+        path("sub/../s0.jsonl"),
+        path("here/s0.jsonl"),
+    ] {
+        let merge = bench(&["merge", &path("s0.jsonl"), "--json", &output]);
+        let (_, stderr) = text(&merge);
+        assert_eq!(merge.status.code(), Some(2), "{output}: {stderr}");
+        assert!(
+            stderr.contains("--json") && stderr.contains("reads"),
+            "{output}: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&shard).unwrap(), "a shard's trace");
 }

@@ -90,6 +90,7 @@ mod tests;
 pub(crate) use args::BenchArgs;
 pub(crate) use exit::code as exit_code;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use rand::SeedableRng as _;
@@ -126,11 +127,23 @@ pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
     }
-    output::check_paths(&[
-        (args.json.as_deref(), "--json"),
-        (args.trace.as_deref(), "--trace"),
-        (args.html.as_deref(), "--html"),
-    ])
+    let inputs: Vec<(&Path, &str)> = [
+        (args.workload.dataset.as_deref(), "the --dataset file"),
+        (args.workload.tokenizer.as_deref(), "the --tokenizer file"),
+        (args.slo_spec.as_deref(), "the --slo-spec file"),
+        (args.ca_cert.as_deref(), "the --ca-cert file"),
+    ]
+    .into_iter()
+    .filter_map(|(path, flag)| path.map(|p| (p, flag)))
+    .collect();
+    output::check_paths(
+        &[
+            (args.json.as_deref(), "--json"),
+            (args.trace.as_deref(), "--trace"),
+            (args.html.as_deref(), "--html"),
+        ],
+        &inputs,
+    )
     .map_err(|e| exit::classify(e, Exit::Usage))?;
     let key = args
         .api_key()

@@ -13,7 +13,7 @@ pub(crate) mod read;
 pub(crate) mod replay;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde_json::json;
@@ -64,10 +64,18 @@ pub(crate) struct MergeArgs {
 
 /// Runs `tokenmeter bench merge`.
 pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
-    output::check_paths(&[
-        (args.json.as_deref(), "--json"),
-        (args.html.as_deref(), "--html"),
-    ])
+    let traces: Vec<(&Path, &str)> = args
+        .traces
+        .iter()
+        .map(|trace| (trace.as_path(), "a trace to merge"))
+        .collect();
+    output::check_paths(
+        &[
+            (args.json.as_deref(), "--json"),
+            (args.html.as_deref(), "--html"),
+        ],
+        &traces,
+    )
     .map_err(|e| exit::classify(e, Exit::Usage))?;
     let merged = load(&args.traces).map_err(|e| exit::classify(e, Exit::Usage))?;
     let quiet = [&args.json, &args.html]

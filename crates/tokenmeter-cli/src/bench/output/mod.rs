@@ -24,8 +24,12 @@ pub(crate) fn is_stdout(path: &Path) -> bool {
 
 /// Checks every output path before the first request: at most one may be `-` (stdout), none
 /// may be a symbolic link, no two may name the same file (also through `..`, a linked
-/// directory or a hard link), and each must be writable ([`check_writable`]).
-pub(crate) fn check_paths(paths: &[(Option<&Path>, &str)]) -> anyhow::Result<()> {
+/// directory or a hard link), none may be one of `inputs` (the files the command reads, each
+/// with its flag), and each must be writable ([`check_writable`]).
+pub(crate) fn check_paths(
+    paths: &[(Option<&Path>, &str)],
+    inputs: &[(&Path, &str)],
+) -> anyhow::Result<()> {
     let to_stdout: Vec<&str> = paths
         .iter()
         .filter(|(p, _)| p.is_some_and(is_stdout))
@@ -45,6 +49,7 @@ pub(crate) fn check_paths(paths: &[(Option<&Path>, &str)]) -> anyhow::Result<()>
         paths::refuse_symlink(path, flag)?;
     }
     paths::refuse_collisions(&files)?;
+    paths::refuse_inputs(&files, inputs)?;
     for (path, flag) in &files {
         check_writable(path, flag)?;
     }

@@ -1,7 +1,9 @@
 //! The output paths of a run, checked before its first request: no two outputs may name the
 //! same file (`--json` and `--trace` both `run.json` would interleave into a corrupt file), also
 //! through `..`, a symbolic link in a parent directory or a hard link, and no output may be a
-//! symbolic link (writing it would silently overwrite whatever file it points to).
+//! symbolic link (writing it would silently overwrite whatever file it points to), and no output
+//! may be one of the files the command reads (`bench merge a.jsonl --json a.jsonl` would replace
+//! a shard's trace with the report of it).
 
 use std::path::{Path, PathBuf};
 
@@ -52,16 +54,36 @@ fn same_inode(_: &Path, _: &Path) -> bool {
     false
 }
 
+/// True when `a` and `b` name one file: the same canonical directory and name, or one inode.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let id_a = identity(a);
+    (id_a.is_some() && id_a == identity(b)) || same_inode(a, b)
+}
+
+/// Refuses an output (each with its flag) that names one of the files the command reads (each
+/// with what it is: "the --slo-spec file").
+pub(crate) fn refuse_inputs(
+    outputs: &[(&Path, &str)],
+    inputs: &[(&Path, &str)],
+) -> anyhow::Result<()> {
+    for (output, out_flag) in outputs {
+        if let Some((input, in_flag)) = inputs.iter().find(|(input, _)| same_file(output, input)) {
+            bail!(
+                "{out_flag} {} is {in_flag} ({}), which this command reads; writing it would \
+                 destroy that input: give the output a new name",
+                output.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Refuses two of `paths` (each with its flag) that name the same file.
 pub(crate) fn refuse_collisions(paths: &[(&Path, &str)]) -> anyhow::Result<()> {
-    let named: Vec<(Option<PathBuf>, &Path, &str)> = paths
-        .iter()
-        .map(|(path, flag)| (identity(path), *path, *flag))
-        .collect();
-    for (i, (id_a, a, flag_a)) in named.iter().enumerate() {
-        for (id_b, b, flag_b) in &named[i + 1..] {
-            let same = (id_a.is_some() && id_a == id_b) || same_inode(a, b);
-            if same {
+    for (i, (a, flag_a)) in paths.iter().enumerate() {
+        for (b, flag_b) in &paths[i + 1..] {
+            if same_file(a, b) {
                 bail!(
                     "{flag_a} {} and {flag_b} {} name the same file; each output needs a file \
                      of its own",
@@ -106,6 +128,33 @@ mod tests {
         assert!(refuse_collisions(&[(&run, "--json"), (&hard, "--trace")]).is_err());
         let other = d.join("trace.jsonl");
         assert!(refuse_collisions(&[(&run, "--json"), (&other, "--trace")]).is_ok());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused() {
+        let d = dir("inputs");
+        let shard = d.join("s0.jsonl");
+        std::fs::write(&shard, "{}").unwrap();
+        let other = d.join("s1.jsonl");
+        let inputs = [
+            (shard.as_path(), "a trace to merge"),
+            (other.as_path(), "a trace to merge"),
+        ];
+        let through_dots = d.join("sub/../s0.jsonl");
+        let error = refuse_inputs(&[(&through_dots, "--json")], &inputs)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("--json") && error.contains("s0.jsonl") && error.contains("reads"),
+            "{error}"
+        );
+        std::fs::hard_link(&shard, d.join("sub/hard.jsonl")).unwrap();
+        let hard = d.join("sub/hard.jsonl");
+        assert!(refuse_inputs(&[(&hard, "--html")], &inputs).is_err());
+        let report = d.join("report.json");
+        assert!(refuse_inputs(&[(&report, "--json")], &inputs).is_ok());
+        assert_eq!(std::fs::read_to_string(&shard).unwrap(), "{}", "untouched");
         let _ = std::fs::remove_dir_all(&d);
     }
 
