@@ -105,6 +105,52 @@ fn an_empty_model_id_is_refused_with_the_fix() {
     );
 }
 
+/// Model discovery carries the `--header`s the measured requests carry: a server that wants
+/// an `api-key` header (Azure OpenAI's way) lists its models to the bench, and the value is
+/// shown nowhere even when the server echoes it.
+#[test]
+fn model_discovery_sends_the_headers_the_requests_send() {
+    const SECRET: &str = "azure-key-7f3a91c2e5";
+    let addr = support::serve(|seen| match (seen.path.as_str(), seen.header("api-key")) {
+        ("/v1/models", Some(SECRET)) => {
+            Reply::json(200, r#"{"object":"list","data":[{"id":"deployed-model"}]}"#)
+        }
+        (_, Some(SECRET)) => Reply::stream(3),
+        (_, other) => Reply::json(
+            401,
+            format!(r#"{{"error":{{"message":"api-key {other:?} is not {SECRET}"}}}}"#),
+        ),
+    });
+    let url = format!("http://{addr}/v1");
+    let header = format!("api-key: {SECRET}");
+    let output = bench(&[
+        "--url",
+        &url,
+        "-n",
+        "2",
+        "--no-progress",
+        "--header",
+        &header,
+    ]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("deployed-model"), "{stdout}");
+    assert!(stdout.contains("success 2"), "{stdout}");
+    // Without the header, the server's 401 (which echoes the key it expects) is shown redacted.
+    let output = bench(&[
+        "--url",
+        &url,
+        "-n",
+        "1",
+        "--header",
+        "api-key: wrong-value-123",
+    ]);
+    let (stdout, stderr) = text(&output);
+    assert!(!output.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert!(!stderr.contains("wrong-value-123"), "{stderr}");
+}
+
 /// A server that streams a short answer and `[DONE]`, then keeps the body open (no final
 /// chunk) until the client hangs up, or `hold` passes.
 fn open_after_done(hold: Duration) -> std::net::SocketAddr {

@@ -12,9 +12,10 @@ use reqwest::header::LOCATION;
 use tokenmeter_openai::{ERROR_BODY_LIMIT, StatusError, describe_error};
 
 use crate::bench::client::ApiKey;
+use crate::bench::request_shape::RequestShape;
 use crate::bench::sanitize::Sanitizer;
 use crate::bench::tls::Tls;
-use crate::bench::url::{display_url, models_url};
+use crate::bench::url::{display_url, models_url, url_secrets};
 
 /// How long the pre-flight checks wait.
 const PREFLIGHT: Duration = Duration::from_secs(10);
@@ -140,15 +141,21 @@ async fn handshake(url: &reqwest::Url, tls: &Tls) -> anyhow::Result<()> {
 }
 
 /// The first model of `GET …/models`, as the server spells it (to send back); show it only
-/// through the sanitiser. HTTPS is verified as `tls` says, as for the requests.
+/// through the sanitiser. The request carries what every measured request carries: the key
+/// and the `--header`s of `shape` (a server that wants `api-key` on its requests wants it
+/// here too), so a redirect to another origin is refused as theirs is; HTTPS is verified as
+/// `tls` says.
 pub(crate) async fn model(
     endpoint: &reqwest::Url,
     key: Option<&ApiKey>,
+    shape: &RequestShape,
     follow_redirects: bool,
     tls: &Tls,
 ) -> anyhow::Result<String> {
     let url = models_url(endpoint);
-    let sanitizer = Sanitizer::new(key);
+    let sanitizer = Sanitizer::new(key)
+        .with_secrets(shape.secrets())
+        .with_secrets(url_secrets(endpoint).iter().map(String::as_str));
     let hint = || {
         format!(
             "cannot list models at {}; pass --model NAME",
@@ -167,13 +174,17 @@ pub(crate) async fn model(
     let client = tls
         .client_builder()
         .timeout(PREFLIGHT)
-        .redirect(redirect_policy(follow_redirects, false))
+        .redirect(redirect_policy(follow_redirects, !shape.headers.is_empty()))
         .build()
         .map_err(failed)
         .with_context(hint)?;
     let mut request = client.get(url.clone());
     if let Some(key) = key {
         request = request.bearer_auth(key.secret());
+    }
+    // A --header replaces the key's `Authorization`, as on the measured requests.
+    for (name, value) in &shape.headers {
+        request = request.header(name, value);
     }
     let response = request.send().await.map_err(failed).with_context(hint)?;
     let status = response.status();

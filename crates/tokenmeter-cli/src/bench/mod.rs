@@ -207,7 +207,8 @@ pub(crate) async fn bench(
         // The model --extra-body sends: no need to ask the server for one.
         (None, None, Some(model)) => model.to_owned(),
         (None, None, None) => {
-            let found = discover::model(&url, key.as_ref(), args.follow_redirects, &plan.tls);
+            let found =
+                discover::model(&url, key.as_ref(), &shape, args.follow_redirects, &plan.tls);
             interrupt::before_the_run(stop, "model discovery", found).await?
         }
     };

@@ -401,9 +401,15 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
     let (addr, moved) = redirecting().await;
     let url = reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap();
     let key = ApiKey::new(KEY.to_owned());
-    let error = discover::model(&url, Some(&key), false, &Default::default())
-        .await
-        .unwrap_err();
+    let error = discover::model(
+        &url,
+        Some(&key),
+        &Default::default(),
+        false,
+        &Default::default(),
+    )
+    .await
+    .unwrap_err();
     let message = format!("{error:#}");
     assert!(message.contains("HTTP 302 redirecting to"), "{message}");
     assert!(message.contains("--follow-redirects"), "{message}");
@@ -415,7 +421,7 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
     let url = reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap();
     let message = format!(
         "{:#}",
-        discover::model(&url, None, false, &Default::default())
+        discover::model(&url, None, &Default::default(), false, &Default::default())
             .await
             .unwrap_err()
     );
@@ -432,9 +438,15 @@ async fn discovery_neither_follows_redirects_nor_reads_more_than_a_mib() {
     let url = reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions")).unwrap();
     let message = format!(
         "{:#}",
-        discover::model(&url, Some(&key), false, &Default::default())
-            .await
-            .unwrap_err()
+        discover::model(
+            &url,
+            Some(&key),
+            &Default::default(),
+            false,
+            &Default::default()
+        )
+        .await
+        .unwrap_err()
     );
     assert!(message.contains("HTTP 401"), "{message}");
     assert!(!message.contains('\x1b'), "{message:?}");
