@@ -42,12 +42,18 @@ fn stream(odd: &str, usage: &str) -> String {
     .concat()
 }
 
-/// Runs one request against a server answering `body`: the exit code, stderr and the trace line.
-fn run_one(body: String, dir: &Path) -> (Option<i32>, String, serde_json::Value) {
+/// Runs one request against a server answering `body`: the exit code, stderr, the trace line
+/// and the `--json` summary.
+fn run_one(
+    body: String,
+    dir: &Path,
+) -> (Option<i32>, String, serde_json::Value, serde_json::Value) {
     let addr = serve(move |_| Reply::new(200, "text/event-stream", body.clone()));
     let url = format!("http://{addr}/v1");
     let trace = dir.join("trace.jsonl");
+    let json = dir.join("run.json");
     let _ = std::fs::remove_file(&trace);
+    let _ = std::fs::remove_file(&json);
     let output = bench(&[
         "--url",
         &url,
@@ -61,11 +67,20 @@ fn run_one(body: String, dir: &Path) -> (Option<i32>, String, serde_json::Value)
         "--no-preflight",
         "--trace",
         &trace.display().to_string(),
+        "--json",
+        &json.display().to_string(),
     ]);
     let (_, stderr) = text(&output);
     let line = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     let line = serde_json::from_str(line.lines().next().expect("one line")).expect("JSON");
-    (output.status.code(), stderr, line)
+    let report = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
+    (
+        output.status.code(),
+        stderr,
+        line,
+        report["summary"].clone(),
+    )
 }
 
 #[test]
@@ -103,7 +118,7 @@ fn odd_but_valid_server_text_keeps_a_complete_answer() {
             "not a non-negative integer",
         ),
     ] {
-        let (code, stderr, line) = run_one(stream(odd, usage), &dir);
+        let (code, stderr, line, summary) = run_one(stream(odd, usage), &dir);
         assert_eq!(code, Some(0), "{name}: {stderr}\n{line}");
         assert_eq!(line["outcome"], "success", "{name}: {line}");
         assert_eq!(line["error"], serde_json::Value::Null, "{name}: {line}");
@@ -120,6 +135,10 @@ fn odd_but_valid_server_text_keeps_a_complete_answer() {
             assert_eq!(line["output_tokens"], 2, "{name}: counted from the stream");
         } else {
             assert_eq!(line["oddities"][oddity], 1, "{name}: counted: {line}");
+            assert_eq!(
+                summary["oddities"][oddity], 1,
+                "{name}: in --json: {summary}"
+            );
         }
         assert!(stderr.contains(warning), "{name}: warned: {stderr}");
     }

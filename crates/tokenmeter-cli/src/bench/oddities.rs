@@ -47,6 +47,19 @@ impl Oddities {
         self.other_events.saturating_add(self.empty_events)
     }
 
+    /// The sum of `all` (each count saturating).
+    pub(crate) fn total<'a>(all: impl IntoIterator<Item = &'a Oddities>) -> Oddities {
+        all.into_iter()
+            .fold(Oddities::default(), |sum, o| Oddities {
+                other_events: sum.other_events.saturating_add(o.other_events),
+                empty_events: sum.empty_events.saturating_add(o.empty_events),
+                comments: sum.comments.saturating_add(o.comments),
+                duplicate_key_chunks: sum
+                    .duplicate_key_chunks
+                    .saturating_add(o.duplicate_key_chunks),
+            })
+    }
+
     /// Takes the stream reader's count of what it skipped.
     pub(crate) fn note_skipped(&mut self, skipped: Skipped) {
         self.other_events = skipped.other_events;
@@ -103,6 +116,13 @@ mod tests {
             ..Measured::default()
         };
         assert!(warnings(&[odd(0, 0, 0)]).is_empty(), "comments alone");
+        let all = [odd(2, 1, 0), odd(0, 0, 3)];
+        let sum = Oddities::total(all.iter().map(|m| &m.oddities));
+        assert_eq!(
+            (sum.other_events, sum.empty_events, sum.comments),
+            (2, 1, 18)
+        );
+        assert_eq!(sum.duplicate_key_chunks, 3);
         let got = warnings(&[odd(2, 1, 0), odd(0, 0, 0), odd(1, 0, 4)]);
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(

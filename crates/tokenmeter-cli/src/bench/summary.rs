@@ -32,6 +32,7 @@ use tokenmeter::report::Summary;
 
 use crate::bench::gaps::{Gaps, sorted};
 use crate::bench::measured::Measured;
+use crate::bench::oddities::Oddities;
 use crate::bench::slo::{Judge, Slo};
 
 /// Serialises a [`Summary`] as `{count, mean, std, p50, p90, p95, p99, max}`.
@@ -190,6 +191,10 @@ pub(crate) struct BenchSummary {
     /// Requests whose `usage.prompt_tokens` or cached tokens were far above the tokens sent
     /// (ignored: see `Measured::check_input_usage`).
     pub(crate) usage_implausible_input: u64,
+    /// What the streams held that was skipped or read leniently, summed over the requests
+    /// (events of another type or with empty data, comments, chunks that gave a field twice;
+    /// each count omitted when 0): [`Oddities`].
+    pub(crate) oddities: Oddities,
     /// Client − server TTFT per request (s): each successful request's TTFT minus the
     /// server's own TTFT of it from the `metrics` object it sent (vLLM's
     /// `--enable-per-request-metrics`; `queue_time_ms` + `time_to_first_token_ms`), over the
@@ -323,6 +328,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         usage_discrepancies,
         usage_unusable,
         usage_implausible_input,
+        oddities: Oddities::total(measured.iter().map(|m| &m.borrow().oddities)),
         client_minus_server_ttft_per_request: per_request_gap(&ok),
     }
 }
