@@ -192,8 +192,8 @@ struct Wire<'a> {
     usage: Option<&'a RawValue>,
     #[serde(default)]
     error: Option<serde_json::Value>,
-    #[serde(default)]
-    metrics: Option<ServerMetrics>,
+    #[serde(borrow, default)]
+    metrics: Option<&'a RawValue>,
 }
 
 /// A chunk as [`text`] reads it: every choice, to join their text.
@@ -332,17 +332,22 @@ fn parse_once(data: &str) -> Result<Result<Parsed, ChunkError>, serde_json::Erro
         return Ok(Err(ChunkError::Server(server_error(&error))));
     }
     let choices = wire.choices.unwrap_or_default();
-    let (usage, duplicate_keys) = match wire.usage.and_then(Usage::from_raw) {
+    let (usage, duplicate_usage) = match wire.usage.and_then(Usage::from_raw) {
         Some((usage, duplicate)) => (Some(usage), duplicate),
         None => (None, false),
     };
+    let (metrics, duplicate_metrics) = match wire.metrics.map(ServerMetrics::from_raw) {
+        Some((metrics, duplicate)) => (Some(metrics), duplicate),
+        None => (None, false),
+    };
+    let duplicate_keys = duplicate_usage || duplicate_metrics;
     Ok(Ok(Parsed {
         tokens: choices.tokens,
         reasoning: choices.reasoning,
         finish: choices.finish,
         usage,
         id: wire.id.map(Cow::into_owned),
-        metrics: wire.metrics,
+        metrics,
         duplicate_keys,
     }))
 }

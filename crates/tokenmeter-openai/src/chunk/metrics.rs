@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// The largest value kept (milliseconds, or tokens per second): 10⁹, about 11.6 days in
 /// milliseconds. A larger one is not a latency of one request.
@@ -80,6 +81,48 @@ impl ServerMetrics {
             unusable: true,
             ..Self::default()
         }))
+    }
+
+    /// The `metrics` value of a chunk, read from its raw JSON text so that a number no `f64`
+    /// holds (`1e400`) is an unusable field, not a malformed chunk; the flag is true when a
+    /// field was given twice (the last value is read).
+    pub(crate) fn from_raw(raw: &RawValue) -> (Self, bool) {
+        const NAMES: &[&str; 5] = &[
+            "time_to_first_token_ms",
+            "queue_time_ms",
+            "generation_time_ms",
+            "mean_itl_ms",
+            "tokens_per_second",
+        ];
+        let Some(fields) = super::fields::fields(raw, NAMES) else {
+            return (
+                Self {
+                    unusable: true,
+                    ..Self::default()
+                },
+                false,
+            );
+        };
+        let mut metrics = Self::default();
+        let [ttft, queue, generation, itl, tps] = fields.values.map(|value| {
+            value.map_or(Lenient::Null, |raw| {
+                let text = raw.get().trim();
+                match text.parse::<f64>() {
+                    _ if text == "null" => Lenient::Null,
+                    // A JSON number: Rust reads `1e400` as infinity, which `keep` refuses.
+                    Ok(v) if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
+                        Lenient::Number(v)
+                    }
+                    _ => Lenient::Other,
+                }
+            })
+        });
+        metrics.time_to_first_token_ms = metrics.keep(ttft);
+        metrics.queue_time_ms = metrics.keep(queue);
+        metrics.generation_time_ms = metrics.keep(generation);
+        metrics.mean_itl_ms = metrics.keep(itl);
+        metrics.tokens_per_second = metrics.keep(tps);
+        (metrics, fields.duplicate)
     }
 
     /// `queue_time_ms` as a duration.
@@ -295,6 +338,9 @@ mod tests {
             r#"{"time_to_first_token_ms":-1}"#.to_owned(),
             r#"{"time_to_first_token_ms":-1e-300}"#.to_owned(),
             r#"{"time_to_first_token_ms":1e308}"#.to_owned(),
+            // No f64 holds these: the field is unusable, the chunk is still read.
+            r#"{"time_to_first_token_ms":1e400}"#.to_owned(),
+            r#"{"time_to_first_token_ms":-1e400}"#.to_owned(),
             r#"{"time_to_first_token_ms":18446744073709551615}"#.to_owned(),
             r#"{"time_to_first_token_ms":1000000001}"#.to_owned(),
             r#"{"time_to_first_token_ms":true}"#.to_owned(),
@@ -326,6 +372,22 @@ mod tests {
             (None, Some(0.0), false)
         );
         assert_eq!(m.ttft_since_arrival(), Some(Duration::ZERO));
+        // A huge value beside good ones spoils only its own field.
+        let m = metrics(r#"{"queue_time_ms":1e400,"time_to_first_token_ms":40}"#).unwrap();
+        assert_eq!(
+            (m.queue_time_ms, m.time_to_first_token_ms, m.unusable),
+            (None, Some(40.0), true)
+        );
+    }
+
+    #[test]
+    fn a_field_given_twice_is_read_last_and_flagged() {
+        let data = r#"{"choices":[],"metrics":{"queue_time_ms":1,"queue_time_ms":2}}"#;
+        let parsed = parse(data).unwrap();
+        assert_eq!(parsed.metrics.unwrap().queue_time_ms, Some(2.0));
+        assert!(parsed.duplicate_keys);
+        let once = parse(r#"{"choices":[],"metrics":{"queue_time_ms":1}}"#).unwrap();
+        assert!(!once.duplicate_keys);
     }
 
     #[test]
