@@ -242,11 +242,11 @@ impl HttpCounts {
             out,
             "# HELP {refused} Requests the server refused for a server-wide budget, keeping the connection, by reason.\n# TYPE {refused} counter\n"
         );
+        // Every reason from the start, 0 until it happens: a budget that never refused is a
+        // series at 0, not a missing one (an alert on its rate sees it).
         for (reason, count) in Refused::ALL.iter().zip(&self.refused) {
             let count = count.load(Ordering::Relaxed);
-            if count > 0 {
-                let _ = writeln!(out, r#"{refused}{{reason="{}"}} {count}"#, reason.as_str());
-            }
+            let _ = writeln!(out, r#"{refused}{{reason="{}"}} {count}"#, reason.as_str());
         }
         out
     }
@@ -284,6 +284,14 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 7);
+        // A reason that never happened is a series at 0, not a missing one.
+        let fresh = HttpCounts::new(MetricsProfile::Semconv).render();
+        assert!(
+            fresh
+                .lines()
+                .any(|l| l == r#"tokenmeter_http_requests_refused_total{reason="answer_budget"} 0"#),
+            "{fresh}"
+        );
     }
 
     #[test]
