@@ -16,7 +16,7 @@ use super::logprobs::worst_entry_bytes;
 use super::openai::Parsed;
 
 /// Default largest worst-case size of a non-streaming answer: 256 MiB.
-pub(crate) const DEFAULT_MAX_ANSWER: usize = 256 * 1024 * 1024;
+pub const DEFAULT_MAX_ANSWER: usize = 256 * 1024 * 1024;
 
 /// The most bytes of a choice outside its tokens: index, finish reason, message or text keys.
 pub(crate) const CHOICE_BYTES: u64 = 160;
@@ -91,7 +91,7 @@ fn mib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::openai::{self, Counter};
+    use crate::openai::{self, Counter};
 
     fn chat(body: &str) -> Parsed {
         openai::chat(body.as_bytes(), 128, &Counter::Estimate).expect("valid")
