@@ -112,7 +112,7 @@ pub struct Config {
     /// The probability that each draft token is accepted, given the ones before it were.
     pub speculative_acceptance: f64,
     /// Keep every server-side record in memory, readable with
-    /// [`Server::records`](crate::Server::records) (memory grows with every request; off by default).
+    /// `Server::records` (memory grows with every request; off by default).
     pub keep_records: bool,
 }
 
@@ -172,9 +172,11 @@ impl Config {
     }
 
     /// Checks the simulator's settings (the decode table, the probabilities, …); the error
-    /// names the setting to fix. [`Server::start`](crate::Server::start) checks the same.
-    pub fn validate(&self) -> Result<(), crate::Error> {
-        self.sim_config().map(drop).map_err(crate::Error::from)
+    /// names the setting to fix. `Server::start` checks the same.
+    pub fn validate(&self) -> Result<(), crate::error::Error> {
+        self.sim_config()
+            .map(drop)
+            .map_err(crate::error::Error::from)
     }
 
     /// The connections the server will hold at once: [`max_connections`](Self::max_connections),

@@ -30,7 +30,7 @@ pub enum Error {
     /// valid bucket edge).
     #[error(transparent)]
     Metrics(#[from] tokenmeter_prometheus::Error),
-    /// The tokenizer file of [`Config::tokenizer`](crate::Config::tokenizer) cannot be used.
+    /// The tokenizer file of `Config::tokenizer` cannot be used.
     #[error(transparent)]
     Tokenizer(#[from] crate::tokenizer::TokenizerError),
     /// The server's task panicked or was cancelled.

@@ -14,7 +14,7 @@ pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
 pub const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
 /// Default memory every request body being read or held may take together: 256 MiB, room for
 /// 128 bodies of the default largest size at once (an eighth of the default connection limit);
-/// see [`Config::body_memory_limit`](crate::Config::body_memory_limit).
+/// see `Config::body_memory_limit`.
 pub const DEFAULT_BODY_MEMORY: usize = 256 * 1024 * 1024;
 /// The largest read buffer of one connection (hyper's `max_buf_size`, 400 KiB when left to
 /// itself): a request head longer than this is answered 431, and a body is read ahead at most

@@ -25,7 +25,7 @@ const STOP_MARGIN: Duration = Duration::from_secs(5);
 /// How long a stopping server waits for the engine to record the requests it cancelled.
 const ENGINE_SETTLE: Duration = Duration::from_secs(2);
 
-/// A running server, started by [`Server::start`] (or [`start`](crate::start)) or
+/// A running server, started by [`Server::start`] (or [`start`]) or
 /// [`Server::from_listener`].
 ///
 /// Dropping it starts the same graceful shutdown as [`Server::shutdown`], in the background,

@@ -35,7 +35,7 @@ pub(crate) fn add_threshold_edges(
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SloState {
-    /// The SLO monitor of [`Config::slo_spec`](crate::Config::slo_spec), when one was given.
+    /// The SLO monitor of `Config::slo_spec`, when one was given.
     pub monitor: Option<SloMonitor>,
     /// The analysis of engine steps by batch size.
     pub batching: BatchAnalysis,
