@@ -10,8 +10,21 @@
 //! 1.7 KB, so the default of 256 MiB holds `n` = 128 × 1,000 tokens (about 220 MB) and refuses
 //! `n` = 128 × 8,190. A streaming answer keeps only what it has not sent yet, so it has no
 //! such limit.
+//!
+//! Every whole answer in flight together is bounded by [`AnswerBudget`]
+//! (`--max-answer-memory`, default [`DEFAULT_ANSWER_MEMORY`]): a non-streaming request holds
+//! its worst case ([`AnswerHold`]) from before it is submitted to the engine until its last
+//! byte is handed to hyper or the request ends on any other path; one that does not fit is
+//! answered 503 with `retry-after` ([`over_budget`]) and never runs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
 
 use super::api_error::ApiError;
+use super::chunks::error_body;
 use super::logprobs::worst_entry_bytes;
 use super::openai::Parsed;
 
@@ -50,6 +63,16 @@ pub(crate) fn worst_case(
         .saturating_add(6 * model as u64)
 }
 
+/// The worst-case size of the answer to `parsed` (`chat` or completions; `model` the name
+/// answers report) when it is held whole; `None` for a stream, which is not.
+pub(crate) fn whole_answer(parsed: &Parsed, chat: bool, model: &str) -> Option<u64> {
+    let options = &parsed.options;
+    (!options.stream).then(|| {
+        let tokens = parsed.generate.generated();
+        worst_case(chat, options.n, tokens, options.logprobs, model.len())
+    })
+}
+
 /// Refuses a non-streaming request whose answer could be larger than `limit` bytes (`chat` or
 /// completions; `model` the name answers report).
 pub(crate) fn check(
@@ -59,11 +82,10 @@ pub(crate) fn check(
     model: &str,
 ) -> Result<(), ApiError> {
     let options = &parsed.options;
-    if options.stream {
+    let Some(worst) = whole_answer(parsed, chat, model) else {
         return Ok(());
-    }
+    };
     let tokens = parsed.generate.generated();
-    let worst = worst_case(chat, options.n, tokens, options.logprobs, model.len());
     if worst <= limit as u64 {
         return Ok(());
     }
@@ -81,6 +103,96 @@ pub(crate) fn check(
             mib(limit as u64),
         ),
     ))
+}
+
+/// Default memory every whole answer in flight may take together: 1 GiB, four answers of the
+/// default largest worst case (`--max-answer-size`, 256 MiB) or nine of the `n` 128 ×
+/// `max_tokens` 500 × `top_logprobs` 20 (about 110 MB each), and about 300,000 ordinary ones
+/// (`n` 1, 128 tokens, no logprobs: about 3.6 KB each), far more than the connections can
+/// ask for at once. See [`answer_memory`].
+pub const DEFAULT_ANSWER_MEMORY: usize = 1024 * 1024 * 1024;
+
+/// The bytes of whole answers the server holds at once: `memory` (`--max-answer-memory`), no
+/// more than `connections` answers of `max_answer` (more could never be in flight at once),
+/// and no less than one answer of `max_answer` (so that every answer the size limit admits
+/// can be served).
+pub(crate) fn answer_memory(memory: usize, max_answer: usize, connections: usize) -> usize {
+    memory
+        .min(connections.saturating_mul(max_answer))
+        .max(max_answer)
+}
+
+/// The bytes every whole answer in flight may take together, each counted at its worst case.
+#[derive(Debug)]
+pub(crate) struct AnswerBudget {
+    limit: u64,
+    used: AtomicU64,
+}
+
+impl AnswerBudget {
+    /// A budget of `limit` bytes.
+    pub(crate) fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            limit: limit as u64,
+            used: AtomicU64::new(0),
+        })
+    }
+
+    /// Bytes held now.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> u64 {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Holds `bytes` until the returned guard is dropped, if they fit with what is held.
+    pub(crate) fn hold(self: &Arc<Self>, bytes: u64) -> Option<AnswerHold> {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.limit)
+            })
+            .ok()?;
+        Some(AnswerHold {
+            budget: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// The worst case of one whole answer, held of an [`AnswerBudget`]; given back when dropped.
+/// It lives as long as the answer's bytes: the handler while the tokens come, then the body
+/// ([`WholeBody`](super::sse::WholeBody)) until its last part is handed to hyper.
+#[derive(Debug)]
+pub(crate) struct AnswerHold {
+    budget: Arc<AnswerBudget>,
+    bytes: u64,
+}
+
+impl Drop for AnswerHold {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// The answer to a non-streaming request whose worst case of `worst` bytes does not fit in
+/// what the answers in flight leave of `budget` bytes: 503 with `retry-after: 1`, OpenAI's
+/// error body with code `overloaded`. The connection stays open.
+pub(crate) fn over_budget(worst: u64, budget: &AnswerBudget) -> Response {
+    let message = format!(
+        "the whole answers this server is writing already take its budget of {} bytes ({} MiB), and this one could take {worst} bytes ({} MiB): retry shortly, stream it with `\"stream\": true`, or start serve with a larger --max-answer-memory",
+        budget.limit,
+        mib(budget.limit),
+        mib(worst),
+    );
+    let body = error_body(&message, "server_error", Some("overloaded"));
+    let mut response = Response::new(body.to_string().into());
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// Bytes in MiB, one decimal.
@@ -132,6 +244,59 @@ mod tests {
         let plain =
             chat(r#"{"messages":[{"role":"user","content":"hi"}],"n":128,"max_tokens":8190}"#);
         assert_eq!(check(&plain, true, limit, "m"), Ok(()));
+    }
+
+    #[test]
+    fn a_hold_is_given_back_when_dropped_and_a_refused_one_takes_nothing() {
+        let budget = AnswerBudget::new(100);
+        let first = budget.hold(60).expect("fits");
+        assert_eq!(budget.used(), 60);
+        assert!(budget.hold(41).is_none(), "60 + 41 > 100");
+        assert_eq!(budget.used(), 60, "a refused hold takes nothing");
+        let second = budget.hold(40).expect("60 + 40 fits exactly");
+        assert_eq!(budget.used(), 100);
+        drop(first);
+        assert_eq!(budget.used(), 40);
+        drop(second);
+        assert_eq!(budget.used(), 0);
+        assert!(budget.hold(101).is_none(), "never more than the budget");
+        let response = over_budget(101, &budget);
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+    }
+
+    #[test]
+    fn only_whole_answers_are_counted() {
+        let whole = chat(r#"{"messages":[{"role":"user","content":"hi"}],"max_tokens":10}"#);
+        assert_eq!(
+            whole_answer(&whole, true, "m"),
+            Some(worst_case(true, 1, 10, None, 1))
+        );
+        let streamed =
+            chat(r#"{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"stream":true}"#);
+        assert_eq!(whole_answer(&streamed, true, "m"), None);
+    }
+
+    #[test]
+    fn the_answer_memory_fits_one_answer_and_no_more_than_the_connections_hold() {
+        let mib = 1024 * 1024;
+        let default = DEFAULT_MAX_ANSWER;
+        assert_eq!(
+            answer_memory(DEFAULT_ANSWER_MEMORY, default, 1024),
+            1024 * mib
+        );
+        assert_eq!(answer_memory(DEFAULT_ANSWER_MEMORY, default, 2), 512 * mib);
+        assert_eq!(answer_memory(mib, default, 1024), default);
+        assert_eq!(answer_memory(usize::MAX, usize::MAX, 2), usize::MAX);
+        // The derivation of the default: four of the largest, about 300,000 ordinary ones.
+        assert_eq!(DEFAULT_ANSWER_MEMORY / DEFAULT_MAX_ANSWER, 4);
+        let large = worst_case(true, 128, 500, Some(20), 64);
+        assert_eq!(DEFAULT_ANSWER_MEMORY as u64 / large, 9, "{large}");
+        let ordinary = worst_case(true, 1, 128, None, 64);
+        assert!(
+            (250_000..350_000).contains(&(DEFAULT_ANSWER_MEMORY as u64 / ordinary)),
+            "{ordinary}"
+        );
     }
 
     #[test]

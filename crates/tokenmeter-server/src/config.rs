@@ -80,6 +80,11 @@ pub struct Config {
     pub max_body_memory: usize,
     /// Answer 400 to a non-streaming request whose answer could be larger than this many bytes.
     pub max_answer_size: usize,
+    /// The bytes every non-streaming answer in flight may take at once, each counted at its
+    /// worst case; a request whose answer would take the total past it is answered 503 with
+    /// `retry-after` before it runs (at least one [`max_answer_size`](Self::max_answer_size),
+    /// at most [`max_connections`](Self::max_connections) of them).
+    pub max_answer_memory: usize,
     /// Connections open at once; lowered to leave headroom under the process's open-file limit.
     pub max_connections: usize,
     /// At a shutdown, how long in-flight responses get to end before they are cancelled.
@@ -141,6 +146,7 @@ impl Default for Config {
             max_body_size: limits::DEFAULT_MAX_BODY,
             max_body_memory: limits::DEFAULT_BODY_MEMORY,
             max_answer_size: crate::budget::DEFAULT_MAX_ANSWER,
+            max_answer_memory: crate::budget::DEFAULT_ANSWER_MEMORY,
             max_connections: limits::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
             stall_rate: 0.0,
@@ -192,6 +198,18 @@ impl Config {
         limits::body_budget(
             self.max_body_memory,
             self.max_body_size,
+            self.connection_limit(),
+        )
+    }
+
+    /// The bytes whole answers in flight may take together:
+    /// [`max_answer_memory`](Self::max_answer_memory) kept between one
+    /// [`max_answer_size`](Self::max_answer_size) and
+    /// [`connection_limit`](Self::connection_limit) of them.
+    pub fn answer_memory_limit(&self) -> usize {
+        crate::budget::answer_memory(
+            self.max_answer_memory,
+            self.max_answer_size,
             self.connection_limit(),
         )
     }

@@ -6,6 +6,9 @@
 //! | `semconv` | `tokenmeter_http_responses_total{http_route, http_request_method, http_response_status_class}` | `tokenmeter_http_connections_closed_total{reason}` |
 //! | `vllm` | `http_requests_total{handler, method, status}` (prometheus-fastapi-instrumentator's, which vLLM's server exposes) | the same as `semconv` |
 //!
+//! Requests refused for a server-wide budget while their connection stays open are counted by
+//! reason on `tokenmeter_http_requests_refused_total{reason}` ([`Refused`]), in both profiles.
+//!
 //! The labels are bounded: the route is one of the server's routes or `none` (every other path,
 //! as the instrumentator groups untemplated paths), the method one of the standard ones or
 //! `_OTHER` (OpenTelemetry's value for any other), the status class `1xx` to `5xx`.
@@ -90,6 +93,24 @@ impl Closed {
     }
 }
 
+/// Why the server refused a request it had read, keeping the connection open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// A non-streaming request whose worst-case answer did not fit `--max-answer-memory`
+    /// with the whole answers in flight: answered 503 with `retry-after`.
+    AnswerBudget,
+}
+
+impl Refused {
+    const ALL: [Refused; 1] = [Refused::AnswerBudget];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Refused::AnswerBudget => "answer_budget",
+        }
+    }
+}
+
 /// The route label of `path`: its index in [`ROUTES`].
 pub(crate) fn route(path: &str) -> usize {
     ROUTES[..NONE]
@@ -112,6 +133,7 @@ pub(crate) struct HttpCounts {
     profile: MetricsProfile,
     answers: Box<[AtomicU64]>,
     closed: [AtomicU64; Closed::ALL.len()],
+    refused: [AtomicU64; Refused::ALL.len()],
 }
 
 impl HttpCounts {
@@ -121,6 +143,7 @@ impl HttpCounts {
             profile,
             answers: (0..CELLS).map(|_| AtomicU64::new(0)).collect(),
             closed: Default::default(),
+            refused: Default::default(),
         }
     }
 
@@ -164,7 +187,13 @@ impl HttpCounts {
         self.closed[index].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The exposition of both families (the series that are not zero).
+    /// Counts a request refused for `reason`.
+    pub(crate) fn refused(&self, reason: Refused) {
+        let index = Refused::ALL.iter().position(|r| *r == reason).unwrap_or(0);
+        self.refused[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The exposition of the three families (the series that are not zero).
     pub(crate) fn render(&self) -> String {
         let (name, help, labels) = match self.profile {
             MetricsProfile::Semconv => (
@@ -208,6 +237,17 @@ impl HttpCounts {
                 let _ = writeln!(out, r#"{closed}{{reason="{}"}} {count}"#, reason.as_str());
             }
         }
+        let refused = "tokenmeter_http_requests_refused_total";
+        let _ = write!(
+            out,
+            "# HELP {refused} Requests the server refused for a server-wide budget, keeping the connection, by reason.\n# TYPE {refused} counter\n"
+        );
+        for (reason, count) in Refused::ALL.iter().zip(&self.refused) {
+            let count = count.load(Ordering::Relaxed);
+            if count > 0 {
+                let _ = writeln!(out, r#"{refused}{{reason="{}"}} {count}"#, reason.as_str());
+            }
+        }
         out
     }
 }
@@ -226,6 +266,7 @@ mod tests {
         counts.answered(route("/health"), &weird, StatusCode::METHOD_NOT_ALLOWED);
         counts.refused_full();
         counts.closed(Closed::HeaderTimeout);
+        counts.refused(Refused::AnswerBudget);
         let text = counts.render();
         for line in [
             r#"tokenmeter_http_responses_total{http_route="/v1/chat/completions",http_request_method="POST",http_response_status_class="2xx"} 2"#,
@@ -234,6 +275,7 @@ mod tests {
             r#"tokenmeter_http_responses_total{http_route="none",http_request_method="_OTHER",http_response_status_class="5xx"} 1"#,
             r#"tokenmeter_http_connections_closed_total{reason="header_timeout"} 1"#,
             r#"tokenmeter_http_connections_closed_total{reason="refused_full"} 1"#,
+            r#"tokenmeter_http_requests_refused_total{reason="answer_budget"} 1"#,
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
         }
@@ -241,7 +283,7 @@ mod tests {
             !text.contains("secret-path") && !text.contains("BREW"),
             "{text}"
         );
-        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 6);
+        assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 7);
     }
 
     #[test]

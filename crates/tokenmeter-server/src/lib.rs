@@ -72,7 +72,7 @@
 //! | 413 | a body over `--max-body-size` (default 2 MiB), refused from its `content-length` before it is read |
 //! | 429 | the queue holds `--queue-limit` requests (default 256), with `retry-after` |
 //! | 500 | an injected failure before the first token (mid-stream: an SSE `data: {"error":{...}}` then `data: [DONE]`) |
-//! | 503 | no connection at `--max-connections` is idle (a quick answer with `retry-after: 1`, then the connection closes; `GET /metrics` and `GET /health` are answered as usual instead); or the bodies being received already take `--max-body-memory` (with `retry-after: 1`) |
+//! | 503 | no connection at `--max-connections` is idle (a quick answer with `retry-after: 1`, then the connection closes; `GET /metrics` and `GET /health` are answered as usual instead); or the bodies being received already take `--max-body-memory` (with `retry-after: 1`); or a non-streaming answer's worst case does not fit what the answers in flight leave of `--max-answer-memory` (with `retry-after: 1`) |
 //!
 //! A request naming a model that is not served is answered 404 (below) unless
 //! `--accept-any-model`; responses report the first served name. The request options clients
@@ -91,6 +91,7 @@
 //! | `--max-body-size` | 2 MiB | 413 |
 //! | `--max-body-memory` | 256 MiB (at most `--max-connections` bodies of `--max-body-size`, at least one) | the bytes of every body being received or held at once; a body that would take the total past it: 503 before the rest of it is read (`body.rs`) |
 //! | `--max-answer-size` | 256 MiB | a non-streaming request whose answer could be larger (`n` × `max_tokens` × up to 1,719 bytes a token with `top_logprobs` 20) is a 400 before the engine; an answer is written as JSON while its tokens come and held once (`answer.rs`), a stream keeps only what it has not sent |
+//! | `--max-answer-memory` | 1 GiB (four answers of the default `--max-answer-size`; at most `--max-connections` of `--max-answer-size`, at least one) | the worst cases of every non-streaming answer in flight at once: a request's is held from before the engine until its last byte is handed to hyper (or it ends otherwise); one that does not fit is a 503 with `retry-after: 1` (code `overloaded`, recorded `overloaded`, counted as `tokenmeter_http_requests_refused_total{reason="answer_budget"}`; `budget.rs`). Streams are not counted |
 //! | `--max-connections` | 1024, lowered to leave an eighth (at least 32) of `RLIMIT_NOFILE` free | at the limit the longest-idle connection (one whose response ended and that waits on keep-alive; never one that has not yet sent its first request) is closed to make room; if none is idle, the new one gets a 503, or its `GET /metrics` / `GET /health` is answered (at most 64 such connections at once, past them a 503 at once; `overflow.rs`) |
 //! | `--shutdown-grace` | 1 s | at Ctrl-C / SIGTERM / [`Server::shutdown`]: idle and half-sent connections close at once; in-flight responses get the grace, then are dropped and their requests recorded `cancelled`; exit 0 |
 //!
@@ -132,7 +133,7 @@ mod stop;
 mod tests;
 pub mod tokenizer;
 
-pub use budget::DEFAULT_MAX_ANSWER;
+pub use budget::{DEFAULT_ANSWER_MEMORY, DEFAULT_MAX_ANSWER};
 pub use config::{Config, DEFAULT_MAX_TOKENS, DEFAULT_SEND_BUFFER};
 pub use error::Error;
 pub use limits::{

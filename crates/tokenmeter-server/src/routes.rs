@@ -17,10 +17,10 @@ use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 use super::answer::Answer;
 use super::api_error::ApiError;
 use super::body::{BodyBudget, BodyRefusal, read_body};
-use super::budget;
+use super::budget::{self, AnswerBudget, AnswerHold};
 use super::choices::{Choices, Event};
 use super::chunks::{Frames, error_body};
-use super::http_counts::Closed;
+use super::http_counts::{Closed, Refused};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
 use super::slo::SloState;
@@ -48,6 +48,9 @@ pub(crate) struct AppState {
     /// Non-streaming requests whose answer could be larger than this are answered 400
     /// (`budget.rs`).
     pub(crate) max_answer: usize,
+    /// The bytes every whole answer in flight may take together, each at its worst case (else
+    /// 503; `budget.rs`).
+    pub(crate) answer_budget: Arc<AnswerBudget>,
     /// A request body must arrive whole within this after its headers (else 408).
     pub(crate) body_timeout: Duration,
     pub(crate) metrics: Arc<Metrics>,
@@ -215,9 +218,9 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
         }),
     };
     drop((body, reservation));
+    let chat = operation != Operation::TextCompletion;
     let parsed = match parsed.and_then(|parsed| {
         state.check_model(parsed.options.model.as_deref())?;
-        let chat = operation != Operation::TextCompletion;
         budget::check(&parsed, chat, state.max_answer, state.model())?;
         Ok(parsed)
     }) {
@@ -230,6 +233,22 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
                 .fail(ErrorClass::ClientError);
             return api_error(&error);
         }
+    };
+    // A whole answer holds its worst case of the budget until its last byte is handed over.
+    let hold = match budget::whole_answer(&parsed, chat, state.model()) {
+        Some(worst) => match state.answer_budget.hold(worst) {
+            Some(hold) => Some(hold),
+            None => {
+                state.metrics.http.refused(Refused::AnswerBudget);
+                state
+                    .engine
+                    .series(operation)
+                    .start()
+                    .fail(ErrorClass::Overloaded);
+                return budget::over_budget(worst, &state.answer_budget);
+            }
+        },
+        None => None,
     };
     let streams = match submit(&state.engine, &parsed) {
         Ok(streams) => streams,
@@ -255,7 +274,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     let mut response = if options.stream {
         stream(choices, frames, prompt).await
     } else {
-        whole(choices, &frames, prompt, options.logprobs.is_some()).await
+        whole(choices, &frames, prompt, options.logprobs.is_some(), hold).await
     };
     if let Some(value) = request_id {
         response.headers_mut().insert("x-request-id", value);
@@ -296,8 +315,15 @@ async fn stream(mut choices: Choices, frames: Frames, prompt: u32) -> Response {
 
 /// A non-streaming answer: every token of every choice, written as JSON as it comes
 /// ([`Answer`]), then the body with `usage`. A client that hangs up before [`WholeBody`] is
-/// handed to hyper leaves the request cancelled.
-async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: bool) -> Response {
+/// handed to hyper leaves the request cancelled. `hold`, the answer's share of the answer
+/// budget, goes with the body (or is given back here if the answer fails).
+async fn whole(
+    mut choices: Choices,
+    frames: &Frames,
+    prompt: u32,
+    logprobs: bool,
+    hold: Option<AnswerHold>,
+) -> Response {
     let mut answer = Answer::new(frames, choices.len(), logprobs);
     while let Some(event) = poll_fn(|cx| choices.poll_event(cx)).await {
         match event {
@@ -311,7 +337,7 @@ async fn whole(mut choices: Choices, frames: &Frames, prompt: u32, logprobs: boo
         .then(|| choices.server_metrics())
         .flatten();
     let parts = answer.into_parts(frames, prompt, completion, choices.cached_tokens(), metrics);
-    let mut response = Response::new(Body::new(WholeBody::new(parts, choices)));
+    let mut response = Response::new(Body::new(WholeBody::new(parts, choices).holding(hold)));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -35,7 +35,7 @@ const ENGINE_SETTLE: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub struct Server {
     addr: SocketAddr,
-    state: AppState,
+    pub(crate) state: AppState,
     records: Option<InMemorySink>,
     grace: Duration,
     shutdown: Option<oneshot::Sender<()>>,
@@ -106,6 +106,7 @@ impl Server {
             max_body: limits.max_body,
             body_budget: body::BodyBudget::new(limits.body_memory),
             max_answer: config.max_answer_size,
+            answer_budget: crate::budget::AnswerBudget::new(config.answer_memory_limit()),
             body_timeout: limits.body_timeout,
             metrics: Arc::new(metrics),
             slo: Arc::new(slo),

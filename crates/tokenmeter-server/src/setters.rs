@@ -45,6 +45,7 @@ setters! {
     max_body_size: usize,
     max_body_memory: usize,
     max_answer_size: usize,
+    max_answer_memory: usize,
     max_connections: usize,
     shutdown_grace: Duration,
     stall_rate: f64,

@@ -20,6 +20,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 use http_body::{Frame, SizeHint};
 
+use super::budget::AnswerHold;
 use super::choices::{Choices, Event, Piece};
 use super::chunks::{DONE, Frames, error_event};
 
@@ -128,12 +129,14 @@ impl Stream for SseBody {
 
 /// The body of a non-streaming answer: the JSON in parts (`answer.rs`), whose tokens were all
 /// taken; each part is freed once hyper takes it. The request succeeds when hyper takes the
-/// last part, and is cancelled if hyper drops the body before.
+/// last part, and is cancelled if hyper drops the body before. Its share of the answer budget
+/// is given back at the same moment (`budget.rs`).
 pub(crate) struct WholeBody {
     parts: VecDeque<Bytes>,
     /// Bytes of the parts not yet taken.
     left: u64,
     choices: Choices,
+    hold: Option<AnswerHold>,
 }
 
 impl WholeBody {
@@ -144,7 +147,15 @@ impl WholeBody {
             left: parts.iter().map(|p| p.len() as u64).sum(),
             parts,
             choices,
+            hold: None,
         }
+    }
+
+    /// Keeps `hold` (the answer's share of the answer budget) until the last part is taken or
+    /// the body is dropped.
+    pub(crate) fn holding(mut self, hold: Option<AnswerHold>) -> Self {
+        self.hold = hold;
+        self
     }
 }
 
@@ -162,6 +173,7 @@ impl http_body::Body for WholeBody {
         self.left -= part.len() as u64;
         if self.parts.is_empty() {
             self.choices.delivered();
+            self.hold = None;
         }
         Poll::Ready(Some(Ok(Frame::data(part))))
     }

@@ -131,6 +131,12 @@ pub(crate) struct ServeArgs {
     /// about 1.7 KB with 20). Such an answer is held whole before it is sent; a stream is not.
     #[arg(long, default_value = "256MiB", value_parser = parse_size)]
     pub(crate) max_answer_size: usize,
+    /// The memory every non-streaming answer in flight may take at once, each counted at its
+    /// worst case (bytes, or KiB, MiB, ...); a request whose answer would take the total past
+    /// it is answered 503 with `retry-after` before it runs. At least one --max-answer-size, at
+    /// most --max-connections of them.
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    pub(crate) max_answer_memory: usize,
 
     /// Connections open at once; lowered to leave headroom under the process's open-file
     /// limit. When full, the connection idle the longest on keep-alive is closed to make room
@@ -244,6 +250,7 @@ impl ServeArgs {
             .max_body_size(self.max_body_size)
             .max_body_memory(self.max_body_memory)
             .max_answer_size(self.max_answer_size)
+            .max_answer_memory(self.max_answer_memory)
             .max_connections(self.max_connections)
             .shutdown_grace(self.shutdown_grace)
             .stall_rate(self.stall_rate)
@@ -372,6 +379,8 @@ mod tests {
             "--accept-any-model",
             "--max-answer-size",
             "1MiB",
+            "--max-answer-memory",
+            "3MiB",
             "--speculative-tokens",
             "3",
             "--tokenizer",
@@ -396,6 +405,7 @@ mod tests {
         assert_eq!(config.served_names(), ["a", "b"]);
         assert!(config.accept_any_model);
         assert_eq!(config.max_answer_size, 1 << 20);
+        assert_eq!(config.max_answer_memory, 3 << 20);
         assert_eq!(config.speculative_tokens, 3);
         assert_eq!(config.tokenizer, Some("tok.json".into()));
         assert!(config.validate().is_ok());
@@ -414,6 +424,7 @@ mod tests {
             ("--header-timeout", "0s", "greater than 0"),
             ("--max-body-size", "2 parsecs", "size unit"),
             ("--max-answer-size", "0", "at least 1 byte"),
+            ("--max-answer-memory", "0", "at least 1 byte"),
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
             ("--served-model-name", " ", "cannot be empty"),

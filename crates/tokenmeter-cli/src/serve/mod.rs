@@ -43,6 +43,13 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             body_memory, args.max_body_memory,
         ));
     }
+    let answer_memory = config.answer_memory_limit();
+    if answer_memory > args.max_answer_memory {
+        console::err(&format!(
+            "tokenmeter serve: whole answers may take {} bytes at once (not {}): one answer of --max-answer-size must fit\n",
+            answer_memory, args.max_answer_memory,
+        ));
+    }
     // The simulator's settings are checked before the spec file is read, as they always were.
     config.validate()?;
     if let Some(path) = &args.slo_spec {

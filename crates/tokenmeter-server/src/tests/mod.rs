@@ -2,6 +2,7 @@
 //! port and talks to it with reqwest.
 
 mod admission;
+mod answer_budget;
 mod api;
 mod delivery;
 mod errors;
