@@ -109,7 +109,7 @@ pub(crate) fn check(
 /// default largest worst case (`--max-answer-size`, 256 MiB) or nine of the `n` 128 ×
 /// `max_tokens` 500 × `top_logprobs` 20 (about 110 MB each), and about 300,000 ordinary ones
 /// (`n` 1, 128 tokens, no logprobs: about 3.6 KB each), far more than the connections can
-/// ask for at once. See [`answer_memory`].
+/// ask for at once. See `Config::answer_memory_limit`.
 pub const DEFAULT_ANSWER_MEMORY: usize = 1024 * 1024 * 1024;
 
 /// The bytes of whole answers the server holds at once: `memory` (`--max-answer-memory`), no
