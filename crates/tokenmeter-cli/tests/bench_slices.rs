@@ -359,12 +359,21 @@ fn ten_megabytes(mut stream: TcpStream) {
     }
 }
 
+/// A redirect to a path of the same server: a client that followed it would ask for it.
+fn redirect(mut stream: TcpStream) {
+    read_head(&mut stream);
+    let _ = stream.write_all(
+        b"HTTP/1.1 302 Found\r\nlocation: /followed\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+    );
+}
+
 #[test]
 fn a_metrics_url_that_hangs_sends_garbage_or_10_mb_fails_its_scrapes_and_the_run_goes_on() {
     for (answer, expected) in [
         (hang as fn(TcpStream), "no answer within"),
         (garbage, "not the Prometheus text format"),
-        (ten_megabytes, "longer than"),
+        (ten_megabytes, "longer than 4194304 bytes"),
+        (redirect, "HTTP status 302"),
     ] {
         let addr = hostile(answer);
         let url = format!("http://{addr}/metrics");
@@ -395,7 +404,15 @@ fn a_metrics_url_that_hangs_sends_garbage_or_10_mb_fails_its_scrapes_and_the_run
             "{stderr}"
         );
         assert!(json["slices"]["server_run"].is_null());
+        // Nothing of what the server wrote is repeated.
+        let errors = report["errors"].to_string();
+        assert!(!errors.contains("Welcome"), "{errors}");
     }
+    let heads = HEADS.lock().unwrap().clone();
+    assert!(
+        !heads.iter().any(|h| h.contains("/followed")),
+        "the scraper followed a redirect: {heads:?}"
+    );
 }
 
 #[test]

@@ -173,7 +173,7 @@ fn a_client_that_half_closes_after_its_request_is_taken_as_gone() {
 fn json_meant_to_break_the_parser_is_a_counted_400() {
     let server = Serve::start(&["--keep-alive-timeout", "20s"]);
     let deep = format!(r#"{{"messages":{}"#, "[".repeat(100_000));
-    let bodies: [(&str, Vec<u8>); 6] = [
+    let bodies: [(&str, Vec<u8>); 8] = [
         ("nesting 100,000 deep", deep.into_bytes()),
         (
             "max_tokens past u64",
@@ -190,6 +190,14 @@ fn json_meant_to_break_the_parser_is_a_counted_400() {
         (
             "max_tokens a string",
             br#"{"messages":[{"role":"user","content":"x"}],"max_tokens":"2"}"#.to_vec(),
+        ),
+        (
+            "temperature 1e400",
+            br#"{"messages":[{"role":"user","content":"x"}],"max_tokens":2,"temperature":1e400}"#.to_vec(),
+        ),
+        (
+            "an unknown field of 1e400",
+            br#"{"messages":[{"role":"user","content":"x"}],"max_tokens":2,"unknown":1e400}"#.to_vec(),
         ),
         (
             "stream with n = 1000",

@@ -544,3 +544,15 @@ enum Stop {
 /// The most streamed text kept per request to count with `--tokenizer` (beyond it, chunks are
 /// counted instead).
 const MAX_COUNTED_TEXT: usize = 4 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::ApiKey;
+
+    #[test]
+    fn an_api_key_debugs_as_redacted() {
+        let key = ApiKey::new("sk-debug-0123456789".to_owned());
+        assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
+        assert_eq!(format!("{:?}", Some(key)), "Some(ApiKey([redacted]))");
+    }
+}

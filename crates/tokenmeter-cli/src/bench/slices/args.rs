@@ -133,5 +133,8 @@ mod tests {
         assert_eq!(args.scrape_timeout(), Duration::from_millis(500));
         args.slice = Some(Duration::from_secs(60));
         assert_eq!(args.interval(), Duration::from_secs(1));
+        // However long the interval, a scrape gives up after 2 s (SECURITY.md).
+        args.scrape_interval = Some(Duration::from_secs(30));
+        assert_eq!(args.scrape_timeout(), Duration::from_secs(2));
     }
 }
