@@ -11,6 +11,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let _ = rustls::crypto::ring::default_provider().install_default(); // reqwest built for HTTPS
 //! let server = Server::start(Config::default().keep_records(true), "127.0.0.1:0".parse()?).await?;
 //! let body = serde_json::json!({
 //!     "model": server.model(),

@@ -9,7 +9,10 @@ fn any_port() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))
 }
 
+/// A plain-HTTP client for loopback. Built with the workspace, reqwest needs a rustls crypto
+/// provider installed even so: `ring`, once.
 fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .no_proxy()
         .build()

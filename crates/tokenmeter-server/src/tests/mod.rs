@@ -25,8 +25,10 @@ async fn server(config: Config) -> Server {
     Server::from_listener(config.keep_records(true), listener).expect("the server starts")
 }
 
-/// A plain-HTTP client for loopback: no proxy from the environment, no TLS.
+/// A plain-HTTP client for loopback: no proxy from the environment, no TLS. Built with the
+/// workspace, reqwest needs a rustls crypto provider installed even so: `ring`, once.
 pub(crate) fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .no_proxy()
         .build()
