@@ -8,7 +8,6 @@ mod bench;
 mod console;
 mod serve;
 mod slo;
-mod tokenizer;
 
 use std::process::ExitCode;
 

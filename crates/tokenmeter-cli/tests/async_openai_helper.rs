@@ -1,7 +1,7 @@
 //! The `tokenmeter_openai::async_openai` helper end to end: async-openai's own client over real
-//! HTTP on loopback, against a real `tokenmeter serve` process (the client's counts equal
-//! serve's `usage`; 404 and 429 are classified; a stream dropped after two chunks is
-//! `cancelled`) and against a scripted server that misbehaves (a malformed event, a body cut
+//! HTTP on loopback, against the simulated server started in process (`tokenmeter-server`; the
+//! client's counts equal serve's `usage`; 404 and 429 are classified; a stream dropped after
+//! two chunks is `cancelled`) and against a scripted server that misbehaves (a malformed event, a body cut
 //! mid-chunk): each request is recorded once, with the right class.
 
 #[path = "serve_support/mod.rs"]
@@ -17,10 +17,11 @@ use async_openai::types::chat::{
 };
 use async_openai::types::completions::CreateCompletionRequestArgs;
 use futures_util::StreamExt;
-use support::Serve;
+use support::InProcess;
 use tokenmeter::sink::InMemorySink;
 use tokenmeter::{ErrorClass, FinishReason, Labels, Meter, Outcome, RequestRecord, Series};
 use tokenmeter_openai::async_openai::send;
+use tokenmeter_server::Config;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
@@ -28,9 +29,9 @@ const MODEL: &str = "async-openai-e2e";
 
 type Client = async_openai::Client<OpenAIConfig>;
 
-/// A `tokenmeter serve` answering as [`MODEL`], with `extra` arguments.
-fn start_serve(extra: &[&str]) -> Serve {
-    Serve::start(&[&["--model", MODEL, "--seed", "7"], extra].concat())
+/// The simulated server, in process, answering as [`MODEL`] with `config`'s other settings.
+fn start_serve(config: Config) -> InProcess {
+    InProcess::start(config.model(MODEL).seed(7))
 }
 
 /// async-openai's client for `base` (an API base such as `http://127.0.0.1:PORT/v1`), with a
@@ -70,7 +71,7 @@ fn chat(max_tokens: u32) -> CreateChatCompletionRequest {
 }
 
 /// Waits (up to 10 s) until `serve.metric(name, labels)` is `value`, blocking only this thread.
-fn wait_for(serve: &Serve, name: &str, labels: &[(&str, &str)], value: f64) {
+fn wait_for(serve: &InProcess, name: &str, labels: &[(&str, &str)], value: f64) {
     let what = format!("{name}{labels:?}");
     tokio::task::block_in_place(|| {
         serve.wait_for(&what, value, Duration::from_secs(10), |serve| {
@@ -81,7 +82,7 @@ fn wait_for(serve: &Serve, name: &str, labels: &[(&str, &str)], value: f64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_and_completion_streams_count_what_serve_sent() {
-    let serve = start_serve(&[]);
+    let serve = start_serve(Config::default());
     let client = client(format!("{}/v1", serve.url()));
 
     let (series, memory) = client_meter("chat");
@@ -151,7 +152,7 @@ async fn chat_and_completion_streams_count_what_serve_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_without_a_stream_are_classified() {
     // An unknown path: 404 with OpenAI's error body.
-    let serve = start_serve(&[]);
+    let serve = start_serve(Config::default());
     let (series, memory) = client_meter("chat");
     let wrong = client(format!("{}/no-such-api/v1", serve.url()));
     let chat_api = wrong.chat();
@@ -168,7 +169,7 @@ async fn answers_without_a_stream_are_classified() {
 
     // A full queue: 429, retried by async-openai's client after each `retry-after: 1`, then
     // given up: still one request, rate limited.
-    let full = start_serve(&["--queue-limit", "0"]);
+    let full = start_serve(Config::default().queue_limit(0));
     let (series, memory) = client_meter("chat");
     let client = client(format!("{}/v1", full.url()));
     let chat_api = client.chat();
@@ -187,7 +188,7 @@ async fn answers_without_a_stream_are_classified() {
 async fn an_error_event_mid_stream_is_a_server_error() {
     // Every request fails, before its first token (HTTP 500, which async-openai retries) or
     // mid-stream with `data: {"error": ...}`: look for the second kind.
-    let serve = start_serve(&["--error-rate", "1"]);
+    let serve = start_serve(Config::default().error_rate(1.0));
     let client = client(format!("{}/v1", serve.url()));
     for _ in 0..5 {
         let (series, memory) = client_meter("chat");
@@ -217,7 +218,7 @@ async fn an_error_event_mid_stream_is_a_server_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_stream_after_two_chunks_is_cancelled() {
-    let serve = start_serve(&[]);
+    let serve = start_serve(Config::default());
     let client = client(format!("{}/v1", serve.url()));
     let (series, memory) = client_meter("chat");
     let chat_api = client.chat();

@@ -1,7 +1,8 @@
-//! The `tokenmeter_openai` reqwest helper end to end, over real HTTP on loopback against a real
-//! `tokenmeter serve` process: what the client counts must equal what serve sent (`usage`) and
-//! what serve's own `/metrics` counted; HTTP errors from serve's fault knobs are classified; a
-//! client that drops the stream mid-way is `cancelled` on both sides.
+//! The `tokenmeter_openai` reqwest helper end to end, over real HTTP on loopback against the
+//! simulated server started in process (`tokenmeter-server`, what `tokenmeter serve` runs):
+//! what the client counts must equal what serve sent (`usage`) and what serve's own `/metrics`
+//! counted; HTTP errors from serve's fault knobs are classified; a client that drops the stream
+//! mid-way is `cancelled` on both sides.
 
 #[path = "serve_support/mod.rs"]
 mod support;
@@ -10,23 +11,24 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::json;
-use support::Serve;
+use support::InProcess;
 use tokenmeter::sink::InMemorySink;
 use tokenmeter::{ErrorClass, FinishReason, Labels, Meter, Outcome, RequestRecord, Series};
 use tokenmeter_openai::chunk::Usage;
 use tokenmeter_openai::{StreamError, send};
+use tokenmeter_server::Config;
 
 const MODEL: &str = "openai-e2e";
 
-/// A `tokenmeter serve` answering as [`MODEL`], with `extra` arguments.
-fn start_serve(extra: &[&str]) -> Serve {
-    Serve::start(&[&["--model", MODEL, "--seed", "5"], extra].concat())
+/// The simulated server, in process, answering as [`MODEL`] with `config`'s other settings.
+fn start_serve(config: Config) -> InProcess {
+    InProcess::start(config.model(MODEL).seed(5))
 }
 
 /// Waits (up to 10 s) until `serve.metric(name, labels)` is `value`. Only this thread blocks:
 /// the runtime's other worker goes on driving the client's connections (a dropped stream's
 /// connection gets closed meanwhile, which is what serve may be waiting for).
-fn wait_for(serve: &Serve, name: &str, labels: &[(&str, &str)], value: f64) {
+fn wait_for(serve: &InProcess, name: &str, labels: &[(&str, &str)], value: f64) {
     let what = format!("{name}{labels:?}");
     tokio::task::block_in_place(|| {
         serve.wait_for(&what, value, Duration::from_secs(10), |serve| {
@@ -69,7 +71,7 @@ struct Seen {
 }
 
 /// Sends `body` to `path` and reads the metered stream to its end.
-async fn stream(serve: &Serve, series: &Series, path: &str, body: serde_json::Value) -> Seen {
+async fn stream(serve: &InProcess, series: &Series, path: &str, body: serde_json::Value) -> Seen {
     let http = support::http::reqwest_client();
     let mut seen = Seen::default();
     let url = format!("{}{path}", serve.url());
@@ -98,7 +100,7 @@ fn only(memory: &InMemorySink) -> RequestRecord {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_tokens_equal_serves_usage_and_its_metrics() {
-    let serve = start_serve(&[]);
+    let serve = start_serve(Config::default());
     let mut output_total = 0;
     let mut input_total = 0;
     let mut client_ttft = Duration::ZERO;
@@ -153,7 +155,7 @@ async fn client_tokens_equal_serves_usage_and_its_metrics() {
 }
 
 /// Sends one chat request and returns the client's error and record.
-async fn failing(serve: &Serve, body: serde_json::Value) -> (StreamError, RequestRecord) {
+async fn failing(serve: &InProcess, body: serde_json::Value) -> (StreamError, RequestRecord) {
     let (series, memory) = client_meter("chat");
     let seen = stream(serve, &series, "/v1/chat/completions", body).await;
     let error = seen.error.expect("an error");
@@ -165,7 +167,7 @@ async fn failing(serve: &Serve, body: serde_json::Value) -> (StreamError, Reques
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_errors_are_classified_from_the_status_and_the_body() {
     // Every request is refused: the queue limit is 0.
-    let full = start_serve(&["--queue-limit", "0"]);
+    let full = start_serve(Config::default().queue_limit(0));
     let (error, _) = failing(&full, chat(5)).await;
     let StreamError::Status(status) = &error else {
         panic!("{error:?}");
@@ -184,7 +186,7 @@ async fn http_errors_are_classified_from_the_status_and_the_body() {
     );
 
     // Every request fails: before its first token (HTTP 500) or mid-stream (an error event).
-    let failing_serve = start_serve(&["--error-rate", "1"]);
+    let failing_serve = start_serve(Config::default().error_rate(1.0));
     let (error, record) = failing(&failing_serve, chat(1)).await;
     let StreamError::Status(status) = &error else {
         panic!("{error:?}");
@@ -217,7 +219,7 @@ async fn http_errors_are_classified_from_the_status_and_the_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_stream_mid_way_is_cancelled_on_both_sides() {
-    let serve = start_serve(&[]);
+    let serve = start_serve(Config::default());
     let (series, memory) = client_meter("chat");
     let http = support::http::reqwest_client();
     let request = post(
@@ -243,7 +245,7 @@ async fn dropping_the_stream_mid_way_is_cancelled_on_both_sides() {
     assert_eq!(record.outcome, Outcome::Cancelled);
     assert_eq!(record.output_tokens, 3);
     assert!(record.ttft.is_some());
-    // Serve notices the closed connection and ends its request as cancelled, well before the
+    // The server notices the closed connection and ends its request as cancelled, well before the
     // 5,000 tokens would have been generated (about 35 s).
     wait_for(
         &serve,
@@ -263,7 +265,7 @@ async fn dropping_the_stream_mid_way_is_cancelled_on_both_sides() {
 /// `usage` reports the prompt tokens the prefix cache had on a repeated prompt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reasoning_stream_delays_the_first_output_token_by_the_reasoning_time() {
-    let serve = start_serve(&["--reasoning-tokens", "10"]);
+    let serve = start_serve(Config::default().reasoning_tokens(10));
     let (series, memory) = client_meter("chat");
     let long = json!({
         "model": MODEL,

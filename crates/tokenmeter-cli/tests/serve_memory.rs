@@ -5,7 +5,7 @@
 //! - A non-streaming `n` 128 × `max_tokens` 500 × `top_logprobs` 20 chat answer (about 90 MB
 //!   of JSON) is answered, with the server's peak at most its size twice over its resident
 //!   size before, plus 32 MiB, and its resident size back within 64 MiB of before once sent.
-//!   Before the answer was written as JSON while its tokens came (`serve/answer.rs`), the same
+//!   Before the answer was written as JSON while its tokens came (`crates/tokenmeter-server/src/answer.rs`), the same
 //!   request took the server from 23 MB to 4.0 GB and left it at 3.9 GB.
 //! - The same at the limits (`max_tokens` 8,185, the context length with this prompt) is
 //!   refused at once, before the engine, with vLLM's 400 naming `--max-answer-size`, and

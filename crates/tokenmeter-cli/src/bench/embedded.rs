@@ -3,14 +3,13 @@
 
 use anyhow::Context as _;
 
-use crate::serve::{ServeArgs, ServeHandle, spawn};
+use tokenmeter_server::{Config, Server};
 
 /// Starts the embedded server on 127.0.0.1 with an ephemeral port.
-pub(crate) async fn start() -> anyhow::Result<ServeHandle> {
+pub(crate) async fn start() -> anyhow::Result<Server> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .context("cannot bind 127.0.0.1:0 for the embedded simulator")?;
-    spawn(ServeArgs::default(), listener)
-        .await
+    Server::from_listener(Config::default().keep_records(true), listener)
         .context("cannot start the embedded simulator; pass --url to benchmark a running server")
 }

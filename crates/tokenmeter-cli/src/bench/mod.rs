@@ -111,7 +111,7 @@ use crate::bench::output::{RunInfo, html, table};
 use crate::bench::progress::Progress;
 use crate::bench::schedule::Stage;
 use crate::bench::url::{display_url, endpoint_url};
-use crate::serve::read_spec;
+use crate::slo::read_spec;
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: BenchArgs) -> anyhow::Result<()> {

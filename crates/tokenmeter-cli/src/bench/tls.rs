@@ -63,13 +63,6 @@ impl Tls {
     }
 }
 
-/// A reqwest client with the default settings, safe to build (the crypto provider installed).
-#[cfg(test)]
-pub(crate) fn plain_client() -> reqwest::Client {
-    install_crypto_provider();
-    reqwest::Client::new()
-}
-
 /// The CA certificates of a PEM file.
 fn read_roots(path: &Path) -> anyhow::Result<Vec<reqwest::Certificate>> {
     let fix = || {
@@ -97,8 +90,8 @@ fn read_roots(path: &Path) -> anyhow::Result<Vec<reqwest::Certificate>> {
 
 /// Makes `ring` the process's rustls crypto provider, once. reqwest takes the installed one,
 /// and with no provider installed building any reqwest client panics: everything in this crate
-/// that builds one (the bench through [`Tls::client_builder`], tests through
-/// `plain_client`) calls this first.
+/// that builds one (the bench through [`Tls::client_builder`], and its tests) calls this
+/// first.
 pub(crate) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

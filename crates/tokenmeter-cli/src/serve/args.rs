@@ -1,24 +1,22 @@
-//! [`ServeArgs`]: the flags of `tokenmeter serve`, and their translation to the simulator's
-//! configuration.
+//! [`ServeArgs`]: the flags of `tokenmeter serve`, and their mapping onto the server library's
+//! [`Config`]. The defaults are the library's: the flags' default texts are checked equal to
+//! [`Config::default`] by a test below.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tokenmeter_sim::{CostModel, Faults, SimConfig, Speculation};
-
-use super::limits::{self, Limits, parse_size};
+use tokenmeter_server::{
+    Config, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_TOKENS, DEFAULT_QUEUE_LIMIT, DEFAULT_SEND_BUFFER,
+    parse_size,
+};
+use tokenmeter_sim::CostModel;
 
 /// Default listen address: loopback only.
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:8000";
-/// Default output length when a request gives no `max_tokens`.
-pub(crate) const DEFAULT_MAX_TOKENS: u32 = 128;
-/// Default socket send buffer of a connection, in bytes (Linux's initial `tcp_wmem`, here
-/// fixed rather than grown up to 4 MiB).
-pub(crate) const DEFAULT_SEND_BUFFER: u32 = 16 * 1024;
-/// Default decode table (batch=step time).
+/// Default decode table (batch=step time), as `--decode-table` writes it.
 pub(crate) const DEFAULT_DECODE_TABLE: &str = "1=7ms,8=8ms,32=12ms,64=18ms";
 
-/// The naming profile of `/metrics`.
+/// The naming profile of `/metrics` (the library's [`tokenmeter_server::MetricsProfile`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum MetricsProfile {
     /// OpenTelemetry GenAI semantic conventions (`gen_ai_*`).
@@ -92,7 +90,7 @@ pub(crate) struct ServeArgs {
 
     /// Answer 429 when this many requests already wait in the engine's queue (0 refuses every
     /// request that would wait).
-    #[arg(long, default_value_t = limits::DEFAULT_QUEUE_LIMIT)]
+    #[arg(long, default_value_t = DEFAULT_QUEUE_LIMIT)]
     pub(crate) queue_limit: usize,
 
     /// The model's context length: prompt plus max_tokens beyond it is answered 400 (vLLM's
@@ -144,7 +142,7 @@ pub(crate) struct ServeArgs {
     /// limit. When full, the connection idle the longest on keep-alive is closed to make room
     /// (never one that has not yet sent its first request); when none is, new ones get a quick
     /// 503 with retry-after, but GET /metrics and GET /health are answered.
-    #[arg(long, default_value_t = limits::DEFAULT_MAX_CONNECTIONS, value_parser = positive_usize)]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = positive_usize)]
     pub(crate) max_connections: usize,
 
     /// At Ctrl-C or SIGTERM, how long in-flight responses get to end before they are
@@ -216,125 +214,60 @@ pub(crate) struct ServeArgs {
     pub(crate) speculative_acceptance: f64,
 }
 
-impl Default for ServeArgs {
-    /// The same values as the flags' defaults.
-    fn default() -> Self {
-        Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
-            model: tokenmeter_sim::DEFAULT_MODEL.to_owned(),
-            served_model_name: Vec::new(),
-            accept_any_model: false,
-            seed: 0,
-            profile: MetricsProfile::Semconv,
-            default_max_tokens: DEFAULT_MAX_TOKENS,
-            max_batch: tokenmeter_sim::DEFAULT_MAX_BATCH,
-            kv_capacity: tokenmeter_sim::DEFAULT_KV_CAPACITY,
-            decode_table: DecodeTable(tokenmeter_sim::H100_8B_DECODE.to_vec()),
-            prefill_base: tokenmeter_sim::H100_8B_PREFILL_BASE,
-            prefill_per_token: tokenmeter_sim::H100_8B_PREFILL_PER_TOKEN,
-            error_rate: 0.0,
-            queue_limit: limits::DEFAULT_QUEUE_LIMIT,
-            max_model_len: tokenmeter_sim::DEFAULT_MAX_MODEL_LEN,
-            header_timeout: limits::DEFAULT_HEADER_TIMEOUT,
-            body_timeout: limits::DEFAULT_BODY_TIMEOUT,
-            keep_alive_timeout: limits::DEFAULT_KEEP_ALIVE,
-            send_timeout: limits::DEFAULT_SEND_TIMEOUT,
-            max_body_size: limits::DEFAULT_MAX_BODY,
-            max_body_memory: limits::DEFAULT_BODY_MEMORY,
-            max_answer_size: super::budget::DEFAULT_MAX_ANSWER,
-            max_answer_memory: super::budget::DEFAULT_ANSWER_MEMORY,
-            max_connections: limits::DEFAULT_MAX_CONNECTIONS,
-            shutdown_grace: limits::DEFAULT_SHUTDOWN_GRACE,
-            stall_rate: 0.0,
-            stall: tokenmeter_sim::DEFAULT_STALL,
-            stall_limit: tokenmeter_sim::DEFAULT_STALL_LIMIT,
-            send_buffer: DEFAULT_SEND_BUFFER,
-            slo_spec: None,
-            tokenizer: None,
-            reasoning_tokens: 0,
-            enable_per_request_metrics: false,
-            no_prefix_caching: false,
-            preemption: false,
-            speculative_tokens: 0,
-            speculative_acceptance: 0.7,
+impl From<MetricsProfile> for tokenmeter_server::MetricsProfile {
+    fn from(profile: MetricsProfile) -> Self {
+        match profile {
+            MetricsProfile::Semconv => Self::Semconv,
+            MetricsProfile::Vllm => Self::Vllm,
+            MetricsProfile::VllmLegacy => Self::VllmLegacy,
         }
     }
 }
 
 impl ServeArgs {
-    /// The names the model is served under: `--served-model-name`, else `--model`. Never
-    /// empty; the first is the one responses report.
-    pub(crate) fn served_names(&self) -> Vec<String> {
-        if self.served_model_name.is_empty() {
-            vec![self.model.clone()]
-        } else {
-            self.served_model_name.clone()
-        }
-    }
-
-    /// The simulator's configuration.
-    pub(crate) fn sim_config(&self) -> anyhow::Result<SimConfig> {
-        let cost = CostModel::new(
-            self.decode_table.0.iter().copied(),
-            self.prefill_base,
-            self.prefill_per_token,
-        )?;
-        let faults = Faults::default()
-            .error_rate(self.error_rate)
-            .stalls(self.stall_rate, self.stall)
-            .queue_limit(self.queue_limit);
-        let mut config = SimConfig::default()
-            .max_batch(self.max_batch)
-            .kv_capacity_tokens(self.kv_capacity)
-            .prefix_cache_blocks(if self.no_prefix_caching {
-                0
-            } else {
-                usize::try_from(self.kv_capacity / u64::from(tokenmeter_sim::BLOCK_TOKENS))
-                    .unwrap_or(usize::MAX)
-            })
-            .preemption(self.preemption)
-            .max_model_len(self.max_model_len)
-            .cost(cost)
-            .faults(faults)
+    /// The server's configuration, all but the SLO spec (a file, read by the caller). The
+    /// server keeps no records of its own (`tokenmeter serve` publishes them on `/metrics`).
+    pub(crate) fn config(&self) -> Config {
+        let mut config = Config::default()
+            .model(self.model.clone())
+            .served_model_name(self.served_model_name.clone())
+            .accept_any_model(self.accept_any_model)
             .seed(self.seed)
-            .stall_limit(self.stall_limit);
-        if self.speculative_tokens > 0 {
-            config = config.speculation(Speculation::new(
-                self.speculative_tokens,
-                self.speculative_acceptance,
-            ));
+            .profile(self.profile.into())
+            .default_max_tokens(self.default_max_tokens)
+            .max_batch(self.max_batch)
+            .kv_capacity(self.kv_capacity)
+            .decode_table(self.decode_table.0.clone())
+            .prefill_base(self.prefill_base)
+            .prefill_per_token(self.prefill_per_token)
+            .error_rate(self.error_rate)
+            .queue_limit(self.queue_limit)
+            .max_model_len(self.max_model_len)
+            .header_timeout(self.header_timeout)
+            .body_timeout(self.body_timeout)
+            .keep_alive_timeout(self.keep_alive_timeout)
+            .send_timeout(self.send_timeout)
+            .max_body_size(self.max_body_size)
+            .max_body_memory(self.max_body_memory)
+            .max_answer_size(self.max_answer_size)
+            .max_answer_memory(self.max_answer_memory)
+            .max_connections(self.max_connections)
+            .shutdown_grace(self.shutdown_grace)
+            .stall_rate(self.stall_rate)
+            .stall(self.stall)
+            .stall_limit(self.stall_limit)
+            .send_buffer(self.send_buffer)
+            .reasoning_tokens(self.reasoning_tokens)
+            .enable_per_request_metrics(self.enable_per_request_metrics)
+            .no_prefix_caching(self.no_prefix_caching)
+            .preemption(self.preemption)
+            .speculative_tokens(self.speculative_tokens)
+            .speculative_acceptance(self.speculative_acceptance)
+            .keep_records(false);
+        if let Some(path) = &self.tokenizer {
+            config = config.tokenizer(path.clone());
         }
-        config.validate()?;
-        Ok(config)
-    }
-}
-
-impl ServeArgs {
-    /// The bytes whole answers in flight may take together: `--max-answer-memory` within one
-    /// and `connections` of `--max-answer-size` (`budget::answer_memory`).
-    pub(crate) fn answer_memory(&self, connections: usize) -> usize {
-        super::budget::answer_memory(self.max_answer_memory, self.max_answer_size, connections)
-    }
-
-    /// The connection and request limits, the connection limit lowered under the process's
-    /// open-file limit.
-    pub(crate) fn limits(&self) -> Limits {
-        let max_connections =
-            limits::connection_limit(self.max_connections, limits::open_file_limit());
-        Limits {
-            header_timeout: self.header_timeout,
-            body_timeout: self.body_timeout,
-            keep_alive: self.keep_alive_timeout,
-            send_timeout: self.send_timeout,
-            max_body: self.max_body_size,
-            body_memory: limits::body_budget(
-                self.max_body_memory,
-                self.max_body_size,
-                max_connections,
-            ),
-            max_connections,
-            shutdown_grace: self.shutdown_grace,
-        }
+        config
     }
 }
 
@@ -411,46 +344,19 @@ mod tests {
         args: ServeArgs,
     }
 
+    /// The defaults live in the library: the flags' default texts must parse to them.
     #[test]
-    fn default_matches_the_flags() {
+    fn default_flags_are_the_librarys_default_config() {
         let parsed = Cli::try_parse_from(["serve"]).expect("defaults parse").args;
-        let default = ServeArgs::default();
-        assert_eq!(parsed.listen, default.listen);
-        assert_eq!(parsed.model, default.model);
-        assert_eq!(parsed.decode_table, default.decode_table);
-        assert_eq!(parsed.prefill_base, default.prefill_base);
-        assert_eq!(parsed.prefill_per_token, default.prefill_per_token);
-        assert_eq!(parsed.stall, default.stall);
-        assert_eq!(parsed.stall_limit, default.stall_limit);
-        assert_eq!(parsed.send_buffer, default.send_buffer);
-        assert_eq!(parsed.max_batch, default.max_batch);
-        assert_eq!(parsed.kv_capacity, default.kv_capacity);
-        assert_eq!(parsed.default_max_tokens, default.default_max_tokens);
-        assert_eq!(parsed.profile, default.profile);
-        assert_eq!(parsed.queue_limit, default.queue_limit);
-        assert_eq!(parsed.max_model_len, default.max_model_len);
-        assert_eq!(parsed.header_timeout, default.header_timeout);
-        assert_eq!(parsed.body_timeout, default.body_timeout);
-        assert_eq!(parsed.keep_alive_timeout, default.keep_alive_timeout);
-        assert_eq!(parsed.send_timeout, default.send_timeout);
-        assert_eq!(parsed.max_body_size, default.max_body_size);
-        assert_eq!(parsed.max_body_memory, default.max_body_memory);
-        assert_eq!(parsed.max_answer_memory, default.max_answer_memory);
-        assert_eq!(parsed.max_answer_size, default.max_answer_size);
-        assert_eq!(parsed.max_connections, default.max_connections);
-        assert_eq!(parsed.shutdown_grace, default.shutdown_grace);
-        assert_eq!(default.limits(), Limits::default());
-        assert!(default.listen.ip().is_loopback());
-        assert_eq!(
-            default.sim_config().expect("valid"),
-            SimConfig::default()
-                .seed(0)
-                .faults(Faults::default().queue_limit(limits::DEFAULT_QUEUE_LIMIT))
-        );
+        let default = Config::default();
+        assert_eq!(parsed.config(), default);
+        assert_eq!(parsed.listen, DEFAULT_LISTEN.parse().expect("an address"));
+        assert!(parsed.listen.ip().is_loopback());
+        assert_eq!(parsed.slo_spec, None);
     }
 
     #[test]
-    fn flags_parse_into_the_simulator_config() {
+    fn every_flag_reaches_the_config() {
         let args = Cli::try_parse_from([
             "serve",
             "--decode-table",
@@ -465,14 +371,44 @@ mod tests {
             "1.5s",
             "--profile",
             "vllm",
+            "--model",
+            "org/llama",
+            "--served-model-name",
+            "a",
+            "b",
+            "--accept-any-model",
+            "--max-answer-size",
+            "1MiB",
+            "--max-answer-memory",
+            "3MiB",
+            "--speculative-tokens",
+            "3",
+            "--tokenizer",
+            "tok.json",
         ])
         .expect("valid flags")
         .args;
-        let config = args.sim_config().expect("valid");
-        assert_eq!(config.cost.decode_step(16), Duration::from_millis(4));
-        assert_eq!(config.faults.queue_limit, Some(3));
-        assert_eq!(config.faults.stall, Duration::from_millis(1_500));
-        assert_eq!(args.profile, MetricsProfile::Vllm);
+        let config = args.config();
+        assert_eq!(
+            config.decode_table,
+            [
+                (1, Duration::from_millis(2)),
+                (16, Duration::from_millis(4))
+            ]
+        );
+        assert_eq!(config.error_rate, 0.25);
+        assert_eq!(config.queue_limit, 3);
+        assert_eq!(config.stall_rate, 0.5);
+        assert_eq!(config.stall, Duration::from_millis(1_500));
+        assert_eq!(config.profile, tokenmeter_server::MetricsProfile::Vllm);
+        assert_eq!(config.model, "org/llama");
+        assert_eq!(config.served_names(), ["a", "b"]);
+        assert!(config.accept_any_model);
+        assert_eq!(config.max_answer_size, 1 << 20);
+        assert_eq!(config.max_answer_memory, 3 << 20);
+        assert_eq!(config.speculative_tokens, 3);
+        assert_eq!(config.tokenizer, Some("tok.json".into()));
+        assert!(config.validate().is_ok());
     }
 
     #[test]
@@ -499,25 +435,6 @@ mod tests {
             let text = error.to_string();
             assert!(text.contains(hint), "{flag} {value}: {text}");
         }
-    }
-
-    #[test]
-    fn served_names_default_to_the_model() {
-        let args = Cli::try_parse_from(["serve", "--model", "org/llama"])
-            .expect("valid")
-            .args;
-        assert_eq!(args.served_names(), ["org/llama"]);
-        let args = Cli::try_parse_from([
-            "serve",
-            "--served-model-name",
-            "a",
-            "b",
-            "--accept-any-model",
-        ])
-        .expect("valid")
-        .args;
-        assert_eq!(args.served_names(), ["a", "b"]);
-        assert!(args.accept_any_model);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `tokenmeter slo`: Prometheus recording and alerting rules from an SLO spec.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use tokenmeter_prometheus::names::{self, exposition_name};
@@ -36,6 +36,13 @@ pub(crate) enum Profile {
     Semconv,
     /// vLLM names (`vllm:num_requests_waiting`, ...).
     Vllm,
+}
+
+/// Reads and validates an SLO spec file (`--slo-spec` of `bench` and `serve`).
+pub(crate) fn read_spec(path: &Path) -> anyhow::Result<SloSpec> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the SLO spec {}", path.display()))?;
+    SloSpec::from_toml(&text).with_context(|| format!("in {}", path.display()))
 }
 
 /// Runs a `tokenmeter slo` command.

@@ -1,11 +1,13 @@
 //! Shared helpers of the integration tests that run a real `tokenmeter serve` (`soak`,
-//! `scrape_faults`, `serve_secrets`, `slo_fleet`, `openai_helper`, `axum_helper`): the real
-//! `serve` and `bench` processes, raw HTTP/1.1 on loopback, the SLO spec they load, and the
+//! `scrape_faults`, `serve_secrets`, `slo_fleet`, `axum_helper`): the real `serve` and
+//! `bench` processes, the server in process for tests of other things (`openai_helper`,
+//! `async_openai_helper`), raw HTTP/1.1 on loopback, the SLO spec they load, and the
 //! checks every scrape must pass.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
 pub mod exposition;
 pub mod http;
+pub mod in_process;
 pub mod process;
 pub mod slo;
 
@@ -15,6 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 #[allow(unused_imports)] // each test uses its own share
 pub use exposition::{Exposition, check_scrape, never_decrease};
+#[allow(unused_imports)]
+pub use in_process::InProcess;
 #[allow(unused_imports)]
 pub use process::{BenchRun, Serve, bench, steady_engine};
 

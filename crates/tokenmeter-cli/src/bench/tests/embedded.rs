@@ -12,7 +12,7 @@ use crate::bench::progress::Progress;
 use crate::bench::runner::{self, Load};
 use crate::bench::summary::Outcomes;
 use crate::bench::workload::{ArrivalKind, LengthDist, Source, specs};
-use crate::serve::{ServeArgs, spawn};
+use tokenmeter_server::{Config, Server};
 
 /// `tokenmeter_requests_total` by `outcome` (errors by `error_type`), summed over series.
 fn server_counts(metrics: &str) -> BTreeMap<String, u64> {
@@ -61,16 +61,13 @@ async fn client_and_server_agree_request_by_request() {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .unwrap();
-    let args = ServeArgs {
-        error_rate: 0.15,
-        queue_limit: 3,
-        max_batch: 4,
-        ..ServeArgs::default()
-    };
-    let server = spawn(args, listener)
-        .await
-        .expect("the embedded server starts");
-    let (client, core) = client(server.addr(), Duration::from_secs(20), None);
+    let config = Config::default()
+        .error_rate(0.15)
+        .queue_limit(3)
+        .max_batch(4)
+        .keep_records(true);
+    let server = Server::from_listener(config, listener).expect("the embedded server starts");
+    let (client, core) = client(server.local_addr(), Duration::from_secs(20), None);
     let source = Source::Synthetic {
         input: LengthDist::Uniform(16, 128),
         output: LengthDist::Uniform(4, 32),

@@ -8,13 +8,13 @@ mod length;
 mod mooncake;
 mod sharegpt;
 
-pub(crate) use crate::tokenizer::PromptTokenizer;
 pub(crate) use arrival::{ArrivalKind, Arrivals, Curve, Ramp, Span};
 pub(crate) use cancel::{CancelAt, Injection};
 pub(crate) use dataset::{
     Entry, Format as DatasetFormat, Options as DatasetOptions, load as load_dataset,
 };
 pub(crate) use length::LengthDist;
+pub(crate) use tokenmeter_server::tokenizer::PromptTokenizer;
 
 use std::sync::Arc;
 use std::time::Duration;

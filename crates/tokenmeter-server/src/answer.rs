@@ -120,7 +120,7 @@ mod tests {
     use tokenmeter_sim::Operation;
 
     use super::*;
-    use crate::serve::logprobs::TokenLogprobs;
+    use crate::logprobs::TokenLogprobs;
 
     fn piece(index: u32, text: &'static str, position: u32, finish: bool, k: u8) -> Piece {
         Piece {

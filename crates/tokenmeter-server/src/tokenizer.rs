@@ -14,7 +14,7 @@ use tokenizers::Tokenizer;
 
 /// A tokenizer and the one-token words it makes prompts of.
 #[derive(Clone)]
-pub(crate) struct PromptTokenizer {
+pub struct PromptTokenizer {
     path: PathBuf,
     tokenizer: Tokenizer,
     words: Vec<String>,
@@ -32,7 +32,7 @@ impl std::fmt::Debug for PromptTokenizer {
 /// Why a tokenizer cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum TokenizerError {
+pub enum TokenizerError {
     /// The file is not a tokenizer the crate reads.
     #[error(
         "cannot load tokenizer {path}: {why}; give the `tokenizer.json` of the model (Hugging \
@@ -76,7 +76,7 @@ const TRIES: usize = 8;
 
 impl PromptTokenizer {
     /// Loads `path` and finds its one-token words.
-    pub(crate) fn load(path: &Path) -> Result<Self, TokenizerError> {
+    pub fn load(path: &Path) -> Result<Self, TokenizerError> {
         let tokenizer = Tokenizer::from_file(path).map_err(|e| TokenizerError::Load {
             path: path.to_owned(),
             why: e.to_string(),
@@ -120,25 +120,25 @@ impl PromptTokenizer {
     }
 
     /// The file it was loaded from.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The words that are one token each, alone or after a space: text made of them joined by
     /// spaces has as many tokens as words (checked by [`prompt`](Self::prompt)).
-    pub(crate) fn words(&self) -> &[String] {
+    pub fn words(&self) -> &[String] {
         &self.words
     }
 
     /// Tokens of `text`, without special tokens (0 when it cannot be encoded).
-    pub(crate) fn count(&self, text: &str) -> u64 {
+    pub fn count(&self, text: &str) -> u64 {
         self.tokenizer
             .encode(text, false)
             .map_or(0, |e| e.get_ids().len() as u64)
     }
 
     /// A prompt of exactly `tokens` tokens.
-    pub(crate) fn prompt(&self, tokens: u64, rng: &mut impl Rng) -> Result<String, TokenizerError> {
+    pub fn prompt(&self, tokens: u64, rng: &mut impl Rng) -> Result<String, TokenizerError> {
         for _ in 0..TRIES {
             let mut text = String::with_capacity(tokens as usize * 6);
             for i in 0..tokens {

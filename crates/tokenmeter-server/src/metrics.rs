@@ -8,9 +8,9 @@ use tokenmeter_prometheus::{Builder, Handle, Profile, PrometheusSink};
 
 use tokenmeter_slo::SloSpec;
 
-use super::args::MetricsProfile;
 use super::http_counts::HttpCounts;
 use super::slo::add_threshold_edges;
+use crate::profile::MetricsProfile;
 
 /// What `/metrics` renders.
 #[derive(Debug)]
@@ -25,7 +25,7 @@ impl Metrics {
     pub(crate) fn new(
         profile: MetricsProfile,
         spec: Option<&SloSpec>,
-    ) -> anyhow::Result<(PrometheusSink, Self)> {
+    ) -> Result<(PrometheusSink, Self), tokenmeter_prometheus::Error> {
         let http = Arc::new(HttpCounts::new(profile));
         let profile = match profile {
             MetricsProfile::Semconv => Profile::Semconv,

@@ -5,17 +5,17 @@
 use std::time::Duration;
 
 /// Default time a request's line and headers may take, from their first byte.
-pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a request body may take to arrive whole, after its headers.
-pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default time a connection may sit idle between requests (uvicorn's, which vLLM runs on).
-pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// Default largest request body: 2 MiB (axum's default limit, made explicit).
-pub(crate) const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
+pub const DEFAULT_MAX_BODY: usize = 2 * 1024 * 1024;
 /// Default memory every request body being read or held may take together: 256 MiB, room for
 /// 128 bodies of the default largest size at once (an eighth of the default connection limit);
-/// see [`body_budget`].
-pub(crate) const DEFAULT_BODY_MEMORY: usize = 256 * 1024 * 1024;
+/// see `Config::body_memory_limit`.
+pub const DEFAULT_BODY_MEMORY: usize = 256 * 1024 * 1024;
 /// The largest read buffer of one connection (hyper's `max_buf_size`, 400 KiB when left to
 /// itself): a request head longer than this is answered 431, and a body is read ahead at most
 /// this much. 128 KiB keeps the 414 of an over-long URI (hyper's limit is 64 KiB) and, with
@@ -24,13 +24,13 @@ pub(crate) const READ_BUFFER: usize = 128 * 1024;
 /// Default time a connection may wait for its client to read, with bytes to write and none
 /// written: past it the connection is closed and its requests are cancelled. Longer than the
 /// engine's stall limit (30 s), which cuts the request first.
-pub(crate) const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default most connections open at once (lowered under the process's file limit).
-pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Default time in-flight responses get to end at a shutdown before they are cancelled.
-pub(crate) const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// Default most requests waiting in the engine's queue (more are answered 429).
-pub(crate) const DEFAULT_QUEUE_LIMIT: usize = 256;
+pub const DEFAULT_QUEUE_LIMIT: usize = 256;
 
 /// The server's limits on its clients.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +91,7 @@ pub(crate) fn body_budget(memory: usize, max_body: usize, connections: usize) ->
 }
 
 /// The process's soft limit on open files, if it has one.
-pub(crate) fn open_file_limit() -> Option<u64> {
+pub fn open_file_limit() -> Option<u64> {
     #[cfg(unix)]
     {
         rustix::process::getrlimit(rustix::process::Resource::Nofile).current
@@ -104,7 +104,7 @@ pub(crate) fn open_file_limit() -> Option<u64> {
 
 /// Parses a size in bytes: a whole number and an optional unit, `B`, `KiB`, `MiB`, `GiB` (powers
 /// of 1024) or `KB`, `MB`, `GB` (powers of 1000); e.g. `2MiB`, `512KiB`, `65536`.
-pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+pub fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())

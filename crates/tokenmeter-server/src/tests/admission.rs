@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 use super::{eventually, json, post, server};
-use crate::serve::{MetricsProfile, ServeArgs, ServeHandle};
+use crate::{Config, MetricsProfile, Server};
 
 fn chat(n: u32, max_tokens: u32, stream: bool) -> Value {
     json!({
@@ -35,7 +35,7 @@ fn metric(text: &str, name: &str, labels: &[&str]) -> f64 {
 }
 
 /// Sends a 1-token streaming request and returns how long its whole answer took from its send.
-async fn one_token(handle: &ServeHandle) -> Duration {
+async fn one_token(handle: &Server) -> Duration {
     let sent = Instant::now();
     let answer = tokio::time::timeout(Duration::from_secs(10), async {
         post(handle, "/v1/chat/completions", &chat(1, 1, true))
@@ -52,7 +52,7 @@ async fn one_token(handle: &ServeHandle) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_whose_choices_cannot_all_run_is_refused_and_holds_no_one() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     // n = 65 > --max-batch 64, and 60 × (prompt + 8,000) > the 400,000-token KV cache: sent
     // first, each would once hold its admitted choices' answers (and the queue behind them)
     // until the 30 s stall limit (its choices make more tokens than their output queues hold).
@@ -104,9 +104,9 @@ async fn a_request_whose_choices_cannot_all_run_is_refused_and_holds_no_one() {
 async fn each_choice_streams_as_it_comes_not_after_its_siblings() {
     // A batch of 4: a long request holds one slot, so only 3 of the next request's 4 choices
     // run until it ends; they stream meanwhile, with their index.
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         max_batch: 4,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let long = post(&handle, "/v1/chat/completions", &chat(1, 300, true)).await;
@@ -158,18 +158,20 @@ async fn a_client_that_never_reads_leaves_running_at_the_stall_limit() {
     listener
         .bind("127.0.0.1:0".parse().expect("an address"))
         .expect("bind");
-    let args = ServeArgs {
+    let args = Config {
         stall_limit: Duration::from_secs(1),
-        ..ServeArgs::default()
+        ..Config::default()
     };
-    let handle = crate::serve::spawn(args, listener.listen(64).expect("listen"))
-        .await
-        .expect("the server starts");
+    let handle = Server::from_listener(
+        args.keep_records(true),
+        listener.listen(64).expect("listen"),
+    )
+    .expect("the server starts");
     // A raw client with a small receive buffer that sends a long streaming request and never
     // reads: the socket buffers fill, hyper stops polling the body, the output queue fills.
     let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
     socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
-    let mut stream = socket.connect(handle.addr()).await.expect("connect");
+    let mut stream = socket.connect(handle.local_addr()).await.expect("connect");
     let body = chat(1, 4_000, true).to_string();
     let head = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -209,11 +211,11 @@ async fn a_client_that_never_reads_leaves_running_at_the_stall_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn choices_count_as_vllm_counts_them_and_a_refused_request_counts_once() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         profile: MetricsProfile::Vllm,
         max_batch: 2,
         queue_limit: 3,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     // As vLLM's engine counts its child requests: an n = 2 answer finishes 2 requests, and
@@ -253,7 +255,7 @@ async fn choices_count_as_vllm_counts_them_and_a_refused_request_counts_once() {
     let waiting = tokio::spawn({
         let url = handle.url();
         async move {
-            crate::bench::tls::plain_client()
+            crate::tests::client()
                 .post(format!("{url}/v1/chat/completions"))
                 .header("content-type", "application/json")
                 .body(chat(2, 2, false).to_string())

@@ -8,17 +8,16 @@ use serde_json::{Value, json};
 use tokenmeter::Outcome;
 
 use super::{eventually, post, server};
-use crate::serve::ServeArgs;
-use crate::serve::args::DecodeTable;
-use crate::serve::budget::worst_case;
+use crate::Config;
+use crate::budget::worst_case;
 
 const CHAT: &str = "/v1/chat/completions";
 
 /// 20 ms a decode step: 1,000 tokens take 20 s, far longer than the test.
-fn slow_engine() -> ServeArgs {
-    ServeArgs {
-        decode_table: DecodeTable(vec![(1, Duration::from_millis(20))]),
-        ..ServeArgs::default()
+fn slow_engine() -> Config {
+    Config {
+        decode_table: vec![(1, Duration::from_millis(20))],
+        ..Config::default()
     }
 }
 
@@ -50,7 +49,7 @@ async fn a_whole_answer_gives_its_share_back_on_every_path() {
     // Cancelled: held while its tokens come, given back when the client goes away.
     let url = format!("{}{CHAT}", handle.url());
     let client = tokio::spawn(async move {
-        crate::bench::tls::plain_client()
+        crate::tests::client()
             .post(url)
             .header("content-type", "application/json")
             .body(chat(1_000, false).to_string())
@@ -83,7 +82,7 @@ async fn a_whole_answer_gives_its_share_back_on_every_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_answer_gives_its_share_back() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         error_rate: 1.0,
         ..slow_engine()
     })

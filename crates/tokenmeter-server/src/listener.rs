@@ -47,14 +47,15 @@ use super::overflow::{self, HEAD_WAIT, OVERFLOW};
 
 /// How a server stopped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Stopped {
+#[non_exhaustive]
+pub struct Stopped {
     /// Connections closed at once (nothing to answer yet).
-    pub(crate) closed: usize,
+    pub closed: usize,
     /// Connections that ended their response within the grace.
-    pub(crate) drained: usize,
+    pub drained: usize,
     /// Connections still answering at the end of the grace, dropped (their requests
     /// cancelled).
-    pub(crate) cancelled: usize,
+    pub cancelled: usize,
 }
 
 /// Serves `router` on `listener` under `limits` until `stop` fires (or its sender is dropped).

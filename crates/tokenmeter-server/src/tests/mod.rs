@@ -1,4 +1,4 @@
-//! `tokenmeter serve` over real HTTP on loopback: each test spawns a server on an ephemeral
+//! The server over real HTTP on loopback: each test spawns a server on an ephemeral
 //! port and talks to it with reqwest.
 
 mod admission;
@@ -15,19 +15,29 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::net::TcpListener;
 
-use super::{ServeArgs, ServeHandle, spawn};
+use super::{Config, Server};
 
-/// A server with `args` on an ephemeral loopback port.
-async fn server(args: ServeArgs) -> ServeHandle {
+/// A server with `config` (keeping its records) on an ephemeral loopback port.
+async fn server(config: Config) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind an ephemeral loopback port");
-    spawn(args, listener).await.expect("the server starts")
+    Server::from_listener(config.keep_records(true), listener).expect("the server starts")
+}
+
+/// A plain-HTTP client for loopback: no proxy from the environment, no TLS. Built with the
+/// workspace, reqwest needs a rustls crypto provider installed even so: `ring`, once.
+pub(crate) fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("a plain HTTP client builds")
 }
 
 /// POSTs `body` as JSON to `path`.
-async fn post(handle: &ServeHandle, path: &str, body: &Value) -> reqwest::Response {
-    crate::bench::tls::plain_client()
+async fn post(handle: &Server, path: &str, body: &Value) -> reqwest::Response {
+    crate::tests::client()
         .post(format!("{}{path}", handle.url()))
         .header("content-type", "application/json")
         .body(body.to_string())
@@ -37,8 +47,8 @@ async fn post(handle: &ServeHandle, path: &str, body: &Value) -> reqwest::Respon
 }
 
 /// GETs `path` and returns the status and the body.
-async fn get(handle: &ServeHandle, path: &str) -> (reqwest::StatusCode, String) {
-    let response = crate::bench::tls::plain_client()
+async fn get(handle: &Server, path: &str) -> (reqwest::StatusCode, String) {
+    let response = crate::tests::client()
         .get(format!("{}{path}", handle.url()))
         .send()
         .await

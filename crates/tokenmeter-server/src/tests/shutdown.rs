@@ -1,4 +1,4 @@
-//! [`ServeHandle::shutdown`] in process: idle and half-sent connections close at once, a stream
+//! [`Server::shutdown`] in process: idle and half-sent connections close at once, a stream
 //! that outlives the grace is cancelled and recorded once, one that ends within it succeeds.
 
 use std::time::{Duration, Instant};
@@ -10,15 +10,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::{eventually, post, server};
-use crate::serve::ServeArgs;
-use crate::serve::args::DecodeTable;
+use crate::Config;
 
-fn slow_engine(grace: Duration) -> ServeArgs {
-    ServeArgs {
-        decode_table: DecodeTable(vec![(1, Duration::from_millis(20))]),
+fn slow_engine(grace: Duration) -> Config {
+    Config {
+        decode_table: vec![(1, Duration::from_millis(20))],
         max_batch: 16,
         shutdown_grace: grace,
-        ..ServeArgs::default()
+        ..Config::default()
     }
 }
 
@@ -35,12 +34,16 @@ async fn a_shutdown_cancels_the_stream_once_and_closes_half_sent_requests_at_onc
     let mut body = response.bytes_stream();
     let first = body.next().await.expect("a first chunk").expect("bytes");
     assert!(!first.is_empty());
-    let mut half_head = TcpStream::connect(handle.addr()).await.expect("connect");
+    let mut half_head = TcpStream::connect(handle.local_addr())
+        .await
+        .expect("connect");
     half_head
         .write_all(b"POST /v1/completions HTTP/1.1\r\nHost:")
         .await
         .expect("send");
-    let mut half_body = TcpStream::connect(handle.addr()).await.expect("connect");
+    let mut half_body = TcpStream::connect(handle.local_addr())
+        .await
+        .expect("connect");
     half_body
         .write_all(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{")
         .await
@@ -51,7 +54,9 @@ async fn a_shutdown_cancels_the_stream_once_and_closes_half_sent_requests_at_onc
     .await;
     // The server accepts connections in the order they came: once a later one is answered,
     // both half-sent ones are in its hands (not still in the kernel's backlog).
-    let mut later = TcpStream::connect(handle.addr()).await.expect("connect");
+    let mut later = TcpStream::connect(handle.local_addr())
+        .await
+        .expect("connect");
     later
         .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .await

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use tokenmeter::{FinishReason, Outcome};
 
 use super::{events, json, post, server};
-use crate::serve::ServeArgs;
-use crate::serve::openai::estimate;
+use crate::Config;
+use crate::openai::estimate;
 
 fn chat_body(stream: bool, include_usage: bool, max_tokens: Option<u32>) -> Value {
     let mut body = json!({
@@ -31,7 +31,7 @@ const CHAT_PROMPT_TOKENS: u64 = 15;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_stream_has_openais_shape_with_usage() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let response = post(
         &handle,
         "/v1/chat/completions",
@@ -87,7 +87,7 @@ async fn chat_stream_has_openais_shape_with_usage() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_stream_without_usage_has_no_usage_field() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let response = post(
         &handle,
         "/v1/chat/completions",
@@ -107,7 +107,7 @@ async fn chat_stream_without_usage_has_no_usage_field() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completion_stream_has_openais_shape() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let body = json!({
         "model": "sim-llama-3-8b", "prompt": "Once upon a time", "max_tokens": 4, "stream": true,
         "stream_options": {"include_usage": true},
@@ -141,9 +141,9 @@ async fn completion_stream_has_openais_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_streaming_answers_carry_usage() {
-    let args = ServeArgs {
+    let args = Config {
         default_max_tokens: 6,
-        ..ServeArgs::default()
+        ..Config::default()
     };
     let handle = server(args).await;
 
@@ -182,7 +182,7 @@ async fn non_streaming_answers_carry_usage() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_ttft_is_never_below_the_servers() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     for _ in 0..5 {
         let sent = Instant::now();
         let response = post(
@@ -216,9 +216,9 @@ async fn client_ttft_is_never_below_the_servers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_and_models_answer() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         model: "my-model".to_owned(),
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let (status, body) = super::get(&handle, "/health").await;
@@ -229,5 +229,5 @@ async fn health_and_models_answer() {
     let (status, body) = super::get(&handle, "/v1/models").await;
     assert_eq!(status, 200);
     assert_eq!(json(&body)["data"][0]["id"], "my-model");
-    assert!(handle.addr().ip().is_loopback());
+    assert!(handle.local_addr().ip().is_loopback());
 }

@@ -10,9 +10,9 @@ use tokenmeter::sink::InMemorySink;
 use tokenmeter::{Clock, Meter, Outcome};
 use tokenmeter_sim::{Engine, GenerateRequest, Operation, TokenStream};
 
-use crate::serve::choices::{Choices, Event};
-use crate::serve::chunks::Frames;
-use crate::serve::sse::{SseBody, WholeBody};
+use crate::choices::{Choices, Event};
+use crate::chunks::Frames;
+use crate::sse::{SseBody, WholeBody};
 
 fn engine() -> (Engine, InMemorySink) {
     let memory = InMemorySink::new();

@@ -29,7 +29,7 @@ use super::logprobs::worst_entry_bytes;
 use super::openai::Parsed;
 
 /// Default largest worst-case size of a non-streaming answer: 256 MiB.
-pub(crate) const DEFAULT_MAX_ANSWER: usize = 256 * 1024 * 1024;
+pub const DEFAULT_MAX_ANSWER: usize = 256 * 1024 * 1024;
 
 /// The most bytes of a choice outside its tokens: index, finish reason, message or text keys.
 pub(crate) const CHOICE_BYTES: u64 = 160;
@@ -109,8 +109,8 @@ pub(crate) fn check(
 /// default largest worst case (`--max-answer-size`, 256 MiB) or nine of the `n` 128 ×
 /// `max_tokens` 500 × `top_logprobs` 20 (about 110 MB each), and about 300,000 ordinary ones
 /// (`n` 1, 128 tokens, no logprobs: about 3.6 KB each), far more than the connections can
-/// ask for at once. See [`answer_memory`].
-pub(crate) const DEFAULT_ANSWER_MEMORY: usize = 1024 * 1024 * 1024;
+/// ask for at once. See `Config::answer_memory_limit`.
+pub const DEFAULT_ANSWER_MEMORY: usize = 1024 * 1024 * 1024;
 
 /// The bytes of whole answers the server holds at once: `memory` (`--max-answer-memory`), no
 /// more than `connections` answers of `max_answer` (more could never be in flight at once),
@@ -203,7 +203,7 @@ fn mib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::openai::{self, Counter};
+    use crate::openai::{self, Counter};
 
     fn chat(body: &str) -> Parsed {
         openai::chat(body.as_bytes(), 128, &Counter::Estimate).expect("valid")

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::http::{Method, StatusCode};
 
-use super::args::MetricsProfile;
+use crate::profile::MetricsProfile;
 
 /// The routes the server answers; every other path is [`ROUTES`]`[NONE]`.
 pub(crate) const ROUTES: [&str; 7] = [

@@ -8,7 +8,7 @@ use serde_json::json;
 use tokenmeter::Outcome;
 
 use super::{eventually, get, post, server};
-use crate::serve::{MetricsProfile, ServeArgs};
+use crate::{Config, MetricsProfile};
 
 fn chat(max_tokens: u32) -> serde_json::Value {
     json!({
@@ -20,10 +20,10 @@ fn chat(max_tokens: u32) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semconv_metrics_are_served() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let response = post(&handle, "/v1/chat/completions", &chat(4)).await;
     let _ = response.text().await.expect("body");
-    let response = crate::bench::tls::plain_client()
+    let response = crate::tests::client()
         .get(format!("{}/metrics", handle.url()))
         .send()
         .await
@@ -50,9 +50,9 @@ async fn semconv_metrics_are_served() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vllm_metrics_are_served() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         profile: MetricsProfile::Vllm,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let _ = post(&handle, "/v1/chat/completions", &chat(4))
@@ -88,9 +88,9 @@ fn sample(text: &str, prefix: &str) -> Option<f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kv_usage_and_gauges_follow_the_engine() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         kv_capacity: 2_000,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let response = post(&handle, "/v1/chat/completions", &chat(1_000)).await;
@@ -124,7 +124,7 @@ async fn kv_usage_and_gauges_follow_the_engine() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn promtool_accepts_the_semconv_exposition() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let _ = post(&handle, "/v1/chat/completions", &chat(3))
         .await
         .text()

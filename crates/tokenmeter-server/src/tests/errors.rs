@@ -6,7 +6,7 @@ use serde_json::json;
 use tokenmeter::{ErrorClass, Outcome};
 
 use super::{events, eventually, json, post, server};
-use crate::serve::ServeArgs;
+use crate::Config;
 
 fn chat(max_tokens: u32, stream: bool) -> serde_json::Value {
     json!({
@@ -18,10 +18,10 @@ fn chat(max_tokens: u32, stream: bool) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_queue_answers_429_in_openais_shape() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         max_batch: 1,
         queue_limit: 1,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     // One runs (its first chunk has arrived) until its client hangs up below: 1,000 tokens
@@ -32,7 +32,7 @@ async fn a_full_queue_answers_429_in_openais_shape() {
     let waiting = tokio::spawn({
         let url = handle.url();
         async move {
-            crate::bench::tls::plain_client()
+            crate::tests::client()
                 .post(format!("{url}/v1/chat/completions"))
                 .body(chat(5, false).to_string())
                 .send()
@@ -76,10 +76,10 @@ async fn a_full_queue_answers_429_in_openais_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injected_failures_are_500s_or_sse_error_events() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         error_rate: 1.0,
         seed: 7,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let (mut before, mut during) = (0, 0);
@@ -121,12 +121,12 @@ async fn injected_failures_are_500s_or_sse_error_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_400s_and_recorded() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         kv_capacity: 100,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
-    let response = crate::bench::tls::plain_client()
+    let response = crate::tests::client()
         .post(format!("{}/v1/chat/completions", handle.url()))
         .body("{not json")
         .send()
@@ -152,7 +152,7 @@ async fn bad_requests_are_400s_and_recorded() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_mid_stream_is_recorded_as_cancelled() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     // 1,000 tokens would take 7 s.
     let response = post(&handle, "/v1/chat/completions", &chat(1_000, true)).await;
     let mut body = response.bytes_stream();

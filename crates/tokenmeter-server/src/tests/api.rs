@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use tokenmeter::{ErrorClass, FinishReason, Outcome};
 
 use super::{events, get, json, post, server};
-use crate::serve::ServeArgs;
+use crate::Config;
 
 const MODEL: &str = tokenmeter_sim::DEFAULT_MODEL;
 
@@ -42,9 +42,9 @@ fn chunks(body: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_models_are_404s_and_served_names_are_listed() {
-    let handle = server(ServeArgs {
+    let handle = server(Config {
         served_model_name: vec!["llama-8b".into(), "org/llama".into()],
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let refused = post(
@@ -111,9 +111,9 @@ async fn unknown_models_are_404s_and_served_names_are_listed() {
     );
     handle.shutdown().await.expect("stops");
 
-    let any = server(ServeArgs {
+    let any = server(Config {
         accept_any_model: true,
-        ..ServeArgs::default()
+        ..Config::default()
     })
     .await;
     let answer = post(
@@ -128,7 +128,7 @@ async fn unknown_models_are_404s_and_served_names_are_listed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_values_are_400s_that_name_the_field() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     for (path, body, param) in [
         (
             "/v1/chat/completions",
@@ -186,7 +186,7 @@ async fn bad_values_are_400s_that_name_the_field() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_sequences_end_the_text_before_them() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     // Most of the simulator's words hold an `e`: 60 tokens without one are all but impossible.
     let stop = json!({"stop": ["e", "zzz"], "max_tokens": 60});
     let whole = post(&handle, "/v1/chat/completions", &chat(stop.clone())).await;
@@ -239,7 +239,7 @@ async fn stop_sequences_end_the_text_before_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn n_choices_come_with_their_index_and_usage_sums_them() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let whole = post(
         &handle,
         "/v1/chat/completions",
@@ -297,7 +297,7 @@ async fn n_choices_come_with_their_index_and_usage_sums_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logprobs_have_openais_shape() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let whole = post(
         &handle,
         "/v1/chat/completions",
@@ -347,11 +347,11 @@ async fn logprobs_have_openais_shape() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_routes_and_methods_answer_error_json() {
-    let handle = server(ServeArgs::default()).await;
+    let handle = server(Config::default()).await;
     let (status, body) = get(&handle, "/v1/nope").await;
     assert_eq!(status, 404);
     assert_eq!(json(&body)["error"]["code"], "not_found");
-    let response = crate::bench::tls::plain_client()
+    let response = crate::tests::client()
         .delete(format!("{}/v1/chat/completions", handle.url()))
         .send()
         .await
@@ -366,7 +366,7 @@ async fn unknown_routes_and_methods_answer_error_json() {
             .contains("DELETE")
     );
     let (status, _) = {
-        let response = crate::bench::tls::plain_client()
+        let response = crate::tests::client()
             .post(format!("{}/v1/models", handle.url()))
             .send()
             .await

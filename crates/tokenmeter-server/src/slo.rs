@@ -1,24 +1,17 @@
 //! `--slo-spec`: the SLO monitor and the batch-size analysis behind `GET /slo`.
 
-use std::path::Path;
-
-use anyhow::Context as _;
 use serde_json::{Value, json};
 use tokenmeter::Clock;
 use tokenmeter_prometheus::{Builder, Metric, PrometheusSink};
 use tokenmeter_slo::batching::BatchAnalysis;
 use tokenmeter_slo::{LatencyMetric, SloMonitor, SloSpec};
 
-/// Reads and validates a spec file.
-pub(crate) fn read_spec(path: &Path) -> anyhow::Result<SloSpec> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the SLO spec {}", path.display()))?;
-    SloSpec::from_toml(&text).with_context(|| format!("in {}", path.display()))
-}
-
 /// Adds every latency threshold of `spec` as a bucket edge, so that
 /// `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is the exact attainment.
-pub(crate) fn add_threshold_edges(mut builder: Builder, spec: &SloSpec) -> anyhow::Result<Builder> {
+pub(crate) fn add_threshold_edges(
+    mut builder: Builder,
+    spec: &SloSpec,
+) -> Result<Builder, tokenmeter_prometheus::Error> {
     for metric in LatencyMetric::ALL {
         let histogram = Metric::from(metric);
         let edges: Vec<f64> = spec
@@ -40,9 +33,12 @@ pub(crate) fn add_threshold_edges(mut builder: Builder, spec: &SloSpec) -> anyho
 
 /// What the server knows about its SLOs and its batching.
 #[derive(Clone, Debug)]
-pub(crate) struct SloState {
-    pub(crate) monitor: Option<SloMonitor>,
-    pub(crate) batching: BatchAnalysis,
+#[non_exhaustive]
+pub struct SloState {
+    /// The SLO monitor of `Config::slo_spec`, when one was given.
+    pub monitor: Option<SloMonitor>,
+    /// The analysis of engine steps by batch size.
+    pub batching: BatchAnalysis,
 }
 
 impl SloState {
@@ -70,8 +66,9 @@ impl SloState {
         })
     }
 
-    /// The text printed when the server stops.
-    pub(crate) fn text(&self) -> String {
+    /// The text `tokenmeter serve` prints when it stops: the steps by batch size, and with a
+    /// spec the batch that keeps each TPOT threshold.
+    pub fn text(&self) -> String {
         let table = self.batching.table();
         let mut out = format!("engine steps by batch size:\n{table}");
         if let Some(monitor) = &self.monitor {
