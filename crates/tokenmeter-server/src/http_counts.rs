@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::http::{Method, StatusCode};
+use tokenmeter_listen::Expired;
 
 use crate::profile::MetricsProfile;
 
@@ -63,6 +64,16 @@ pub(crate) enum Closed {
     /// It opened with the HTTP/2 preface: hyper closed it without an answer (the server speaks
     /// HTTP/1 only).
     Http2Preface,
+}
+
+impl From<Expired> for Closed {
+    fn from(expired: Expired) -> Self {
+        match expired {
+            Expired::HeaderTimeout => Closed::HeaderTimeout,
+            Expired::IdleTimeout => Closed::KeepAlive,
+            Expired::SendTimeout => Closed::SendTimeout,
+        }
+    }
 }
 
 impl Closed {

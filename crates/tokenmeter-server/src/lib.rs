@@ -110,7 +110,6 @@ mod budget;
 mod choices;
 mod chunks;
 mod config;
-mod connections;
 mod error;
 mod fields;
 mod http_counts;

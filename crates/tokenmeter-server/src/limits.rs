@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use tokenmeter_listen::Timeouts;
+
 /// Default time a request's line and headers may take, from their first byte.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time a request body may take to arrive whole, after its headers.
@@ -52,6 +54,13 @@ pub(crate) struct Limits {
     pub(crate) max_connections: usize,
     /// At a shutdown, in-flight responses get this long to end; the rest are cancelled.
     pub(crate) shutdown_grace: Duration,
+}
+
+impl Limits {
+    /// The per-connection deadlines.
+    pub(crate) fn timeouts(&self) -> Timeouts {
+        Timeouts::new(self.header_timeout, self.keep_alive, self.send_timeout)
+    }
 }
 
 impl Default for Limits {

@@ -11,7 +11,9 @@
 //! makes the longest-idle one close (one whose response ended and that waits on keep-alive; a
 //! connection that has not yet sent its first request whole is not idle), so idle clients never
 //! lock out new ones; when no connection is idle, the new one is answered by `overflow.rs`:
-//! `GET /metrics` and `GET /health` as usual, anything else a 503, never a silent close.
+//! `GET /metrics` and `GET /health` as usual, anything else a 503, never a silent close. The
+//! deadlines and the cap are `tokenmeter-listen`'s (shared with the Prometheus exporter's
+//! `/metrics` listener), under its `Evictable::KeptAlive` rule.
 //!
 //! Shutdown: stop accepting; close at once every connection with nothing to answer yet (idle,
 //! headers or body still arriving); let the others end their response within
@@ -20,7 +22,6 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -34,13 +35,15 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use tokenmeter_listen::{
+    Activity, Admission, Connections, Evictable, InFlight, Receiving, Slot, Watched,
+    is_connection_error,
+};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 use tower_service::Service as _;
 
-use super::connections::{Admission, Connections, InFlight, Receiving, Slot, Watched};
 use super::http_counts::{Closed, HttpCounts, route};
 use super::limits::{Limits, READ_BUFFER};
 use super::overflow::{self, HEAD_WAIT, OVERFLOW};
@@ -66,7 +69,7 @@ pub(crate) async fn serve(
     counts: Arc<HttpCounts>,
     stop: oneshot::Receiver<()>,
 ) -> Stopped {
-    let connections = Connections::new(limits.max_connections);
+    let connections = Connections::new(limits.max_connections, Evictable::KeptAlive);
     let (shutdown, watching) = watch::channel(false);
     let mut tasks: JoinSet<Option<Closed>> = JoinSet::new();
     let overflowing = Arc::new(Semaphore::new(OVERFLOW));
@@ -78,12 +81,11 @@ pub(crate) async fn serve(
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let (admission, evicted) = connections.admit();
-                    if evicted {
-                        counts.closed(Closed::Evicted);
-                    }
-                    match admission {
-                        Admission::Admitted(slot) => {
+                    match connections.admit() {
+                        Admission::Admitted { slot, evicted } => {
+                            if evicted {
+                                counts.closed(Closed::Evicted);
+                            }
                             let served = connection(
                                 stream,
                                 slot,
@@ -146,15 +148,6 @@ pub(crate) async fn serve(
     stopped
 }
 
-fn is_connection_error(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    )
-}
-
 /// Serves one connection until it ends, its deadline passes, it is evicted, or a shutdown
 /// closes it; returns why the server closed it, if it did.
 async fn connection(
@@ -166,7 +159,7 @@ async fn connection(
     mut shutdown: watch::Receiver<bool>,
 ) -> Option<Closed> {
     let _ = stream.set_nodelay(true);
-    let activity = slot.activity.clone();
+    let activity = slot.activity().clone();
     let service = ConnService {
         router,
         counts: counts.clone(),
@@ -178,15 +171,9 @@ async fn connection(
         .max_buf_size(READ_BUFFER)
         .serve_connection(io, service);
     tokio::pin!(conn);
+    let timeouts = limits.timeouts();
     let mut shutting = false;
     let closed = loop {
-        let deadline = activity.deadline(&limits);
-        let expiry = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             biased;
             // Ended: the client closed it, an error, or keep-alive off after a shutdown.
@@ -197,7 +184,7 @@ async fn connection(
                 break None;
             }
             // Evicted (counted where it was chosen).
-            () = activity.close.notified() => break None,
+            () = activity.evicted() => break None,
             _ = shutdown.changed(), if !shutting => {
                 shutting = true;
                 conn.as_mut().graceful_shutdown();
@@ -205,14 +192,10 @@ async fn connection(
                     break Some(Closed::Shutdown);
                 }
             }
-            () = activity.changed.notified() => {}
-            () = expiry => {
-                if let Some((at, reason)) = activity.deadline(&limits)
-                    && at <= Instant::now()
-                {
-                    counts.closed(reason);
-                    break Some(reason);
-                }
+            why = activity.expired(&timeouts) => {
+                let reason = Closed::from(why);
+                counts.closed(reason);
+                break Some(reason);
             }
         }
     };
@@ -225,7 +208,7 @@ async fn connection(
 struct ConnService {
     router: Router,
     counts: Arc<HttpCounts>,
-    activity: Arc<super::connections::Activity>,
+    activity: Arc<Activity>,
 }
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Tracked>, Infallible>> + Send>>;

@@ -17,13 +17,12 @@ use hyper::header::{ALLOW, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use tokenmeter_listen::{Activity, InFlight, Slot, Watched};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::activity::{Activity, InFlight, Watched};
 use super::limits::ListenerLimits;
-use super::registry::Slot;
 use super::render::Renders;
 use super::stats::Counters;
 
@@ -36,7 +35,7 @@ pub(crate) async fn serve(
     limits: ListenerLimits,
 ) {
     let _ = stream.set_nodelay(true);
-    let activity = slot.activity.clone();
+    let activity = slot.activity().clone();
     let service = Scrape {
         renders,
         counters: counters.clone(),
@@ -46,31 +45,14 @@ pub(crate) async fn serve(
     let conn = http1::Builder::new()
         .keep_alive(true)
         .serve_connection(io, service);
-    tokio::pin!(conn);
-    loop {
-        let deadline = activity.deadline(&limits);
-        let expiry = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            // Ended: the client closed it, or an error.
-            _ = conn.as_mut() => break,
-            // Evicted (counted where it was chosen).
-            () = activity.close.notified() => break,
-            () = activity.changed.notified() => {}
-            () = expiry => {
-                if let Some((at, why)) = activity.deadline(&limits)
-                    && at <= Instant::now()
-                {
-                    counters.closed(why);
-                    break;
-                }
-            }
-        }
+    let timeouts = limits.timeouts();
+    tokio::select! {
+        biased;
+        // Ended: the client closed it, or an error.
+        _ = conn => {}
+        // Evicted (counted where it was chosen).
+        () = activity.evicted() => {}
+        why = activity.expired(&timeouts) => counters.closed(why.into()),
     }
     drop(slot);
 }
@@ -112,7 +94,7 @@ impl hyper::service::Service<Request<Incoming>> for Scrape {
     type Future = Answer;
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
-        let in_flight = self.activity.begin();
+        let (in_flight, _) = self.activity.begin(false);
         self.counters.received();
         let renders = self.renders.clone();
         let counters = self.counters.clone();

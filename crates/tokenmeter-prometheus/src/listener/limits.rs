@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use tokenmeter_listen::Timeouts;
+
 /// Default time a request's line and headers may take, from their first byte
 /// (`tokenmeter serve`'s `--header-timeout`).
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -27,6 +29,13 @@ pub(crate) struct ListenerLimits {
     pub(crate) send_timeout: Duration,
     /// Connections open at once (at least 1).
     pub(crate) max_connections: usize,
+}
+
+impl ListenerLimits {
+    /// The per-connection deadlines.
+    pub(crate) fn timeouts(&self) -> Timeouts {
+        Timeouts::new(self.header_timeout, self.idle_timeout, self.send_timeout)
+    }
 }
 
 impl Default for ListenerLimits {

@@ -11,11 +11,13 @@
 //! for itself), so idle and slow clients never lock out a scraper; when every connection is
 //! answering a scrape, the new one gets a quick 503. Every refusal, eviction and timeout is
 //! counted ([`ListenerStats`](crate::ListenerStats)).
+//!
+//! The deadlines, the socket that tells them what the client does and the cap are
+//! `tokenmeter-listen`'s (shared with `tokenmeter serve`), under its `Evictable::NotAnswering`
+//! rule; the renders, the 503 and the counters are this listener's.
 
-mod activity;
 mod connection;
 pub(crate) mod limits;
-mod registry;
 mod render;
 pub(crate) mod stats;
 
@@ -30,9 +32,9 @@ use tokio::sync::Semaphore;
 use crate::error::Error;
 use crate::handle::Handle;
 use limits::ListenerLimits;
-use registry::{Admission, Connections};
 use render::Renders;
 use stats::{Closed, Counters};
+use tokenmeter_listen::{Admission, Connections, Evictable, is_connection_error};
 
 /// Refused connections answered 503 at once (each for at most a second); more are closed
 /// without one (and counted all the same).
@@ -91,7 +93,7 @@ async fn accept_loop(
     counters: Arc<Counters>,
     limits: ListenerLimits,
 ) {
-    let connections = Connections::new(limits.max_connections);
+    let connections = Connections::new(limits.max_connections, Evictable::NotAnswering);
     let refusing = Arc::new(Semaphore::new(REFUSING));
     loop {
         let stream = match listener.accept().await {
@@ -130,13 +132,4 @@ async fn accept_loop(
             }
         }
     }
-}
-
-fn is_connection_error(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    )
 }

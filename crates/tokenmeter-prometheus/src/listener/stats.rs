@@ -3,6 +3,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tokenmeter_listen::Expired;
+
 /// Why the listener closed a connection (or never served it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Closed {
@@ -17,6 +19,16 @@ pub(crate) enum Closed {
     /// Refused at the cap (every connection was answering): answered 503, or closed at once
     /// when too many refusals were already being answered.
     Refused,
+}
+
+impl From<Expired> for Closed {
+    fn from(expired: Expired) -> Self {
+        match expired {
+            Expired::HeaderTimeout => Closed::HeaderTimeout,
+            Expired::IdleTimeout => Closed::IdleTimeout,
+            Expired::SendTimeout => Closed::SendTimeout,
+        }
+    }
 }
 
 /// Counts of the listener's connections since it started, from [`Handle::listener_stats`].
