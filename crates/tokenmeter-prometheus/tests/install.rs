@@ -1,5 +1,6 @@
 //! The global install helper: the recorder is installed once per process (this test binary),
-//! the listener serves real buckets on loopback, and a second install is refused with a fix.
+//! the listener serves real buckets on loopback (read by a real Prometheus server too), and a
+//! second install is refused with a fix.
 
 mod support;
 
@@ -71,6 +72,26 @@ fn install_serves_histograms_with_buckets_over_http_on_loopback() {
         "no summary is ever rendered:\n{body}"
     );
     assert!(handle.render().contains("tokenmeter_requests_total"));
+
+    // A real Prometheus server scrapes the listener (ours since issue 26, no longer the
+    // exporter crate's): the target is up and the request is stored with its buckets.
+    let prometheus = support::prometheus::Prometheus::start(&[support::prometheus::Job {
+        name: "install",
+        target: addr,
+        path: "/metrics",
+    }]);
+    let limit = Duration::from_secs(15);
+    prometheus.wait_for_value(r#"up{job="install"}"#, 1.0, limit);
+    prometheus.wait_for_value(
+        r#"sum(gen_ai_server_time_to_first_token_seconds_bucket{job="install",le="0.35"})"#,
+        1.0,
+        limit,
+    );
+    prometheus.wait_for_value(
+        r#"sum(my_app_handler_seconds_count{job="install"})"#,
+        1.0,
+        limit,
+    );
 }
 
 #[test]
