@@ -7,7 +7,7 @@
 //! the tokens taken so far, and the `running` gauge drops then, not when the consumer next
 //! looks.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -34,6 +34,9 @@ pub(crate) struct Link {
     capacity: u32,
     pub(crate) wake: Arc<Notify>,
     measure: Mutex<Measure>,
+    /// Set once the engine cut the request: the consumer's check on every poll is this load,
+    /// not the lock.
+    cut: AtomicBool,
 }
 
 impl Link {
@@ -43,6 +46,7 @@ impl Link {
             capacity: u32::try_from(capacity).unwrap_or(u32::MAX),
             wake,
             measure: Mutex::new(Measure::Empty),
+            cut: AtomicBool::new(false),
         }
     }
 
@@ -94,6 +98,7 @@ impl Link {
     /// cancelled now, with the tokens the consumer took.
     pub(crate) fn cut(&self, limit: Duration) {
         let open = std::mem::replace(&mut *self.measure(), Measure::Cut(limit));
+        self.cut.store(true, Ordering::Release);
         if let Measure::Open(mut request) = open {
             request.cancel();
         }
@@ -101,6 +106,9 @@ impl Link {
 
     /// The stall limit the engine cut the request at, if it did.
     pub(crate) fn cut_at(&self) -> Option<Duration> {
+        if !self.cut.load(Ordering::Acquire) {
+            return None;
+        }
         match *self.measure() {
             Measure::Cut(limit) => Some(limit),
             _ => None,
