@@ -323,7 +323,7 @@ fn a_bogus_name_or_path_is_caught() {
     let problems = check(page, &repo);
     assert_eq!(problems.len(), 6, "{problems:#?}");
     let good = "`series_past_the_cap_fold_into_other` and `label_values_are_sanitised_and_bounded` \
-                in `crates/tokenmeter/tests/outcomes.rs`; `display_url` in `bench/url.rs`; \
+                in `crates/tokenmeter/tests/outcomes.rs`; `display_url` in `tokenmeter-bench/src/url.rs`; \
                 `Meter::folded_count`; `hang_ups_and_stalled_readers…`";
     assert_eq!(check(good, &repo), Vec::<String>::new());
 }

@@ -4,8 +4,6 @@
 // Every write to stdout and stderr goes through `console`, which survives a closed pipe.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod bench;
-mod console;
 mod serve;
 mod slo;
 
@@ -35,7 +33,7 @@ enum Command {
         them; what completed is written, marked as interrupted). A stdout closed early \
         (`| head -1`) changes none of these: the run goes on, its files are written."
     )]
-    Bench(Box<bench::BenchArgs>),
+    Bench(Box<tokenmeter_bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.
     #[command(subcommand)]
     Slo(slo::SloCommand),
@@ -47,15 +45,15 @@ async fn main() -> ExitCode {
     let bench_run = matches!(cli.command, Command::Bench(_));
     let result = match cli.command {
         Command::Serve(args) => serve::run(*args).await,
-        Command::Bench(args) => bench::run(*args).await,
+        Command::Bench(args) => tokenmeter_bench::run(*args).await,
         Command::Slo(command) => slo::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            console::err(&format!("error: {error:#}\n"));
+            tokenmeter_bench::console::err(&format!("error: {error:#}\n"));
             if bench_run {
-                ExitCode::from(bench::exit_code(&error))
+                ExitCode::from(tokenmeter_bench::exit_code(&error))
             } else {
                 ExitCode::FAILURE
             }

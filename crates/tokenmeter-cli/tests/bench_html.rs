@@ -11,7 +11,7 @@ use std::process::Command;
 
 use support::{bench, temp_dir, text};
 
-/// Series colours of the report (src/bench/output/charts.rs).
+/// Series colours of the report (crates/tokenmeter-bench/src/output/charts.rs).
 const TTFT: [u8; 3] = [31, 119, 180];
 const TPOT: [u8; 3] = [255, 127, 14];
 const E2E: [u8; 3] = [44, 160, 44];

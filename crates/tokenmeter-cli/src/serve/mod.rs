@@ -9,7 +9,7 @@ pub(crate) use args::ServeArgs;
 use anyhow::Context as _;
 use tokenmeter_server::{Error, Server};
 
-use crate::console;
+use tokenmeter_bench::console;
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {

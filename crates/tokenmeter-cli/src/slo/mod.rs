@@ -75,7 +75,7 @@ fn rules(args: &RulesArgs) -> anyhow::Result<()> {
     match &args.out {
         Some(path) => std::fs::write(path, yaml)
             .with_context(|| format!("cannot write the rules to {}", path.display()))?,
-        None => crate::console::write_stdout(yaml.as_bytes())
+        None => tokenmeter_bench::console::write_stdout(yaml.as_bytes())
             .context("cannot write the rules to stdout")?,
     }
     Ok(())

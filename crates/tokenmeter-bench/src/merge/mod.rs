@@ -1,0 +1,229 @@
+//! `tokenmeter bench merge A.jsonl B.jsonl …`: the summary, JSON and HTML of the union of
+//! several processes' `--trace` files (the shards of one run, see [`shard`](super::shard)).
+//!
+//! Exact, because traces are raw: every line is put on one time line ([`read`]), replayed into
+//! the core's record ([`replay`]) and summarised by the same code as a run.
+//!
+//! | Module | Concept |
+//! |---|---|
+//! | [`read`] | the files, their wall-clock origins, duplicate requests |
+//! | [`replay`] | a trace line back into the core's record |
+
+pub(crate) mod read;
+pub(crate) mod replay;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::counts::{self, Counts};
+use crate::exit::{self, Exit};
+use crate::gaps::Gaps;
+use crate::load_check::LoadCheck;
+use crate::measured::Measured;
+use crate::output::{self, RunInfo, html, table};
+use crate::run_block::{RunNumbers, utc};
+use crate::samples;
+use crate::sanitize::Sanitizer;
+use crate::slo::Slo;
+use crate::summary::summarize;
+
+/// The subcommands of `tokenmeter bench`.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub(crate) enum BenchCommand {
+    /// Merge the --trace files of several bench processes (the shards of one run, see
+    /// --shard) into the summary, JSON and HTML of their union.
+    Merge(MergeArgs),
+}
+
+/// Options of `tokenmeter bench merge`.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct MergeArgs {
+    /// The trace files, one per process.
+    #[arg(required = true, value_name = "TRACE")]
+    pub(crate) traces: Vec<PathBuf>,
+
+    /// Write the summary as JSON to FILE (`-`: stdout, the table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+
+    /// Write a self-contained HTML report with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+
+    /// Per-request objectives for goodput, as the runs' --slo.
+    #[arg(long, default_value = "ttft=1s,tpot=50ms")]
+    pub(crate) slo: Slo,
+
+    /// From when TTFT and E2E are judged against --slo, as the runs' --slo-from.
+    #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
+    pub(crate) slo_from: crate::slo::JudgedFrom,
+}
+
+/// Runs `tokenmeter bench merge`.
+pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
+    let traces: Vec<(&Path, &str)> = args
+        .traces
+        .iter()
+        .map(|trace| (trace.as_path(), "a trace to merge"))
+        .collect();
+    output::check_paths(
+        &[
+            (args.json.as_deref(), "--json"),
+            (args.html.as_deref(), "--html"),
+        ],
+        &traces,
+    )
+    .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let merged = load(&args.traces).map_err(|e| exit::classify(e, Exit::Usage))?;
+    let quiet = [&args.json, &args.html]
+        .into_iter()
+        .flatten()
+        .any(|p| p.as_os_str() == "-");
+    for warning in &merged.warnings {
+        crate::console::warn(warning);
+    }
+    let slo = Slo {
+        judged_from: args.slo_from,
+        ..args.slo
+    };
+    let summary = summarize(&merged.measured, &merged.gaps, &slo);
+    let info = info(&merged);
+    output::show(quiet, &table::render(&info, &summary));
+    // The traces do not say the load they were sent at: the rates are not judged, the wait for
+    // slots and the client's lag are (see load_check).
+    let load = LoadCheck::of(&[], &merged.measured, &summary, None);
+    output::show(quiet, &load.render());
+    let phases = crate::phases::of(&merged.measured);
+    if let Some(diagnosis) = &phases.diagnosis {
+        output::show(quiet, &format!("  diagnosis: {diagnosis}\n"));
+    }
+    let classes = output::classes::breakdown(&merged.measured, None, None);
+    if summary.successful > 0 {
+        output::show(quiet, &output::classes::render(&classes));
+    }
+    let counts = Counts::of(&merged.measured, &slo);
+    output::show(quiet, &counts.render());
+    let errors = samples::error_samples(&merged.measured);
+    output::show(quiet, &samples::render(&errors));
+    if let Some(path) = &args.json {
+        let value = json!({
+            "run": info,
+            "summary": summary,
+            "load": load,
+            "phases": phases,
+            "by_class": classes,
+            "counts": counts,
+            "error_samples": errors,
+            "merged": {
+                "files": merged.files,
+                "shards": merged.shards,
+                "seeds": merged.seeds,
+                "warnings": merged.warnings,
+            },
+        });
+        output::write_json(path, &value)?;
+    }
+    if let Some(path) = &args.html {
+        let report = html::render(&info, &summary, &merged.measured, &merged.gaps)
+            .map(|h| counts::insert_html(h, &counts.html(html::esc)));
+        output::write_html(path, report)?;
+    }
+    Ok(())
+}
+
+/// The union of several traces.
+#[derive(Debug)]
+pub(crate) struct Merged {
+    /// Every request, on one time line, by id (settled).
+    pub(crate) measured: Vec<Measured>,
+    /// Their gaps.
+    pub(crate) gaps: Gaps,
+    /// The files, as given.
+    pub(crate) files: Vec<String>,
+    /// Their shards (`I/N`), where written.
+    pub(crate) shards: Vec<Option<String>>,
+    /// The earliest run origin, in nanoseconds since the Unix epoch.
+    pub(crate) start_unix_ns: Option<u64>,
+    /// The runs' `--seed`: the first file's (see [`read::seed`]).
+    pub(crate) seed: Option<u64>,
+    /// Each file's `--seed`, in the order given.
+    pub(crate) seeds: Vec<Option<u64>>,
+    /// Shards missing or from different splits, seeds that differ.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Reads, aligns and replays `paths`.
+pub(crate) fn load(paths: &[PathBuf]) -> anyhow::Result<Merged> {
+    let files = paths
+        .iter()
+        .map(|p| read::read(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let traces = read::align(&files)?;
+    let (seed, seed_warning) = read::seed(&files);
+    let mut warnings = read::shard_warnings(&files);
+    warnings.extend(seed_warning);
+    let replay = replay::Replay::default();
+    let mut measured = Vec::with_capacity(traces.len());
+    let mut gaps = Gaps::new();
+    for trace in &traces {
+        let mut one = replay.measured(trace).with_context(|| {
+            let file = files.iter().find(|f| {
+                f.lines
+                    .iter()
+                    .any(|(_, t)| t.id == trace.id && t.rate == trace.rate)
+            });
+            format!(
+                "request {} of {}: not a trace tokenmeter writes",
+                trace.id,
+                file.map_or_else(String::new, |f| f.path.display().to_string())
+            )
+        })?;
+        one.settle(&mut gaps);
+        measured.push(one);
+    }
+    Ok(Merged {
+        measured,
+        gaps,
+        files: files.iter().map(|f| f.path.display().to_string()).collect(),
+        shards: files.iter().map(|f| f.shard.clone()).collect(),
+        start_unix_ns: files.iter().filter_map(|f| f.start).min(),
+        seed,
+        seeds: files.iter().map(|f| f.seed).collect(),
+        warnings,
+    })
+}
+
+/// The `run` block of a merge: what the traces say (no URL, model or load: they are not in
+/// a trace), with the runs' seed.
+fn info(merged: &Merged) -> RunInfo {
+    let since_epoch = std::time::Duration::from_nanos(merged.start_unix_ns.unwrap_or(0));
+    RunInfo {
+        url: "(merged traces)".to_owned(),
+        model: Sanitizer::default().clean("(see the runs)"),
+        load: format!("{} traces merged", merged.files.len()),
+        workload: format!(
+            "{} requests from {}",
+            merged.measured.len(),
+            merged.files.join(", ")
+        ),
+        seed: merged.seed.unwrap_or(0),
+        numbers: RunNumbers {
+            started_at: utc(since_epoch),
+            started_unix_s: since_epoch.as_secs_f64(),
+            version: env!("CARGO_PKG_VERSION"),
+            command: crate::request_shape::redact_command_line(std::env::args()),
+            rate: serde_json::Value::Null,
+            concurrency: None,
+            n: merged.measured.len(),
+            label: None,
+            metadata: BTreeMap::new(),
+            extra_body_overrides: BTreeMap::new(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
