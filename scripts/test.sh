@@ -72,6 +72,8 @@ echo "==> the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null
 echo "==> the axum example meters one request it sends itself"
 cargo run -q -p tokenmeter-axum --example axum_sse -- --once >/dev/null
+echo "==> the load test as code: in-process, and against TOKENMETER_URL (a tokenmeter serve process)"
+bash scripts/load_test_example.sh
 
 echo "==> fuzzing, briefly (20 s per target; scripts/fuzz.sh, cargo fuzz on stable Rust)"
 bash scripts/fuzz.sh 20

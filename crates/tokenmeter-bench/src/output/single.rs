@@ -1,67 +1,33 @@
 //! What a single run (not a sweep) leaves behind: the table and the breakdowns (stages, token
 //! classes, turns, slices) on the terminal, the counts and error samples, the SLO verdict of
-//! `--fail-under` and `--slo-spec`, the `--json` (ours or vLLM's) and the `--html` report.
+//! `--fail-under` and `--slo-spec`, the `--json` (ours or vLLM's) and the `--html` report —
+//! each a function of the finished [`Run`].
 
 use serde_json::json;
 use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
-use crate::args::{BenchArgs, Plan};
 use crate::client::Api;
 use crate::counts::{self, Counts};
 use crate::exit::{self, Exit};
-use crate::gaps::Gaps;
+use crate::finished::Run;
 use crate::interrupt;
 use crate::load_check::LoadCheck;
-use crate::measured::Measured;
-use crate::output::{self, RunInfo, html, table};
+use crate::output::{self, html, table};
 use crate::peer;
 use crate::percentiles;
 use crate::samples;
-use crate::slices::Slices;
-use crate::summary::summarize;
 
-/// One finished run and what is needed to report it.
-pub(crate) struct Single<'a> {
-    /// The flags.
-    pub(crate) args: &'a BenchArgs,
-    /// The validated plan.
-    pub(crate) plan: &'a Plan,
-    /// The run's description.
-    pub(crate) info: &'a RunInfo,
-    /// Chat or text completions.
-    pub(crate) api: Api,
-    /// Every request measured.
-    pub(crate) traces: &'a [Measured],
-    /// Their inter-token gaps.
-    pub(crate) gaps: &'a Gaps,
-    /// The run over time, with the server's view.
-    pub(crate) slices: &'a Slices,
-    /// The `--slo-spec` monitor, when given.
-    pub(crate) monitor: Option<&'a SloMonitor>,
-    /// The embedded simulator's batching table.
-    pub(crate) server_batching: Option<&'a BatchAnalysis>,
-    /// (sent, planned) when interrupted.
-    pub(crate) interrupted: Option<(usize, usize)>,
-    /// Requests planned.
-    pub(crate) planned: usize,
-    /// The process's CPU time over the run, and the run's wall time.
-    pub(crate) client_cpu: Option<(std::time::Duration, std::time::Duration)>,
-    /// Why the run stopped before its end (`--stop-on-saturation`, `--max-error-rate`).
-    pub(crate) stopped_early: Option<&'a crate::saturation::StoppedEarly>,
-}
-
-impl Single<'_> {
+impl Run {
     /// Shows and writes everything; `Ok(Err(_))` is the verdict (an objective missed), `Err`
     /// an output that could not be written.
     pub(crate) fn report(&self) -> anyhow::Result<anyhow::Result<()>> {
         let Self {
             args,
-            plan,
+            stages: plan_stages,
             info,
             api,
-            traces,
-            gaps,
+            collected,
             slices,
             monitor,
             server_batching,
@@ -69,16 +35,21 @@ impl Single<'_> {
             planned,
             client_cpu,
             stopped_early,
-        } = *self;
+            summary,
+        } = self;
+        let (traces, gaps) = (&collected.measured[..], &collected.gaps);
+        let (interrupted, planned, client_cpu) = (*interrupted, *planned, *client_cpu);
+        let monitor = monitor.as_ref();
+        let server_batching = server_batching.as_ref();
+        let stopped_early = stopped_early.as_ref();
         let quiet = args.stdout_taken();
         let mut verdict;
-        let summary = summarize(traces, gaps, &args.slo);
-        let load = LoadCheck::of(&plan.stages, traces, &summary, client_cpu);
+        let load = LoadCheck::of(plan_stages, traces, summary, client_cpu);
         let phases = crate::phases::of(traces);
         let samples = samples::error_samples(traces);
         let chosen = percentiles::Chosen::of(&args.peer, traces, gaps);
         if summary.successful > 0 {
-            output::show(quiet, &table::render(info, &summary));
+            output::show(quiet, &table::render(info, summary));
             output::show(quiet, &load.render());
             if let Some(diagnosis) = &phases.diagnosis {
                 output::show(quiet, &format!("  diagnosis: {diagnosis}\n"));
@@ -97,8 +68,8 @@ impl Single<'_> {
                 ),
             );
         }
-        let stages = (plan.stages.len() > 1)
-            .then(|| output::stages::results(&plan.stages, traces, gaps, &args.slo));
+        let stages = (plan_stages.len() > 1)
+            .then(|| output::stages::results(plan_stages, traces, gaps, &args.slo));
         if let Some(stages) = &stages {
             output::show(quiet, &output::stages::render(stages));
         }
@@ -174,7 +145,7 @@ impl Single<'_> {
                         arrival: args.load.arrival,
                         peer: &args.peer,
                     };
-                    output::vllm_json::result(&run, &summary, traces, gaps)
+                    output::vllm_json::result(&run, summary, traces, gaps)
                 }
                 peer::ResultFormat::Tokenmeter => json!({
                     "run": info,
@@ -198,7 +169,7 @@ impl Single<'_> {
             output::write_json(path, &result)?;
         }
         if let Some(path) = &args.html {
-            let report = html::render(info, &summary, traces, gaps)
+            let report = html::render(info, summary, traces, gaps)
                 .map(|h| counts::insert_html(h, &samples::html(&samples, html::esc)))
                 .map(|h| match &chosen {
                     Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),
