@@ -43,6 +43,25 @@ async fn the_in_process_server_holds_its_objectives() -> anyhow::Result<()> {
     assert!(run.goodput() > 0.0);
     assert_eq!(run.attainment(), 1.0, "every request met {SLO}");
     assert_eq!(run.records().count(), 30);
+
+    // The command's outputs are functions of the finished run.
+    let table = run.table();
+    assert!(
+        table.contains("TTFT") && table.contains("goodput"),
+        "{table}"
+    );
+    let json = run.to_json();
+    assert_eq!(json["summary"]["ttft"]["count"], 30);
+    assert_eq!(json["summary"]["requests"], 30);
+    let vllm = run.to_vllm_json();
+    assert_eq!(vllm["completed"], 30);
+    assert_eq!(vllm["num_prompts"], 30);
+    let html = run.html()?;
+    assert!(
+        html.contains("<svg") && html.ends_with("</html>\n"),
+        "{}",
+        &html[html.len() - 80..]
+    );
     Ok(())
 }
 

@@ -405,16 +405,6 @@ fn table(out: &mut String, slices: &Slices) {
     }
 }
 
-/// Prints the table (with `--slice`: `table`) and warns about failed scrapes.
-pub(crate) fn show(to_stderr: bool, table: bool, slices: &Slices) {
-    if table {
-        super::show(to_stderr, &render(slices));
-    }
-    for warning in slices.warnings() {
-        crate::console::warn(warning);
-    }
-}
-
 /// The report `html` with the slices' section before its end.
 pub(crate) fn append_html(html: String, slices: &Slices) -> Result<String, String> {
     let section = self::html(slices)?;
