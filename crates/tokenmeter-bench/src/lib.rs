@@ -93,6 +93,7 @@ mod exit;
 mod finished;
 mod gaps;
 mod interrupt;
+mod load;
 mod load_args;
 mod load_check;
 mod measured;

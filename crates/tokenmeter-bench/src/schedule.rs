@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokenmeter_slo::spec::parse_duration;
 
-use crate::runner::Load;
+use crate::load::Load;
 use crate::workload::{ArrivalKind, Curve, Ramp};
 
 /// One stage: a load and when it ends.
