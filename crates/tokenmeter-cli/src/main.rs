@@ -5,6 +5,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+#[cfg(test)]
+mod cli_reference;
 mod console;
 mod serve;
 mod slo;
@@ -33,7 +35,17 @@ enum Command {
         discovery failed, no request succeeded, an output not written); 130 interrupted \
         (Ctrl-C/SIGTERM: no new requests, those in flight finish, a second signal cancels \
         them; what completed is written, marked as interrupted). A stdout closed early \
-        (`| head -1`) changes none of these: the run goes on, its files are written."
+        (`| head -1`) changes none of these: the run goes on, its files are written.",
+        after_long_help = concat!(
+            "Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec); \
+            2 bad flags or input; 3 could not run (server unreachable, test request refused, \
+            model discovery failed, no request succeeded, an output not written); 130 \
+            interrupted (Ctrl-C/SIGTERM: no new requests, those in flight finish, a second \
+            signal cancels them; what completed is written, marked as interrupted). A stdout \
+            closed early (`| head -1`) changes none of these: the run goes on, its files are \
+            written.\n\n",
+            include_str!("bench_terms.txt")
+        )
     )]
     Bench(Box<bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.
