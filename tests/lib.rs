@@ -9,6 +9,56 @@ pub mod otel;
 pub mod prometheus;
 pub mod tokenizer;
 
+/// The README's snippets and the guide's chapters (`docs/src`), so that `cargo test --doc` compiles (and, unless marked
+/// `no_run`, runs) every ```` ```rust ```` block in them.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[doc = include_str!("../docs/src/introduction.md")]
+    mod introduction {}
+    #[doc = include_str!("../docs/src/install.md")]
+    mod install {}
+    #[doc = include_str!("../docs/src/library.md")]
+    mod library {}
+    #[doc = include_str!("../docs/src/exporters.md")]
+    mod exporters {}
+    #[doc = include_str!("../docs/src/slo.md")]
+    mod slo {}
+    #[doc = include_str!("../docs/src/bench/index.md")]
+    mod bench {}
+    #[doc = include_str!("../docs/src/bench/workloads.md")]
+    mod bench_workloads {}
+    #[doc = include_str!("../docs/src/bench/load.md")]
+    mod bench_load {}
+    #[doc = include_str!("../docs/src/bench/sweeps.md")]
+    mod bench_sweeps {}
+    #[doc = include_str!("../docs/src/bench/slices.md")]
+    mod bench_slices {}
+    #[doc = include_str!("../docs/src/bench/server-view.md")]
+    mod bench_server_view {}
+    #[doc = include_str!("../docs/src/bench/outputs.md")]
+    mod bench_outputs {}
+    #[doc = include_str!("../docs/src/bench/hostile.md")]
+    mod bench_hostile {}
+    #[doc = include_str!("../docs/src/serve.md")]
+    mod serve {}
+    #[doc = include_str!("../docs/src/scale.md")]
+    mod scale {}
+    #[doc = include_str!("../docs/src/reference/metrics.md")]
+    mod reference_metrics {}
+    #[doc = include_str!("../docs/src/reference/cli.md")]
+    mod reference_cli {}
+    #[doc = include_str!("../docs/src/reference/formats.md")]
+    mod reference_formats {}
+    #[doc = include_str!("../docs/src/reference/exit-codes.md")]
+    mod reference_exit_codes {}
+    #[doc = include_str!("../docs/src/reference/development.md")]
+    mod reference_development {}
+    #[doc = include_str!("../docs/src/glossary.md")]
+    mod glossary {}
+}
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 

@@ -26,7 +26,7 @@ pub(crate) struct Slo {
     /// End-to-end latency, at most.
     #[serde(rename = "e2e_s", serialize_with = "secs")]
     pub(crate) e2e: Option<Duration>,
-    /// Every inter-token gap of the request, at most (its worst ITL; `docs/metrics.md` §6).
+    /// Every inter-token gap of the request, at most (its worst ITL; `docs/src/reference/metrics.md` §6).
     #[serde(rename = "itl_s", serialize_with = "secs")]
     pub(crate) itl: Option<Duration>,
     /// From when TTFT and E2E are judged (`--slo-from`): the schedule by default.

@@ -1,5 +1,5 @@
 //! The bench summary, computed from the core's records ([`Measured`]) with the formulas of
-//! `vllm bench serve` 0.33 (`calculate_metrics`, `docs/metrics.md` §5), every statistic a core
+//! `vllm bench serve` 0.33 (`calculate_metrics`, `docs/src/reference/metrics.md` §5), every statistic a core
 //! [`Summary`] (numpy's mean, population std and linearly interpolated percentiles):
 //!
 //! - TTFT = first token-bearing chunk − send (`RequestRecord::ttft`);

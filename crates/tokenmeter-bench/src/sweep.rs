@@ -1,5 +1,5 @@
 //! `--sweep`: finds the highest request rate at which SLO attainment reaches the target
-//! (DistServe's goodput, `docs/metrics.md` §5), searching both ways: up by doubling from a
+//! (DistServe's goodput, `docs/src/reference/metrics.md` §5), searching both ways: up by doubling from a
 //! passing rate, down by halving from a failing one, then by bisection between the highest
 //! passing and the lowest failing rate until they are within `--sweep-resolution` of each
 //! other. A capacity is stated with its bracket: "≥ R (not reached)" when the highest rate run

@@ -34,7 +34,7 @@ pub(crate) struct Trace {
     /// Its turn in a conversation (absent: 0, the first or a request alone).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub(crate) turn: u32,
-    /// When the load model said it was due (`docs/metrics.md`, "Timed from the
+    /// When the load model said it was due (`docs/src/reference/metrics.md`, "Timed from the
     /// schedule"): its arrival, its timestamp in a replay, when its slot opened in a closed
     /// loop. `send_ns − due_ns` is the client queue time. Absent in traces of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]

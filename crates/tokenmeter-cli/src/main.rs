@@ -4,12 +4,26 @@
 // Every write to stdout and stderr goes through `console`, which survives a closed pipe.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(test)]
+mod cli_reference;
 mod serve;
 mod slo;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// The exit codes of `tokenmeter bench`, at the end of its `-h` and `--help`.
+macro_rules! bench_exit_codes {
+    () => {
+        "Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec); \
+        2 bad flags or input; 3 could not run (server unreachable, test request refused, model \
+        discovery failed, no request succeeded, an output not written); 130 interrupted \
+        (Ctrl-C/SIGTERM: no new requests, those in flight finish, a second signal cancels \
+        them; what completed is written, marked as interrupted). A stdout closed early \
+        (`| head -1`) changes none of these: the run goes on, its files are written."
+    };
+}
 
 /// Measure what users of an LLM feel.
 #[derive(Debug, Parser)]
@@ -26,12 +40,9 @@ enum Command {
     /// Benchmark an OpenAI-compatible endpoint (the built-in simulator when no --url is given).
     #[command(
         args_conflicts_with_subcommands = true,
-        after_help = "Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec); \
-        2 bad flags or input; 3 could not run (server unreachable, test request refused, model \
-        discovery failed, no request succeeded, an output not written); 130 interrupted \
-        (Ctrl-C/SIGTERM: no new requests, those in flight finish, a second signal cancels \
-        them; what completed is written, marked as interrupted). A stdout closed early \
-        (`| head -1`) changes none of these: the run goes on, its files are written."
+        after_help = bench_exit_codes!(),
+        // `--help` adds the terms of the table (the guide's glossary defines the same words).
+        after_long_help = concat!(bench_exit_codes!(), "\n\n", include_str!("bench_terms.txt"))
     )]
     Bench(Box<tokenmeter_bench::BenchArgs>),
     /// Work with SLO specs: generate Prometheus rules.

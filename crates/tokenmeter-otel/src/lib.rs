@@ -76,7 +76,7 @@
 //! `gen_ai.operation.name` and `role`, plus `kind` (`prefill`, `decode` or `mixed`) on the step
 //! instruments.
 //!
-//! Buckets follow the semconv advice (`docs/metrics.md` §4); [`Buckets::add_edges`]
+//! Buckets follow the semconv advice (`docs/src/reference/metrics.md` §4); [`Buckets::add_edges`]
 //! adds SLO thresholds as edges, and [`HistogramAggregation::exponential`] switches to base-2
 //! exponential histograms.
 //!

@@ -1,5 +1,5 @@
 //! Bucket layouts per profile: the defaults of the table's rows ([`tokenmeter::conventions`])
-//! and of vLLM (`docs/metrics.md` §4), with the settings of the one [`Buckets`] type both
+//! and of vLLM (`docs/src/reference/metrics.md` §4), with the settings of the one [`Buckets`] type both
 //! exporters take (per-metric replacement, extra edges for SLO thresholds), so that
 //! `rate(x_bucket{le="<threshold>"}) / rate(x_count)` is exact.
 

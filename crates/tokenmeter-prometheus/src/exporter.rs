@@ -78,7 +78,7 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Defaults: the given profile, the buckets of `docs/metrics.md` §4, [`DEFAULT_LISTEN`],
+    /// Defaults: the given profile, the buckets of `docs/src/reference/metrics.md` §4, [`DEFAULT_LISTEN`],
     /// [`DEFAULT_UPKEEP_INTERVAL`], and the listener's [`DEFAULT_HEADER_TIMEOUT`],
     /// [`DEFAULT_IDLE_TIMEOUT`], [`DEFAULT_SEND_TIMEOUT`] and [`DEFAULT_MAX_CONNECTIONS`].
     ///

@@ -1,6 +1,6 @@
 //! The default bucket layouts: what a histogram gets unless [`Buckets`](crate::Buckets) replaces
 //! it. Those of the semconv names are in [`tokenmeter::conventions`]; vLLM's
-//! (`docs/metrics.md` §4) are here.
+//! (`docs/src/reference/metrics.md` §4) are here.
 
 /// A default bucket layout.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -11,18 +11,18 @@ pub(crate) enum Layout {
     OneTwoFive,
 }
 
-/// `vllm:time_to_first_token_seconds` (`docs/metrics.md` §4).
+/// `vllm:time_to_first_token_seconds` (`docs/src/reference/metrics.md` §4).
 pub(crate) const VLLM_TTFT: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
     20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
 ];
 /// `vllm:inter_token_latency_seconds` and `vllm:request_time_per_output_token_seconds`
-/// (`docs/metrics.md` §4).
+/// (`docs/src/reference/metrics.md` §4).
 pub(crate) const VLLM_ITL: &[f64] = &[
     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
     40.0, 80.0,
 ];
-/// vLLM's end-to-end latency and request phases (`docs/metrics.md` §4).
+/// vLLM's end-to-end latency and request phases (`docs/src/reference/metrics.md` §4).
 pub(crate) const VLLM_REQUEST: &[f64] = &[
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0,
     480.0, 960.0, 1920.0, 7680.0,

@@ -57,7 +57,7 @@
 //!
 //! # Buckets and SLO thresholds
 //!
-//! Every histogram gets the explicit buckets of `docs/metrics.md` §4 (never a summary, which
+//! Every histogram gets the explicit buckets of `docs/src/reference/metrics.md` §4 (never a summary, which
 //! cannot be aggregated across replicas). Replace a layout with [`Builder::set_buckets`] or add
 //! edges with [`Builder::add_edges`], per [`Metric`]. Add every SLO threshold as an edge: then
 //! `rate(x_bucket{le="<threshold>"}[w]) / rate(x_count[w])` is the exact fraction of requests

@@ -8,7 +8,7 @@ use tokenmeter::conventions::Instrument;
 use crate::error::Error;
 use crate::names::{semconv, vllm};
 
-/// The naming profile: which metric and label names are published (`docs/metrics.md` §3).
+/// The naming profile: which metric and label names are published (`docs/src/reference/metrics.md` §3).
 ///
 /// # Examples
 ///

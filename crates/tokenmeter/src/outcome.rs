@@ -1,6 +1,6 @@
 //! How a request ended: [`Outcome`], [`ErrorClass`], [`FinishReason`] and [`Degradation`].
 //!
-//! Every request ends with exactly one outcome (`docs/metrics.md` §2). The string forms are
+//! Every request ends with exactly one outcome (`docs/src/reference/metrics.md` §2). The string forms are
 //! the label values exporters publish; they never change between versions.
 
 use std::fmt;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::outcome::{FinishReason, Outcome};
 use crate::series::Series;
 
-/// The complete measurement of one request (`docs/metrics.md` §1).
+/// The complete measurement of one request (`docs/src/reference/metrics.md` §1).
 ///
 /// An interval whose start or end was never observed is `None`: it is never computed from a
 /// zero. Derived values (TPOT, tokens per second) are methods.

@@ -1,4 +1,4 @@
-//! Every interval of `docs/metrics.md` §1, checked to the nanosecond on scripted streams.
+//! Every interval of `docs/src/reference/metrics.md` §1, checked to the nanosecond on scripted streams.
 
 mod common;
 

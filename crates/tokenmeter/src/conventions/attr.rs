@@ -1,7 +1,7 @@
 //! Attribute keys: the OpenTelemetry spelling. An exporter to Prometheus writes them with dots
 //! as underscores ([`is_prometheus_label`]).
 //!
-//! Sources: `docs/metrics.md` §3 (the semconv attributes; `gen_ai.system` was renamed
+//! Sources: `docs/src/reference/metrics.md` §3 (the semconv attributes; `gen_ai.system` was renamed
 //! `gen_ai.provider.name` in semconv v1.37.0); `role`, `outcome` and `kind` are tokenmeter's.
 //!
 //! # Examples
@@ -15,32 +15,32 @@
 
 use super::translate;
 
-/// `gen_ai.operation.name`: `chat`, `text_completion`, `embeddings`, … `docs/metrics.md` §3.
+/// `gen_ai.operation.name`: `chat`, `text_completion`, `embeddings`, … `docs/src/reference/metrics.md` §3.
 pub const OPERATION: &str = "gen_ai.operation.name";
-/// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0). `docs/metrics.md` §3.
+/// `gen_ai.provider.name` (was `gen_ai.system` before semconv v1.37.0). `docs/src/reference/metrics.md` §3.
 pub const PROVIDER: &str = "gen_ai.provider.name";
-/// `gen_ai.request.model`. `docs/metrics.md` §3.
+/// `gen_ai.request.model`. `docs/src/reference/metrics.md` §3.
 pub const REQUEST_MODEL: &str = "gen_ai.request.model";
-/// `gen_ai.response.model`. `docs/metrics.md` §3.
+/// `gen_ai.response.model`. `docs/src/reference/metrics.md` §3.
 pub const RESPONSE_MODEL: &str = "gen_ai.response.model";
-/// `server.address`. `docs/metrics.md` §3.
+/// `server.address`. `docs/src/reference/metrics.md` §3.
 pub const SERVER_ADDRESS: &str = "server.address";
-/// `server.port` (an integer). `docs/metrics.md` §3.
+/// `server.port` (an integer). `docs/src/reference/metrics.md` §3.
 pub const SERVER_PORT: &str = "server.port";
 /// `error.type`: one of the fixed [`ErrorClass`](crate::ErrorClass) values, only on requests
-/// that ended in an error. `docs/metrics.md` §2 and §3.
+/// that ended in an error. `docs/src/reference/metrics.md` §2 and §3.
 pub const ERROR_TYPE: &str = "error.type";
 /// `gen_ai.token.type`: `input` or `output`, on
-/// [`CLIENT_TOKEN_USAGE`](super::names::CLIENT_TOKEN_USAGE). `docs/metrics.md` §3.
+/// [`CLIENT_TOKEN_USAGE`](super::names::CLIENT_TOKEN_USAGE). `docs/src/reference/metrics.md` §3.
 pub const TOKEN_TYPE: &str = "gen_ai.token.type";
 /// `gen_ai.token.modality`: `text`, `image`, `audio` or `unknown`, required on the
 /// `gen_ai.client.inference.usage.*` counters (GenAI conventions v0.1.0). Tokenmeter's rows say
-/// `text`. `docs/metrics.md` §3.
+/// `text`. `docs/src/reference/metrics.md` §3.
 pub const TOKEN_MODALITY: &str = "gen_ai.token.modality";
 /// `role`: `server` or `client`, on every `tokenmeter.*` instrument, so that a process that is
 /// both a server and a client of another provider keeps the two apart.
 pub const ROLE: &str = "role";
-/// `outcome`: `success`, `error`, `cancelled` or `degraded` (`docs/metrics.md` §2), on
+/// `outcome`: `success`, `error`, `cancelled` or `degraded` (`docs/src/reference/metrics.md` §2), on
 /// [`REQUESTS`](super::names::REQUESTS).
 pub const OUTCOME: &str = "outcome";
 /// `kind`: `prefill`, `decode` or `mixed` ([`StepKind`](crate::sink::StepKind)), on the

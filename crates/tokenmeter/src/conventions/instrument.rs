@@ -1,5 +1,5 @@
 //! [`Instrument`]: one metric's OpenTelemetry name, unit, kind and description, and its
-//! OTel→Prometheus translation (`docs/metrics.md` §3).
+//! OTel→Prometheus translation (`docs/src/reference/metrics.md` §3).
 
 use std::fmt;
 

@@ -3,7 +3,7 @@
 //!
 //! The names are the OpenTelemetry GenAI semantic conventions (`gen_ai.*`, status:
 //! development) and, for what semconv does not name, `tokenmeter.*`; the layouts are the
-//! semconv bucket advice. `docs/metrics.md` lists each item with its source. The OpenTelemetry
+//! semconv bucket advice. `docs/src/reference/metrics.md` lists each item with its source. The OpenTelemetry
 //! exporter uses these names as they are; the Prometheus exporter publishes their
 //! OTel→Prometheus translation ([`Instrument::prometheus_name`]: dots become underscores, the
 //! unit becomes a suffix, counters end in `_total`), so both paths land on the same series.

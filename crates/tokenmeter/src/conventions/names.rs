@@ -1,7 +1,7 @@
 //! Every instrument tokenmeter publishes: the OpenTelemetry GenAI semantic-convention names
 //! (`gen_ai.*`, status: development) and, for what semconv does not name, `tokenmeter.*`.
 //!
-//! Sources, named on each constant: `docs/metrics.md` §3 (the semconv table, from
+//! Sources, named on each constant: `docs/src/reference/metrics.md` §3 (the semconv table, from
 //! open-telemetry/semantic-conventions `docs/gen-ai/gen-ai-metrics.md` up to v1.41.0, then
 //! open-telemetry/semantic-conventions-genai v0.1.0: `docs/gen-ai/gen-ai-metrics.md`,
 //! `docs/gen-ai/client-inference.md`, `docs/gen-ai/gen-ai-token-metrics.md`), §1 (the lifecycle intervals), §2 (outcomes) and
@@ -30,26 +30,26 @@ const fn counter(name: &'static str, unit: &'static str, description: &'static s
 }
 
 /// `gen_ai.server.time_to_first_token`: first token − arrival, recorded at the first token.
-/// `docs/metrics.md` §3.
+/// `docs/src/reference/metrics.md` §3.
 pub const SERVER_TIME_TO_FIRST_TOKEN: Instrument = h(
     "gen_ai.server.time_to_first_token",
     "s",
     "Time to generate the first token: first token minus request arrival.",
 );
 /// `gen_ai.server.time_per_output_token`: decode / (output tokens − 1), per request.
-/// `docs/metrics.md` §3 (the TPOT of §1).
+/// `docs/src/reference/metrics.md` §3 (the TPOT of §1).
 pub const SERVER_TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "gen_ai.server.time_per_output_token",
     "s",
     "Time per output token after the first: decode time / (output tokens - 1), per request.",
 );
-/// `gen_ai.server.request.duration`: end − arrival, for every request. `docs/metrics.md` §3.
+/// `gen_ai.server.request.duration`: end − arrival, for every request. `docs/src/reference/metrics.md` §3.
 pub const SERVER_REQUEST_DURATION: Instrument = h(
     "gen_ai.server.request.duration",
     "s",
     "Request duration from arrival to the end of the stream, error or cancellation.",
 );
-/// `gen_ai.client.operation.duration`: end − send, for every request. `docs/metrics.md` §3.
+/// `gen_ai.client.operation.duration`: end − send, for every request. `docs/src/reference/metrics.md` §3.
 /// For inference, renamed [`CLIENT_INFERENCE_DURATION`] in the GenAI conventions v0.1.0; still
 /// published, one of [`SUPERSEDED`].
 pub const CLIENT_OPERATION_DURATION: Instrument = h(
@@ -58,7 +58,7 @@ pub const CLIENT_OPERATION_DURATION: Instrument = h(
     "GenAI operation duration from send to the end of the stream, error or cancellation.",
 );
 /// `gen_ai.client.operation.time_to_first_chunk`: first token-bearing chunk − send.
-/// `docs/metrics.md` §3. Renamed [`CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK`] in v0.1.0; one of
+/// `docs/src/reference/metrics.md` §3. Renamed [`CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK`] in v0.1.0; one of
 /// [`SUPERSEDED`].
 pub const CLIENT_TIME_TO_FIRST_CHUNK: Instrument = h(
     "gen_ai.client.operation.time_to_first_chunk",
@@ -66,14 +66,14 @@ pub const CLIENT_TIME_TO_FIRST_CHUNK: Instrument = h(
     "Time to receive the first chunk that carries a token, from the send.",
 );
 /// `gen_ai.client.operation.time_per_output_chunk`: one sample per chunk after the first.
-/// `docs/metrics.md` §3. Renamed [`CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK`] in v0.1.0; one of
+/// `docs/src/reference/metrics.md` §3. Renamed [`CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK`] in v0.1.0; one of
 /// [`SUPERSEDED`].
 pub const CLIENT_TIME_PER_OUTPUT_CHUNK: Instrument = h(
     "gen_ai.client.operation.time_per_output_chunk",
     "s",
     "Time between consecutive token-bearing chunks, one sample per chunk after the first.",
 );
-/// `gen_ai.client.token.usage`, with `gen_ai.token.type` = `input` or `output`. `docs/metrics.md`
+/// `gen_ai.client.token.usage`, with `gen_ai.token.type` = `input` or `output`. `docs/src/reference/metrics.md`
 /// §3. Removed from the GenAI conventions in v0.1.0 (replaced by [`CLIENT_USAGE_INPUT_TOKENS`],
 /// [`CLIENT_OPERATION_INPUT_TOKENS`] and their output twins); still published for existing
 /// dashboards, one of [`SUPERSEDED`].
@@ -83,14 +83,14 @@ pub const CLIENT_TOKEN_USAGE: Instrument = h(
     "Input and output tokens per request, by gen_ai.token.type.",
 );
 /// `tokenmeter.inter_token_latency` (server): one sample per token-bearing item after the
-/// first (the ITL of `docs/metrics.md` §1). The client side uses [`CLIENT_TIME_PER_OUTPUT_CHUNK`].
+/// first (the ITL of `docs/src/reference/metrics.md` §1). The client side uses [`CLIENT_TIME_PER_OUTPUT_CHUNK`].
 pub const INTER_TOKEN_LATENCY: Instrument = h(
     "tokenmeter.inter_token_latency",
     "s",
     "Inter-token latency: gap between consecutive token-bearing items, one sample per item after the first.",
 );
 /// `tokenmeter.time_per_output_token` (client): decode / (output tokens − 1) per request, as
-/// `vllm bench serve` computes TPOT (`docs/metrics.md` §1 and §5). The server side uses
+/// `vllm bench serve` computes TPOT (`docs/src/reference/metrics.md` §1 and §5). The server side uses
 /// [`SERVER_TIME_PER_OUTPUT_TOKEN`].
 pub const TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "tokenmeter.time_per_output_token",
@@ -98,45 +98,45 @@ pub const TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "Time per output token seen by the client: decode time / (output tokens - 1), per request.",
 );
 /// `tokenmeter.request.queue_time`: scheduled − arrival, when the server marks `scheduled`.
-/// `docs/metrics.md` §1.
+/// `docs/src/reference/metrics.md` §1.
 pub const QUEUE_TIME: Instrument = h(
     "tokenmeter.request.queue_time",
     "s",
     "Time in the queue: scheduled minus arrival.",
 );
-/// `tokenmeter.request.prefill_time`: first token − scheduled. `docs/metrics.md` §1.
+/// `tokenmeter.request.prefill_time`: first token − scheduled. `docs/src/reference/metrics.md` §1.
 pub const PREFILL_TIME: Instrument = h(
     "tokenmeter.request.prefill_time",
     "s",
     "Prefill time: first token minus scheduled.",
 );
-/// `tokenmeter.request.decode_time`: last token − first token. `docs/metrics.md` §1.
+/// `tokenmeter.request.decode_time`: last token − first token. `docs/src/reference/metrics.md` §1.
 pub const DECODE_TIME: Instrument = h(
     "tokenmeter.request.decode_time",
     "s",
     "Decode time: last token minus first token.",
 );
-/// `tokenmeter.request.inference_time`: last token − scheduled. `docs/metrics.md` §1.
+/// `tokenmeter.request.inference_time`: last token − scheduled. `docs/src/reference/metrics.md` §1.
 pub const INFERENCE_TIME: Instrument = h(
     "tokenmeter.request.inference_time",
     "s",
     "Inference time: last token minus scheduled.",
 );
 /// `tokenmeter.requests`: requests ended, by `outcome` and `error.type`; cancelled requests
-/// are counted. `docs/metrics.md` §2.
+/// are counted. `docs/src/reference/metrics.md` §2.
 pub const REQUESTS: Instrument = counter(
     "tokenmeter.requests",
     "{request}",
     "Requests ended, by outcome (success, error, cancelled, degraded) and error.type.",
 );
-/// `tokenmeter.input_tokens`: input tokens of ended requests, where known. `docs/metrics.md` §3
+/// `tokenmeter.input_tokens`: input tokens of ended requests, where known. `docs/src/reference/metrics.md` §3
 /// (vLLM's `prompt_tokens_total`).
 pub const INPUT_TOKENS: Instrument = counter(
     "tokenmeter.input_tokens",
     "{token}",
     "Input (prompt) tokens of ended requests, where known.",
 );
-/// `tokenmeter.output_tokens`: output tokens of ended requests. `docs/metrics.md` §3 (vLLM's
+/// `tokenmeter.output_tokens`: output tokens of ended requests. `docs/src/reference/metrics.md` §3 (vLLM's
 /// `generation_tokens_total`).
 pub const OUTPUT_TOKENS: Instrument = counter(
     "tokenmeter.output_tokens",
@@ -144,7 +144,7 @@ pub const OUTPUT_TOKENS: Instrument = counter(
     "Output (generated) tokens of ended requests.",
 );
 /// `tokenmeter.requests.waiting`: started and not yet scheduled nor past the first token.
-/// `docs/metrics.md` §6 (queue depth leads latency).
+/// `docs/src/reference/metrics.md` §6 (queue depth leads latency).
 pub const REQUESTS_WAITING: Instrument = Instrument::new(
     "tokenmeter.requests.waiting",
     "{request}",
@@ -152,7 +152,7 @@ pub const REQUESTS_WAITING: Instrument = Instrument::new(
     "Requests waiting: started and not yet scheduled nor past their first token.",
 );
 /// `tokenmeter.requests.running`: scheduled or past the first token, not yet ended.
-/// `docs/metrics.md` §3 (vLLM's `num_requests_running`).
+/// `docs/src/reference/metrics.md` §3 (vLLM's `num_requests_running`).
 pub const REQUESTS_RUNNING: Instrument = Instrument::new(
     "tokenmeter.requests.running",
     "{request}",
@@ -160,14 +160,14 @@ pub const REQUESTS_RUNNING: Instrument = Instrument::new(
     "Requests running: scheduled or past their first token, not yet ended.",
 );
 /// `tokenmeter.series.folded`: label sets folded into `_OTHER` because the series cap was
-/// reached (`docs/metrics.md` §3, Cardinality).
+/// reached (`docs/src/reference/metrics.md` §3, Cardinality).
 pub const SERIES_FOLDED: Instrument = counter(
     "tokenmeter.series.folded",
     "{series}",
     "Label sets folded into the _OTHER series because the series cap was reached.",
 );
 /// `tokenmeter.kv_cache.usage`: KV-cache usage as a fraction from 0 to 1, set by the engine.
-/// `docs/metrics.md` §6 (saturation) and §3 (vLLM's `kv_cache_usage_perc`).
+/// `docs/src/reference/metrics.md` §6 (saturation) and §3 (vLLM's `kv_cache_usage_perc`).
 pub const KV_CACHE_USAGE: Instrument = Instrument::new(
     "tokenmeter.kv_cache.usage",
     "1",
@@ -175,7 +175,7 @@ pub const KV_CACHE_USAGE: Instrument = Instrument::new(
     "KV-cache usage as a fraction from 0 to 1, set by the engine.",
 );
 /// `tokenmeter.preemptions`: requests preempted by the engine (their KV cache was evicted),
-/// as the engine reports them. Tokenmeter's own (`docs/metrics.md` §3).
+/// as the engine reports them. Tokenmeter's own (`docs/src/reference/metrics.md` §3).
 pub const PREEMPTIONS: Instrument = counter(
     "tokenmeter.preemptions",
     "{preemption}",
@@ -183,7 +183,7 @@ pub const PREEMPTIONS: Instrument = counter(
 );
 /// `tokenmeter.engine.step.duration`: how long one engine step (scheduler iteration) took, by
 /// `kind` (`prefill`, `decode`, `mixed`), recorded from [`Meter::engine`](crate::Meter::engine).
-/// Tokenmeter's own (`docs/metrics.md` §3).
+/// Tokenmeter's own (`docs/src/reference/metrics.md` §3).
 pub const ENGINE_STEP_DURATION: Instrument = h(
     "tokenmeter.engine.step.duration",
     "s",
@@ -192,7 +192,7 @@ pub const ENGINE_STEP_DURATION: Instrument = h(
 /// `tokenmeter.engine.batch_size`: sequences in one engine step, by `kind`. Against
 /// [`ENGINE_STEP_DURATION`] it shows the batch-size trade-off: a bigger batch makes each step
 /// (each user's next token) slower and the engine's throughput higher. Tokenmeter's own
-/// (`docs/metrics.md` §3).
+/// (`docs/src/reference/metrics.md` §3).
 pub const ENGINE_BATCH_SIZE: Instrument = h(
     "tokenmeter.engine.batch_size",
     "{sequence}",
@@ -201,7 +201,7 @@ pub const ENGINE_BATCH_SIZE: Instrument = h(
 /// `tokenmeter.engine.step.tokens`: tokens processed by engine steps, by `kind` (prompt tokens
 /// for a prefill, one per sequence for a decode). The rate of the `decode` series is the
 /// engine's output tokens per second: per GPU when one engine runs on one GPU. Tokenmeter's
-/// own (`docs/metrics.md` §3).
+/// own (`docs/src/reference/metrics.md` §3).
 pub const ENGINE_STEP_TOKENS: Instrument = counter(
     "tokenmeter.engine.step.tokens",
     "{token}",
@@ -209,14 +209,14 @@ pub const ENGINE_STEP_TOKENS: Instrument = counter(
 );
 
 /// `tokenmeter.request.time_to_first_output_token`: first *output* token − arrival, the first
-/// answer token after any reasoning (`docs/metrics.md` §1). Equal to the TTFT for a request
+/// answer token after any reasoning (`docs/src/reference/metrics.md` §1). Equal to the TTFT for a request
 /// without reasoning.
 pub const TIME_TO_FIRST_OUTPUT_TOKEN: Instrument = h(
     "tokenmeter.request.time_to_first_output_token",
     "s",
     "Time to first output token: the first answer token after any reasoning, minus arrival.",
 );
-/// `tokenmeter.request.time_to_second_token`: second token − arrival (`docs/metrics.md` §1):
+/// `tokenmeter.request.time_to_second_token`: second token − arrival (`docs/src/reference/metrics.md` §1):
 /// how soon the stream keeps going after its first token.
 pub const TIME_TO_SECOND_TOKEN: Instrument = h(
     "tokenmeter.request.time_to_second_token",
@@ -224,7 +224,7 @@ pub const TIME_TO_SECOND_TOKEN: Instrument = h(
     "Time to second token: the second token minus arrival.",
 );
 /// `tokenmeter.request.normalized_time_per_output_token`: E2E ÷ output tokens, the whole wait
-/// spread over every token (`docs/metrics.md` §1; inference-perf's and llm-d's NTPOT).
+/// spread over every token (`docs/src/reference/metrics.md` §1; inference-perf's and llm-d's NTPOT).
 pub const NORMALIZED_TIME_PER_OUTPUT_TOKEN: Instrument = h(
     "tokenmeter.request.normalized_time_per_output_token",
     "s",
@@ -293,7 +293,7 @@ pub const SPEC_DECODE_ACCEPTED_TOKENS: Instrument = counter(
 
 /// `gen_ai.client.inference.duration`: end − send, for every request: the GenAI-conventions
 /// v0.1.0 name of [`CLIENT_OPERATION_DURATION`] for inference (chat, completions), which
-/// upstream now keeps for operations other than inference. `docs/metrics.md` §3, Following the
+/// upstream now keeps for operations other than inference. `docs/src/reference/metrics.md` §3, Following the
 /// GenAI conventions (open-telemetry/semantic-conventions-genai `docs/gen-ai/client-inference.md`).
 pub const CLIENT_INFERENCE_DURATION: Instrument = h(
     "gen_ai.client.inference.duration",
@@ -301,14 +301,14 @@ pub const CLIENT_INFERENCE_DURATION: Instrument = h(
     "GenAI inference duration from send to the end of the stream, error or cancellation.",
 );
 /// `gen_ai.client.inference.time_to_first_chunk`: the v0.1.0 name of
-/// [`CLIENT_TIME_TO_FIRST_CHUNK`], with the same samples. `docs/metrics.md` §3.
+/// [`CLIENT_TIME_TO_FIRST_CHUNK`], with the same samples. `docs/src/reference/metrics.md` §3.
 pub const CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK: Instrument = h(
     "gen_ai.client.inference.time_to_first_chunk",
     "s",
     "Time to receive the first chunk of an inference that carries a token, from the send.",
 );
 /// `gen_ai.client.inference.time_per_output_chunk`: the v0.1.0 name of
-/// [`CLIENT_TIME_PER_OUTPUT_CHUNK`], with the same samples. `docs/metrics.md` §3.
+/// [`CLIENT_TIME_PER_OUTPUT_CHUNK`], with the same samples. `docs/src/reference/metrics.md` §3.
 pub const CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK: Instrument = h(
     "gen_ai.client.inference.time_per_output_chunk",
     "s",
@@ -316,7 +316,7 @@ pub const CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK: Instrument = h(
 );
 /// `gen_ai.client.inference.usage.input_tokens`: input tokens spent, a counter by
 /// `gen_ai.token.modality` (the sum that [`CLIENT_TOKEN_USAGE`] gave per direction before
-/// v0.1.0). `docs/metrics.md` §3 (open-telemetry/semantic-conventions-genai
+/// v0.1.0). `docs/src/reference/metrics.md` §3 (open-telemetry/semantic-conventions-genai
 /// `docs/gen-ai/gen-ai-token-metrics.md`).
 pub const CLIENT_USAGE_INPUT_TOKENS: Instrument = counter(
     "gen_ai.client.inference.usage.input_tokens",
@@ -324,7 +324,7 @@ pub const CLIENT_USAGE_INPUT_TOKENS: Instrument = counter(
     "Input (prompt) tokens spent, cached ones included, by gen_ai.token.modality.",
 );
 /// `gen_ai.client.inference.usage.output_tokens`: output tokens spent, reasoning included, by
-/// `gen_ai.token.modality`. `docs/metrics.md` §3.
+/// `gen_ai.token.modality`. `docs/src/reference/metrics.md` §3.
 pub const CLIENT_USAGE_OUTPUT_TOKENS: Instrument = counter(
     "gen_ai.client.inference.usage.output_tokens",
     "{token}",
@@ -333,7 +333,7 @@ pub const CLIENT_USAGE_OUTPUT_TOKENS: Instrument = counter(
 /// `gen_ai.client.inference.usage.cache_read.input_tokens`: the part of
 /// [`CLIENT_USAGE_INPUT_TOKENS`] served from the provider's cache
 /// ([`Request::set_cached_input_tokens`](crate::Request::set_cached_input_tokens)).
-/// `docs/metrics.md` §3.
+/// `docs/src/reference/metrics.md` §3.
 pub const CLIENT_USAGE_CACHE_READ_INPUT_TOKENS: Instrument = counter(
     "gen_ai.client.inference.usage.cache_read.input_tokens",
     "{token}",
@@ -342,7 +342,7 @@ pub const CLIENT_USAGE_CACHE_READ_INPUT_TOKENS: Instrument = counter(
 /// `gen_ai.client.inference.usage.reasoning.output_tokens`: the part of
 /// [`CLIENT_USAGE_OUTPUT_TOKENS`] recorded as reasoning
 /// ([`Request::record_reasoning_tokens`](crate::Request::record_reasoning_tokens)).
-/// `docs/metrics.md` §3.
+/// `docs/src/reference/metrics.md` §3.
 pub const CLIENT_USAGE_REASONING_OUTPUT_TOKENS: Instrument = counter(
     "gen_ai.client.inference.usage.reasoning.output_tokens",
     "{token}",
@@ -350,14 +350,14 @@ pub const CLIENT_USAGE_REASONING_OUTPUT_TOKENS: Instrument = counter(
 );
 /// `gen_ai.client.inference.operation.input_tokens`: input tokens per request, a histogram for
 /// percentiles (no modality). With [`CLIENT_OPERATION_OUTPUT_TOKENS`] it replaces
-/// [`CLIENT_TOKEN_USAGE`] in v0.1.0. `docs/metrics.md` §3.
+/// [`CLIENT_TOKEN_USAGE`] in v0.1.0. `docs/src/reference/metrics.md` §3.
 pub const CLIENT_OPERATION_INPUT_TOKENS: Instrument = h(
     "gen_ai.client.inference.operation.input_tokens",
     "{token}",
     "Input (prompt) tokens per inference request.",
 );
 /// `gen_ai.client.inference.operation.output_tokens`: output tokens per request, 0 included
-/// (a request that failed before its first token). `docs/metrics.md` §3.
+/// (a request that failed before its first token). `docs/src/reference/metrics.md` §3.
 pub const CLIENT_OPERATION_OUTPUT_TOKENS: Instrument = h(
     "gen_ai.client.inference.operation.output_tokens",
     "{token}",

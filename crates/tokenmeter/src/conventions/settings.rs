@@ -1,4 +1,4 @@
-//! [`Buckets`]: the default layouts, replaced or extended per [`Metric`] (`docs/metrics.md` §4:
+//! [`Buckets`]: the default layouts, replaced or extended per [`Metric`] (`docs/src/reference/metrics.md` §4:
 //! buckets configurable per metric, every SLO threshold a bucket edge).
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The character rule of the OTel→Prometheus translation (`docs/metrics.md` §3), as
+//! The character rule of the OTel→Prometheus translation (`docs/src/reference/metrics.md` §3), as
 //! `const fn`s so that names spelled out by an exporter can be checked when it compiles.
 
 /// A byte of an OpenTelemetry name as it stands in the Prometheus name: `.` and `-` become
