@@ -3,7 +3,8 @@
 //! load test in a `cargo test` or a CI job.
 //!
 //! The defaults are the command's: a plan with nothing set sends `tokenmeter bench`'s 200
-//! requests of 256 input and 128 output tokens, all at once, to the built-in simulated server,
+//! requests of 256 input and 128 output tokens, Poisson arrivals at 10 per second, to the
+//! built-in simulated server,
 //! and judges goodput against TTFT ≤ 1 s and TPOT ≤ 50 ms. Nothing is printed (no progress
 //! bar, no table) and no file is written: the outputs are [`Run`]'s.
 
@@ -160,7 +161,8 @@ impl PlanBuilder {
         self.set(|a| a.requests = Some(n))
     }
 
-    /// Requests released per second, as a Poisson process. Default: all at once.
+    /// Requests released per second, as a Poisson process (`f64::INFINITY`: all at once).
+    /// Default: 10, or none when a concurrency is given.
     pub fn rate(self, per_second: f64) -> Self {
         self.set(|a| a.load.rate = Some(per_second))
     }
