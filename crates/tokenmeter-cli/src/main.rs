@@ -4,6 +4,7 @@
 // Every write to stdout and stderr goes through `console`, which survives a closed pipe.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench;
 mod serve;
 mod slo;
 
@@ -33,7 +34,7 @@ enum Command {
         them; what completed is written, marked as interrupted). A stdout closed early \
         (`| head -1`) changes none of these: the run goes on, its files are written."
     )]
-    Bench(Box<tokenmeter_bench::BenchArgs>),
+    Bench(Box<bench::BenchFlags>),
     /// Work with SLO specs: generate Prometheus rules.
     #[command(subcommand)]
     Slo(slo::SloCommand),
@@ -45,7 +46,7 @@ async fn main() -> ExitCode {
     let bench_run = matches!(cli.command, Command::Bench(_));
     let result = match cli.command {
         Command::Serve(args) => serve::run(*args).await,
-        Command::Bench(args) => tokenmeter_bench::run(*args).await,
+        Command::Bench(flags) => bench::run(*flags).await,
         Command::Slo(command) => slo::run(command),
     };
     match result {
