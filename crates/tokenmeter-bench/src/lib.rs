@@ -6,42 +6,42 @@
 //! |---|---|
 //! | `args` | the settings, their defaults, their validation into a plan |
 //! | [`parse`] | the parsers of the settings' text forms |
-//! | [`load_args`] | the load flags and the stages they make |
-//! | [`workload_args`] | the workload flags and the source they make |
-//! | [`url`] | `--url` as users write it (host, base URL, endpoint) joined with `--endpoint` |
-//! | [`tls`] | HTTPS: rustls with ring, system roots, `--ca-cert`, `--insecure` |
-//! | [`slo`] | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
-//! | [`workload`] | synthetic prompts, JSONL datasets, arrival times |
-//! | [`client`] | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
-//! | [`request_shape`] | `--header`, `--extra-body`, `--max-tokens-field`, `--no-stream`, `--no-stream-options` |
-//! | [`records`] | the sink that hands each request's core record back to its client |
-//! | [`counts`] | where the token counts come from, finish reasons, lengths not honoured |
-//! | [`measured`] | one request: the core's record and what only the client knows |
-//! | [`oddities`] | events skipped and chunks read leniently: kept, counted, warned about |
-//! | [`clock`] | the shared clock of the client, the trace and the core |
-//! | [`run_block`] | the numeric `run` block of `--json`: start, version, command line, load, labels |
-//! | [`runner`] | releasing requests open-loop or at a fixed concurrency, each with its due time |
-//! | [`saturation`] | stopping a run whose server is evidently not keeping up, or an error storm |
-//! | [`phases`] | which phase grew through a run: client queue, server queue, prefill, network, decode |
-//! | [`load_check`] | offered against achieved: rates, slot wait, dispatch lag, CPU, who fell behind |
-//! | [`collect`] | each request kept as it ends: its trace line written, a fixed size in memory |
-//! | [`gaps`] | every request's inter-token gaps in one buffer, 4 bytes a gap; their sorted walk |
-//! | [`sanitize`] | the one path of server strings to any output: key redacted, controls stripped |
-//! | [`trace`] | the per-request raw timestamps (`--trace`), written from the records |
-//! | [`summary`] | the `vllm bench serve` statistics of the core's records |
-//! | [`peer`] | vLLM's and AIPerf's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
-//! | [`percentiles`] | the chosen percentiles in the table, `--json` and `--html` |
-//! | [`output`] | table, `--json`, `--html` with charts; a single run's report (`output::single`) |
-//! | [`preflight`] | the test request before a run, that fails fast with the server's message |
-//! | [`exit`] | the exit codes: objective missed, usage, could not run, interrupted |
-//! | [`interrupt`] | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
-//! | [`samples`] | a few error messages per class |
-//! | [`sweep`] | increasing rates and the capacity at the attainment target |
-//! | [`selfcheck`] | the client's own cost and timing error (`--self-check-client`) |
-//! | [`slices`] | the run cut into time slices (`--slice`), the server's view beside each |
-//! | [`server_view`] | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
-//! | [`shard`] | one run split over processes: `--shard I/N`, `--start-at` |
-//! | [`merge`] | `tokenmeter bench merge`: the summary of the union of several traces |
+//! | `load_args` | the load flags and the stages they make |
+//! | `workload_args` | the workload flags and the source they make |
+//! | `url` | `--url` as users write it (host, base URL, endpoint) joined with `--endpoint` |
+//! | `tls` | HTTPS: rustls with ring, system roots, `--ca-cert`, `--insecure` |
+//! | `slo` | `--slo ttft=1s,tpot=50ms,e2e=20s`, compiled into a `tokenmeter-slo` class that judges goodput |
+//! | `workload` | synthetic prompts, JSONL datasets, arrival times |
+//! | `client` | one streaming request: reqwest, SSE parsing, tokenmeter metering, outcomes |
+//! | `request_shape` | `--header`, `--extra-body`, `--max-tokens-field`, `--no-stream`, `--no-stream-options` |
+//! | `records` | the sink that hands each request's core record back to its client |
+//! | `counts` | where the token counts come from, finish reasons, lengths not honoured |
+//! | `measured` | one request: the core's record and what only the client knows |
+//! | `oddities` | events skipped and chunks read leniently: kept, counted, warned about |
+//! | `clock` | the shared clock of the client, the trace and the core |
+//! | `run_block` | the numeric `run` block of `--json`: start, version, command line, load, labels |
+//! | `runner` | releasing requests open-loop or at a fixed concurrency, each with its due time |
+//! | `saturation` | stopping a run whose server is evidently not keeping up, or an error storm |
+//! | `phases` | which phase grew through a run: client queue, server queue, prefill, network, decode |
+//! | `load_check` | offered against achieved: rates, slot wait, dispatch lag, CPU, who fell behind |
+//! | `collect` | each request kept as it ends: its trace line written, a fixed size in memory |
+//! | `gaps` | every request's inter-token gaps in one buffer, 4 bytes a gap; their sorted walk |
+//! | `sanitize` | the one path of server strings to any output: key redacted, controls stripped |
+//! | `trace` | the per-request raw timestamps (`--trace`), written from the records |
+//! | `summary` | the `vllm bench serve` statistics of the core's records |
+//! | `peer` | vLLM's and AIPerf's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
+//! | `percentiles` | the chosen percentiles in the table, `--json` and `--html` |
+//! | `output` | table, `--json`, `--html` with charts; a single run's report (`output::single`) |
+//! | `preflight` | the test request before a run, that fails fast with the server's message |
+//! | `exit` | the exit codes: objective missed, usage, could not run, interrupted |
+//! | `interrupt` | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
+//! | `samples` | a few error messages per class |
+//! | `sweep` | increasing rates and the capacity at the attainment target |
+//! | `selfcheck` | the client's own cost and timing error (`--self-check-client`) |
+//! | `slices` | the run cut into time slices (`--slice`), the server's view beside each |
+//! | `server_view` | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
+//! | `shard` | one run split over processes: `--shard I/N`, `--start-at` |
+//! | `merge` | `tokenmeter bench merge`: the summary of the union of several traces |
 
 mod args;
 mod client;
