@@ -1,4 +1,5 @@
-//! The options of `tokenmeter bench`, and their validation into a [`Plan`].
+//! [`BenchArgs`]: the settings of a bench run, their defaults, the parsers of their text
+//! forms, and their validation into a `Plan`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,219 +12,184 @@ use crate::peer::PeerArgs;
 use crate::request_shape::ShapeArgs;
 use crate::run_block::RunArgs;
 use crate::runner::Load;
-use crate::schedule::{Stage, parse_rate};
-use crate::slo::Slo;
+use crate::schedule::Stage;
+use crate::shard::ShardArgs;
+use crate::slices::SliceArgs;
+use crate::slo::{JudgedFrom, Slo};
 use crate::tls::Tls;
 use crate::url::parse_url;
 use crate::workload::{PromptTokenizer, Source};
 use crate::workload_args::WorkloadArgs;
 use tokenmeter_slo::spec::parse_duration;
 
-/// Options of `tokenmeter bench`.
-#[derive(Debug, Clone, clap::Args)]
+/// The settings of a bench run (what `tokenmeter bench`'s flags set): the target, the load,
+/// the workload, the objectives and the outputs. [`Default`] holds the defaults of every flag;
+/// set the fields that differ and pass it to [`run`](crate::run).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct BenchArgs {
-    /// An OpenAI-compatible server: its base URL as SDKs take it (`https://api.example.com/v1`),
-    /// its host alone (`http://127.0.0.1:8000`) or the endpoint's full URL; http or https.
-    /// Without it, an embedded simulator is started on 127.0.0.1 (ephemeral port) and
-    /// benchmarked over real HTTP.
-    #[arg(long, visible_alias = "base-url", value_parser = parse_boxed_url)]
-    pub(crate) url: Option<Box<reqwest::Url>>,
-
-    /// The API: /v1/chat/completions or /v1/completions, joined onto --url unless it names an
-    /// endpoint already (a base URL ending in /v1 gets /chat/completions).
-    #[arg(long, default_value = "/v1/chat/completions")]
-    pub(crate) endpoint: String,
-
-    /// The model to ask for. Default: the first model listed by GET /v1/models.
-    #[arg(long)]
-    pub(crate) model: Option<String>,
-
-    /// The environment variable holding the API key, sent as a bearer token and never printed.
-    /// A variable named here other than the default must be set.
-    #[arg(long, default_value = DEFAULT_KEY_ENV, value_name = "NAME")]
-    pub(crate) api_key_env: String,
-
-    /// How requests are released: rate, arrivals, concurrency, stages, duration, warm-up.
-    #[command(flatten)]
-    pub(crate) load: LoadArgs,
-
-    /// What is sent: synthetic prompts or a dataset, conversations, prefixes, cancellations.
-    #[command(flatten)]
-    pub(crate) workload: WorkloadArgs,
-
-    /// Requests to send [default: 200, or no limit with --duration]. When sweeping, per rate
-    /// [default: 10 s of arrivals, from 30 to 200 requests]; with a list of --concurrency
-    /// levels, per level.
-    #[arg(long, short = 'n', visible_aliases = ["num-prompts", "request-count"])]
-    pub(crate) requests: Option<usize>,
-
-    /// Input-token class edges for TTFT and E2E by class, e.g. 512,2048 (default: the run's
-    /// quartiles).
-    #[arg(long, value_parser = crate::output::classes::parse_edges, value_name = "EDGES")]
-    pub(crate) input_classes: Option<tokenmeter::report::LengthClasses>,
-
-    /// Output-token class edges for E2E by class, e.g. 128,512 (default: the run's terciles).
-    #[arg(long, value_parser = crate::output::classes::parse_edges, value_name = "EDGES")]
-    pub(crate) output_classes: Option<tokenmeter::report::LengthClasses>,
-
-    /// Per-request objectives for goodput, e.g. ttft=1s,tpot=50ms,e2e=20s (`none`: good =
-    /// succeeded).
-    #[arg(long, default_value = "ttft=1s,tpot=50ms")]
-    pub(crate) slo: Slo,
-
-    /// End the run once the server is evidently not keeping up with a constant --rate (TTFT
-    /// from the schedule diverging over three blocks of 8 requests while answers fall behind
-    /// arrivals beyond Poisson noise): nothing more is sent, what is in flight finishes, and
-    /// the verdict is printed. Off by default for a single run, on in --sweep
-    /// (`--stop-on-saturation=false` turns it off there).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    pub(crate) stop_on_saturation: Option<bool>,
-
-    /// End the run once more than this share of the last 20 requests failed, e.g. 0.5 (errors
-    /// of any class; cancellations are not errors).
-    #[arg(long, value_parser = parse_share, value_name = "R")]
-    pub(crate) max_error_rate: Option<f64>,
-
-    /// From when TTFT and E2E are judged against --slo: `schedule` (when each request was
-    /// due: its arrival, so a request that waited in the client for a slot is judged as its
-    /// user felt it) or `send` (as `vllm bench serve` judges goodput).
-    #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
-    pub(crate) slo_from: crate::slo::JudgedFrom,
-
-    /// A full SLO spec (TOML, see `tokenmeter slo rules`): judge every request against it on the
-    /// client side and print attainment, burn rates, alerts and the diagnosis at the end.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) slo_spec: Option<PathBuf>,
-
-    /// Deadline of each request, from its send to its last byte (e.g. 30s, 500ms).
-    #[arg(long, default_value = "60s", value_parser = parse_timeout)]
-    pub(crate) timeout: Duration,
-
-    /// The largest SSE event (or line) a response may send, e.g. 4MiB, 512KiB, 64MiB: a longer
-    /// one ends the request as a `transport` error instead of being buffered.
-    #[arg(long, default_value = "4MiB", value_parser = parse_size, value_name = "SIZE")]
-    pub(crate) max_event_size: usize,
-
+    /// The server's URL (base URL, host or endpoint; http or https); `None` (default): the embedded simulator.
+    pub url: Option<Box<reqwest::Url>>,
+    /// The API path joined onto `url` unless it names an endpoint; default [`DEFAULT_ENDPOINT`].
+    pub endpoint: String,
+    /// The model to ask for; `None` (default): the first listed by `GET /v1/models`.
+    pub model: Option<String>,
+    /// The environment variable holding the API key; default [`DEFAULT_KEY_ENV`] (may be unset).
+    pub api_key_env: String,
+    /// How requests are released (rate, concurrency, stages, duration, warm-up).
+    pub load: LoadArgs,
+    /// What is sent (synthetic prompts or a dataset, conversations, cancellations).
+    pub workload: WorkloadArgs,
+    /// Requests to send; `None` (default): [`DEFAULT_REQUESTS`], no limit with a duration, a sweep's own per step.
+    pub requests: Option<usize>,
+    /// Input-token class edges; `None` (default): the run's quartiles.
+    pub input_classes: Option<tokenmeter::report::LengthClasses>,
+    /// Output-token class edges; `None` (default): the run's terciles.
+    pub output_classes: Option<tokenmeter::report::LengthClasses>,
+    /// Per-request objectives for goodput; default [`DEFAULT_SLO`] (TTFT ≤ 1 s, TPOT ≤ 50 ms).
+    pub slo: Slo,
+    /// End the run once the server is not keeping up; `None` (default): off for a run, on in a sweep.
+    pub stop_on_saturation: Option<bool>,
+    /// End the run once more than this share (0, 1] of the last 20 requests failed; `None` (default): never.
+    pub max_error_rate: Option<f64>,
+    /// From when TTFT and E2E are judged against `slo`; default [`JudgedFrom::Schedule`].
+    pub slo_from: JudgedFrom,
+    /// A full SLO spec file (TOML) to judge every request against; `None` (default): none.
+    pub slo_spec: Option<PathBuf>,
+    /// Deadline of each request, from its send to its last byte; default [`DEFAULT_TIMEOUT`] (60 s).
+    pub timeout: Duration,
+    /// The largest SSE event or line a response may send, in bytes; default [`DEFAULT_MAX_EVENT_SIZE`] (4 MiB).
+    pub max_event_size: usize,
     /// Headers, extra body, the length field and streaming of every request.
-    #[command(flatten)]
-    pub(crate) shape: ShapeArgs,
-
+    pub shape: ShapeArgs,
     /// vLLM's `--goodput`, percentiles and result format.
-    #[command(flatten)]
-    pub(crate) peer: PeerArgs,
-
-    /// `--label` and `--metadata` of the `run` block.
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
-
-    /// `--slice` and `--server-metrics`: the run over time, the server's view beside it.
-    #[command(flatten)]
-    pub(crate) slices: crate::slices::SliceArgs,
-
-    /// Send vLLM's `ignore_eos: true` so outputs have exactly the requested length.
-    #[arg(long)]
-    pub(crate) ignore_eos: bool,
-
-    /// Follow HTTP redirects (up to 10). By default a redirect is an error naming its target,
-    /// so that the bench measures the server at --url and no other.
-    #[arg(long)]
-    pub(crate) follow_redirects: bool,
-
-    /// Trust the CA certificate(s) of this PEM file for https, on top of the system's roots
-    /// (SSL_CERT_FILE and SSL_CERT_DIR, when set, replace the system's roots).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ca_cert: Option<PathBuf>,
-
-    /// Do not verify the server's certificate (self-signed test servers only: anyone on the
-    /// path can read and change the traffic, API key included).
-    #[arg(long)]
-    pub(crate) insecure: bool,
-
-    /// Seed of the arrivals and the synthetic prompts.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) seed: u64,
-
-    /// Write the summary as JSON to FILE (`-`: stdout, the table then goes to stderr). Every
-    /// output path is checked before the first request.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) json: Option<PathBuf>,
-
-    /// Write one JSON line per request with its raw timestamps to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) trace: Option<PathBuf>,
-
-    /// Write a self-contained HTML report with charts to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) html: Option<PathBuf>,
-
-    /// Search the request rate for the highest with SLO attainment ≥ --sweep-target, stated
-    /// as "≥ R (not reached)" when the highest rate run still passed.
-    #[arg(long)]
-    pub(crate) sweep: bool,
-
-    /// The rates of --sweep, e.g. 1,2,4,8 (implies --sweep), run as given. Default: a search
-    /// from --rate (or 2), doubling while rates pass and halving while they fail, then
-    /// bisecting to --sweep-resolution, at most 12 steps.
-    #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
-    pub(crate) sweep_rates: Vec<f64>,
-
-    /// The attainment a sweep rate must reach to count (DistServe uses 0.9).
-    #[arg(long, default_value_t = 0.9)]
-    pub(crate) sweep_target: f64,
-
-    /// The automatic sweep's resolution: it bisects until the lowest failing rate is within
-    /// this fraction above the highest passing one (0.1: 10%).
-    #[arg(long, default_value_t = 0.1, value_parser = parse_resolution, value_name = "FRACTION")]
-    pub(crate) sweep_resolution: f64,
-
-    /// How long a sweep step's arrivals last when -n is not given (at least 30 requests): long
-    /// enough for a steady state after its warm-up (the first tenth of its requests, not
-    /// judged). A step whose attainment interval straddles the target runs as long again, at
-    /// most twice.
-    #[arg(long, default_value = "10s", value_parser = parse_timeout, value_name = "DURATION")]
-    pub(crate) sweep_step_duration: Duration,
-
-    /// GPUs behind the endpoint: the sweep also reports its capacity per GPU.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) gpus: Option<u32>,
-
-    /// Do not draw the progress bar.
-    #[arg(long)]
-    pub(crate) no_progress: bool,
-
-    /// Do not send the test request before the run (one request of the run's shape, outside
-    /// the measurements, that stops the run on 400, 401, 403, 404, 405 or 422 with the
-    /// server's message, or on an answer that is not an event stream).
-    #[arg(long)]
-    pub(crate) no_preflight: bool,
-
-    /// Exit with code 1 when SLO attainment (good / sent, as judged by --slo) is below this
-    /// fraction, e.g. 0.9. Exit codes: 0 ok; 1 an objective missed (--fail-under, --slo-spec);
-    /// 2 bad flags or input; 3 could not run (unreachable, refused test request, failed model
-    /// discovery, no request succeeded, an output not written); 130 interrupted.
-    #[arg(long, value_parser = parse_fraction, value_name = "FRACTION")]
-    pub(crate) fail_under: Option<f64>,
-
-    /// Measure the client itself against a server streaming at known times (64 streams, 20 ms
-    /// TTFT, 2 ms between tokens) and report its CPU cost and timing error.
-    #[arg(long, hide = true)]
-    pub(crate) self_check_client: bool,
-
-    /// `--shard`, `--shards`, `--start-at`: one run split over processes.
-    #[command(flatten)]
-    pub(crate) shard: crate::shard::ShardArgs,
-
-    /// `tokenmeter bench merge`.
-    #[command(subcommand)]
-    pub(crate) command: Option<crate::merge::BenchCommand>,
+    pub peer: PeerArgs,
+    /// The label and metadata of the `run` block.
+    pub run: RunArgs,
+    /// Time slices and the server's `/metrics` beside them.
+    pub slices: SliceArgs,
+    /// Send vLLM's `ignore_eos: true`; default false.
+    pub ignore_eos: bool,
+    /// Follow HTTP redirects (up to 10); default false (a redirect is an error).
+    pub follow_redirects: bool,
+    /// A PEM file of CA certificates trusted on top of the system's roots; `None` (default): none.
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify the server's certificate; default false.
+    pub insecure: bool,
+    /// Seed of the arrivals and the synthetic prompts; default 0.
+    pub seed: u64,
+    /// Where the summary goes as JSON (`-`: stdout); `None` (default): not written.
+    pub json: Option<PathBuf>,
+    /// Where one JSON line per request goes; `None` (default): not written.
+    pub trace: Option<PathBuf>,
+    /// Where the HTML report goes; `None` (default): not written.
+    pub html: Option<PathBuf>,
+    /// Search the highest request rate meeting `sweep_target`; default false.
+    pub sweep: bool,
+    /// The sweep's rates in requests per second (implies `sweep`); empty (default): a search.
+    pub sweep_rates: Vec<f64>,
+    /// The attainment a sweep rate must reach, in (0, 1]; default [`DEFAULT_SWEEP_TARGET`] (0.9).
+    pub sweep_target: f64,
+    /// The automatic sweep's resolution, a fraction in (0, 1]; default [`DEFAULT_SWEEP_RESOLUTION`] (0.1).
+    pub sweep_resolution: f64,
+    /// How long a sweep step's arrivals last without `requests`; default [`DEFAULT_SWEEP_STEP_DURATION`] (10 s).
+    pub sweep_step_duration: Duration,
+    /// GPUs behind the endpoint (at least 1), for the sweep's capacity per GPU; `None` (default): not reported.
+    pub gpus: Option<u32>,
+    /// Do not draw the progress bar; default false.
+    pub no_progress: bool,
+    /// Do not send the test request before the run; default false.
+    pub no_preflight: bool,
+    /// Exit with code 1 when SLO attainment is below this fraction; `None` (default): never.
+    pub fail_under: Option<f64>,
+    /// Measure the client itself instead of a server; default false.
+    pub self_check_client: bool,
+    /// One run split over processes: the shard and the start time.
+    pub shard: ShardArgs,
 }
 
-/// Parses --url into a box (keeps the options small).
-fn parse_boxed_url(text: &str) -> Result<Box<reqwest::Url>, String> {
+/// The API path of [`BenchArgs::endpoint`] by default.
+pub const DEFAULT_ENDPOINT: &str = "/v1/chat/completions";
+
+/// The objectives of [`BenchArgs::slo`] by default: TTFT ≤ 1 s and TPOT ≤ 50 ms, judged from
+/// the schedule (`--slo ttft=1s,tpot=50ms`).
+pub const DEFAULT_SLO: Slo = Slo {
+    ttft: Some(Duration::from_secs(1)),
+    tpot: Some(Duration::from_millis(50)),
+    e2e: None,
+    itl: None,
+    judged_from: JudgedFrom::Schedule,
+};
+
+/// The deadline of each request by default ([`BenchArgs::timeout`]).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The largest SSE event by default, in bytes ([`BenchArgs::max_event_size`]): 4 MiB.
+pub const DEFAULT_MAX_EVENT_SIZE: usize = 4 << 20;
+
+/// The attainment a sweep rate must reach by default ([`BenchArgs::sweep_target`]), as DistServe.
+pub const DEFAULT_SWEEP_TARGET: f64 = 0.9;
+
+/// The automatic sweep's resolution by default ([`BenchArgs::sweep_resolution`]).
+pub const DEFAULT_SWEEP_RESOLUTION: f64 = 0.1;
+
+/// How long a sweep step's arrivals last by default ([`BenchArgs::sweep_step_duration`]).
+pub const DEFAULT_SWEEP_STEP_DURATION: Duration = Duration::from_secs(10);
+
+impl Default for BenchArgs {
+    fn default() -> Self {
+        Self {
+            url: None,
+            endpoint: DEFAULT_ENDPOINT.to_owned(),
+            model: None,
+            api_key_env: DEFAULT_KEY_ENV.to_owned(),
+            load: LoadArgs::default(),
+            workload: WorkloadArgs::default(),
+            requests: None,
+            input_classes: None,
+            output_classes: None,
+            slo: DEFAULT_SLO,
+            stop_on_saturation: None,
+            max_error_rate: None,
+            slo_from: JudgedFrom::Schedule,
+            slo_spec: None,
+            timeout: DEFAULT_TIMEOUT,
+            max_event_size: DEFAULT_MAX_EVENT_SIZE,
+            shape: ShapeArgs::default(),
+            peer: PeerArgs::default(),
+            run: RunArgs::default(),
+            slices: SliceArgs::default(),
+            ignore_eos: false,
+            follow_redirects: false,
+            ca_cert: None,
+            insecure: false,
+            seed: 0,
+            json: None,
+            trace: None,
+            html: None,
+            sweep: false,
+            sweep_rates: Vec::new(),
+            sweep_target: DEFAULT_SWEEP_TARGET,
+            sweep_resolution: DEFAULT_SWEEP_RESOLUTION,
+            sweep_step_duration: DEFAULT_SWEEP_STEP_DURATION,
+            gpus: None,
+            no_progress: false,
+            no_preflight: false,
+            fail_under: None,
+            self_check_client: false,
+            shard: ShardArgs::default(),
+        }
+    }
+}
+
+/// Parses `--url` (a base URL, a host or an endpoint; http or https) into a box (keeps the
+/// settings small).
+pub fn parse_boxed_url(text: &str) -> Result<Box<reqwest::Url>, String> {
     parse_url(text).map(Box::new)
 }
 
-pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
+/// An attainment fraction from 0 to 1 (`--fail-under`, `--cancel-fraction`).
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
         _ => Err(format!(
@@ -232,7 +198,8 @@ pub(crate) fn parse_fraction(text: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_resolution(text: &str) -> Result<f64, String> {
+/// A sweep resolution: a fraction above 0 and at most 1 (`--sweep-resolution`).
+pub fn parse_resolution(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
         _ => Err(format!(
@@ -241,11 +208,13 @@ fn parse_resolution(text: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) fn parse_duration_arg(text: &str) -> Result<Duration, String> {
+/// A duration with a unit, e.g. `2s`, `500ms` (0 allowed: `--think-time`).
+pub fn parse_duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
-pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
+/// A duration above 0 with a unit, e.g. `30s` (`--timeout`, `--duration`, `--sweep-step-duration`).
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err("the timeout must be above 0 (e.g. 30s)".to_owned()),
@@ -255,7 +224,7 @@ pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
 
 /// A size in bytes: a whole number with an optional unit B, KiB, MiB, GiB (or KB, MB, GB, in
 /// powers of 1000), e.g. `4MiB`.
-pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+pub fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -290,10 +259,10 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
 }
 
 /// The variable --api-key-env names by default: it may be unset (servers without keys).
-pub(crate) const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
+pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// Requests of a single run when --requests is not given.
-pub(crate) const DEFAULT_REQUESTS: usize = 200;
+pub const DEFAULT_REQUESTS: usize = 200;
 
 impl BenchArgs {
     /// Requests of a single run.
@@ -441,8 +410,8 @@ impl BenchArgs {
     }
 }
 
-/// A share in (0, 1].
-fn parse_share(text: &str) -> Result<f64, String> {
+/// A share of requests in (0, 1] (`--max-error-rate`).
+pub fn parse_share(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
         _ => Err(format!(
@@ -454,6 +423,7 @@ fn parse_share(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schedule::parse_rate;
 
     #[test]
     fn rates_must_be_positive() {

@@ -43,7 +43,8 @@
 //!
 //! | Module | Concept |
 //! |---|---|
-//! | `args` | flags, their validation into a plan |
+//! | `args` | the settings, their defaults, their validation into a plan |
+//! | [`parse`] | the parsers of the settings' text forms |
 //! | `load_args` | the load flags and the stages they make |
 //! | `workload_args` | the workload flags and the source they make |
 //! | `url` | `--url` as users write it (host, base URL, endpoint) joined with `--endpoint` |
@@ -101,6 +102,7 @@ mod merge;
 mod oddities;
 mod output;
 mod overrides;
+pub mod parse;
 mod peer;
 mod percentiles;
 mod phases;
@@ -131,10 +133,29 @@ mod workload_args;
 #[cfg(test)]
 mod tests;
 
-pub use args::BenchArgs;
+pub use args::{
+    BenchArgs, DEFAULT_ENDPOINT, DEFAULT_KEY_ENV, DEFAULT_MAX_EVENT_SIZE, DEFAULT_REQUESTS,
+    DEFAULT_SLO, DEFAULT_SWEEP_RESOLUTION, DEFAULT_SWEEP_STEP_DURATION, DEFAULT_SWEEP_TARGET,
+    DEFAULT_TIMEOUT,
+};
 pub use exit::code as exit_code;
 pub use finished::Run;
 pub use plan::{Plan, PlanBuilder};
+pub use load_args::{DEFAULT_BURSTINESS, LoadArgs};
+pub use merge::{MergeArgs, run as merge};
+pub use peer::{PeerArgs, PercentileMetric, ResultFormat};
+pub use request_shape::{ExtraBody, HeaderArg, MaxTokensField, ShapeArgs};
+/// The URL type of [`BenchArgs::url`] and [`MetricsTarget::Url`] (`reqwest`'s).
+pub use reqwest::Url;
+pub use run_block::RunArgs;
+pub use schedule::StageSpec;
+pub use shard::{Shard, ShardArgs, StartAt};
+pub use slices::args::{MetricsTarget, SliceArgs};
+pub use slo::{JudgedFrom, Slo, SloError};
+pub use workload::{
+    ArrivalKind, CancelAt, Curve, DatasetFormat, LengthDist, LengthError, SharedPrefix,
+};
+pub use workload_args::{DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, WorkloadArgs};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -161,9 +182,6 @@ use crate::url::{display_url, endpoint_url};
 
 /// Runs the benchmark.
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
-    if let Some(merge::BenchCommand::Merge(merge)) = &args.command {
-        return merge::run(merge);
-    }
     let args = args
         .resolve_peers()
         .map_err(|e| exit::classify(e, Exit::Usage))?;

@@ -1,71 +1,60 @@
 //! The flags of how requests are released (`--rate`, `--arrival`, `--burstiness`, the ramp,
-//! `--concurrency`, `--duration`, `--warmup`, `--stage`), and the stages they make.
+//! `--concurrency`, `--duration`, `--warmup`, `--stage`): [`LoadArgs`], and the stages they
+//! make.
 
 use std::time::Duration;
 
 use anyhow::bail;
 
-use crate::args::{DEFAULT_REQUESTS, parse_timeout};
+use crate::args::DEFAULT_REQUESTS;
 use crate::runner::Load;
-use crate::schedule::{Stage, StageSpec, parse_burstiness, parse_rate};
+use crate::schedule::{Stage, StageSpec};
 use crate::workload::{ArrivalKind, Curve, Ramp};
 
-/// How requests are released.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct LoadArgs {
-    /// Open-loop request rate in requests per second (`inf` sends all at once). Default 10 when
-    /// --concurrency is not given.
-    #[arg(long, visible_alias = "request-rate", value_parser = parse_rate)]
-    pub(crate) rate: Option<f64>,
+/// How requests are released: part of [`BenchArgs`](crate::BenchArgs).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadArgs {
+    /// Open-loop rate in requests per second (infinite: all at once); `None` (default): 10 unless `concurrency` is given.
+    pub rate: Option<f64>,
+    /// How open-loop arrivals are spaced; default [`ArrivalKind::Poisson`].
+    pub arrival: ArrivalKind,
+    /// The gamma shape of Poisson gaps (1: Poisson, below 1 burstier); default [`DEFAULT_BURSTINESS`] (1).
+    pub burstiness: f64,
+    /// Ramp the rate from `ramp_up_start_rate` to `ramp_up_end_rate` with this curve; `None` (default): no ramp.
+    pub ramp_up_strategy: Option<Curve>,
+    /// The rate at the start of the ramp, in requests per second; `None` (default).
+    pub ramp_up_start_rate: Option<f64>,
+    /// The rate at the end of the ramp, in requests per second; `None` (default).
+    pub ramp_up_end_rate: Option<f64>,
+    /// Requests in flight (a closed loop, or a cap with `rate`); several: one stage per level; empty (default): none.
+    pub concurrency: Vec<usize>,
+    /// Run for this long, then let the requests in flight finish; `None` (default): until the requests are sent.
+    pub duration: Option<Duration>,
+    /// Requests sent before the measured run and left out of every result; default 0.
+    pub warmup: usize,
+    /// The stages of a multi-stage run (replacing rate, concurrency, requests, duration); empty (default): one stage.
+    pub stages: Vec<StageSpec>,
+}
 
-    /// How open-loop arrivals are spaced.
-    #[arg(long, value_enum, default_value = "poisson")]
-    pub(crate) arrival: ArrivalKind,
+/// The gamma shape of Poisson gaps by default ([`LoadArgs::burstiness`]): a Poisson process.
+pub const DEFAULT_BURSTINESS: f64 = 1.0;
 
-    /// The gamma shape of Poisson gaps, as vLLM's --burstiness: 1 is a Poisson process, below 1
-    /// burstier, above 1 steadier (the gaps' coefficient of variation is 1/√B).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_burstiness, value_name = "B")]
-    pub(crate) burstiness: f64,
-
-    /// Ramp the rate from --ramp-up-start-rate to --ramp-up-end-rate over the run (by request,
-    /// as vLLM does; by time when only --duration ends the run).
-    #[arg(long, value_enum, value_name = "CURVE", requires_all = ["ramp_up_start_rate", "ramp_up_end_rate"])]
-    pub(crate) ramp_up_strategy: Option<Curve>,
-
-    /// The rate at the start of the ramp (requests per second).
-    #[arg(long, value_parser = parse_rate, requires = "ramp_up_strategy", value_name = "RATE")]
-    pub(crate) ramp_up_start_rate: Option<f64>,
-
-    /// The rate at the end of the ramp (requests per second).
-    #[arg(long, value_parser = parse_rate, requires = "ramp_up_strategy", value_name = "RATE")]
-    pub(crate) ramp_up_end_rate: Option<f64>,
-
-    /// Requests in flight: a closed loop without --rate, a cap on in-flight requests with it.
-    /// A list (1,4,16) runs one closed-loop stage per level, each of -n requests (or
-    /// --duration), reported level by level.
-    #[arg(long, visible_alias = "max-concurrency", value_delimiter = ',')]
-    pub(crate) concurrency: Vec<usize>,
-
-    /// Run for this long (e.g. 30s, 10m), then let the requests in flight finish; with -n,
-    /// whichever comes first.
-    #[arg(long, value_parser = parse_timeout, value_name = "DURATION", visible_alias = "benchmark-duration")]
-    pub(crate) duration: Option<Duration>,
-
-    /// Requests sent before the measured run, at its load, and left out of every result.
-    #[arg(
-        long,
-        default_value_t = 0,
-        visible_alias = "warmup-request-count",
-        value_name = "N"
-    )]
-    pub(crate) warmup: usize,
-
-    /// A stage of a multi-stage run, repeatable, e.g. `rate=2,duration=30s`,
-    /// `rate=2..20,ramp=exponential,duration=60s`, `concurrency=16,requests=200` (keys: rate,
-    /// ramp, concurrency, burstiness, arrival, requests, duration). Replaces --rate,
-    /// --concurrency, -n and --duration.
-    #[arg(long = "stage", value_name = "STAGE")]
-    pub(crate) stages: Vec<StageSpec>,
+impl Default for LoadArgs {
+    fn default() -> Self {
+        Self {
+            rate: None,
+            arrival: ArrivalKind::Poisson,
+            burstiness: DEFAULT_BURSTINESS,
+            ramp_up_strategy: None,
+            ramp_up_start_rate: None,
+            ramp_up_end_rate: None,
+            concurrency: Vec::new(),
+            duration: None,
+            warmup: 0,
+            stages: Vec::new(),
+        }
+    }
 }
 
 impl LoadArgs {

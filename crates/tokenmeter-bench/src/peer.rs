@@ -10,8 +10,9 @@ use crate::args::BenchArgs;
 use crate::slo::Slo;
 
 /// What `--json` writes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ResultFormat {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResultFormat {
     /// tokenmeter's own summary, with the `run` block.
     #[default]
     Tokenmeter,
@@ -20,8 +21,9 @@ pub(crate) enum ResultFormat {
 }
 
 /// A metric of `--percentile-metrics`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum PercentileMetric {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PercentileMetric {
     /// Time to first token.
     Ttft,
     /// Time per output token.
@@ -51,38 +53,20 @@ impl PercentileMetric {
     }
 }
 
-/// The flags that follow `vllm bench serve`'s.
-#[derive(Clone, Debug, clap::Args)]
-pub(crate) struct PeerArgs {
-    /// Goodput objectives in milliseconds, `KEY:VALUE`: vLLM's keys ttft, tpot, e2el (and itl,
-    /// every gap), e.g. --goodput ttft:500 tpot:50, or AIPerf's metric tags time_to_first_token,
-    /// inter_token_latency (AIPerf's ITL is the per-request mean gap, vLLM's TPOT) and
-    /// request_latency, e.g. --goodput "time_to_first_token:100 inter_token_latency:3.40".
-    /// Replaces --slo.
-    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "KEY:MS")]
-    pub(crate) goodput: Vec<String>,
-
-    /// The metrics whose chosen percentiles are reported (ttft,tpot,itl,e2el when not given;
-    /// also client_queue_time and e2el_including_client_queue, vLLM 0.33's, which the vLLM
-    /// result format adds by itself when a request waited in the client): in the table,
-    /// --json, --html and the vLLM result format.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
-    pub(crate) percentile_metrics: Option<Vec<PercentileMetric>>,
-
-    /// The percentiles reported for --percentile-metrics, e.g. 50,90,99.9 (the vLLM result
-    /// format's default: 99): in the table, --json, --html and the vLLM result format.
-    #[arg(long, value_delimiter = ',', value_parser = parse_percentile, value_name = "LIST")]
-    pub(crate) metric_percentiles: Option<Vec<f64>>,
-
-    /// The format of --json: tokenmeter's own, or `vllm` (the keys of `vllm bench serve
-    /// --save-result`).
-    #[arg(long, value_enum, default_value = "tokenmeter")]
-    pub(crate) result_format: ResultFormat,
-
-    /// With --result-format vllm: add the per-request lists (input_lens, output_lens, ttfts,
-    /// itls, start_times, generated_texts, errors).
-    #[arg(long)]
-    pub(crate) save_detailed: bool,
+/// The settings that follow `vllm bench serve`'s: part of [`BenchArgs`](crate::BenchArgs).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct PeerArgs {
+    /// Goodput objectives in milliseconds, `KEY:VALUE` (vLLM's or AIPerf's keys), replacing `slo`; empty (default).
+    pub goodput: Vec<String>,
+    /// The metrics whose percentiles are reported; `None` (default): TTFT, TPOT, ITL and E2EL.
+    pub percentile_metrics: Option<Vec<PercentileMetric>>,
+    /// The percentiles reported, each in (0, 100]; `None` (default): 99.
+    pub metric_percentiles: Option<Vec<f64>>,
+    /// The format of `--json`; default [`ResultFormat::Tokenmeter`].
+    pub result_format: ResultFormat,
+    /// With the vLLM result format, add the per-request lists; default false.
+    pub save_detailed: bool,
 }
 
 /// The metrics of `--percentile-metrics` when it is not given: all four.
@@ -110,7 +94,8 @@ impl PeerArgs {
     }
 }
 
-fn parse_percentile(text: &str) -> Result<f64, String> {
+/// A percentile in (0, 100] (`--metric-percentiles`).
+pub fn parse_percentile(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) && p > 0.0 => Ok(p),
         _ => Err(format!(

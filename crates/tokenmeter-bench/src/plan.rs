@@ -48,19 +48,16 @@ pub struct Plan {
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct PlanBuilder {
-    /// The settings so far; `Err` only if the command's defaults could not be read.
-    args: Result<Box<BenchArgs>, String>,
+    args: Box<BenchArgs>,
     error: Option<String>,
 }
 
 impl Plan {
     /// A builder with the command's defaults.
     pub fn builder() -> PlanBuilder {
-        let args = command_defaults().map(|mut args| {
-            // A library run prints nothing.
-            args.no_progress = true;
-            args
-        });
+        let mut args = Box::<BenchArgs>::default();
+        // A library run prints nothing.
+        args.no_progress = true;
         PlanBuilder { args, error: None }
     }
 
@@ -123,9 +120,7 @@ impl Plan {
 impl PlanBuilder {
     /// Applies one setting.
     fn set(mut self, setting: impl FnOnce(&mut BenchArgs)) -> Self {
-        if let Ok(args) = &mut self.args {
-            setting(args);
-        }
+        setting(&mut self.args);
         self
     }
 
@@ -232,7 +227,7 @@ impl PlanBuilder {
         if let Some(error) = self.error {
             anyhow::bail!(error);
         }
-        let args = self.args.map_err(anyhow::Error::msg)?.resolve_peers()?;
+        let args = self.args.resolve_peers()?;
         let validated = args.plan()?;
         if validated.sweep.is_some() {
             anyhow::bail!("a sweep is run by `tokenmeter bench --sweep`, not by Plan::run");
@@ -241,14 +236,3 @@ impl PlanBuilder {
     }
 }
 
-/// The command's defaults: the flags of `tokenmeter bench` with none given.
-fn command_defaults() -> Result<Box<BenchArgs>, String> {
-    use clap::{Args as _, FromArgMatches as _};
-    let command = BenchArgs::augment_args(clap::Command::new("bench"));
-    let matches = command
-        .try_get_matches_from(["bench"])
-        .map_err(|e| e.to_string())?;
-    BenchArgs::from_arg_matches(&matches)
-        .map(Box::new)
-        .map_err(|e| e.to_string())
-}

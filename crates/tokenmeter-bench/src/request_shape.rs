@@ -14,7 +14,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 /// One `--header 'Name: value'`.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Header {
     name: HeaderName,
     value: HeaderValue,
@@ -26,12 +26,15 @@ impl fmt::Debug for Header {
     }
 }
 
-/// A `--header` as given: parsed, or why not. Parsing never fails in clap, whose error would
-/// repeat the whole argument, value included; [`ShapeArgs::shape`] reports the problem.
-#[derive(Clone, Debug)]
-pub(crate) struct HeaderArg(Result<Header, String>);
+/// A `--header` as given (`Name: value`): parsed, or why not. Reading one never fails (a
+/// command-line parser's error would repeat the whole argument, value included); the run
+/// reports the problem, without the value, before it starts. Its [`Debug`](std::fmt::Debug)
+/// form hides the value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaderArg(Result<Header, String>);
 
-fn header_arg(text: &str) -> Result<HeaderArg, String> {
+/// Reads `Name: value` into a [`HeaderArg`]: never an error here (see [`HeaderArg`]).
+pub fn header_arg(text: &str) -> Result<HeaderArg, String> {
     Ok(HeaderArg(parse_header(text)))
 }
 
@@ -66,9 +69,10 @@ pub(crate) fn parse_header(text: &str) -> Result<Header, String> {
     Ok(Header { name, value })
 }
 
-/// `--extra-body`: a JSON object merged into every request body.
-#[derive(Clone, Default)]
-pub(crate) struct ExtraBody(Map<String, Value>);
+/// `--extra-body`: a JSON object merged into every request body (read by
+/// [`parse_extra_body`]). Its [`Debug`](std::fmt::Debug) form shows its keys only.
+#[derive(Clone, Default, PartialEq)]
+pub struct ExtraBody(Map<String, Value>);
 
 impl fmt::Debug for ExtraBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -113,8 +117,9 @@ pub(crate) const SHORTEST_EXTRA_SECRET: usize = 8;
 /// Keys the bench must own for its measurement to mean anything.
 const OWNED_KEYS: [&str; 2] = ["stream", "stream_options"];
 
-/// Parses a JSON object (the error names the problem, never the values).
-pub(crate) fn parse_extra_body(text: &str) -> Result<ExtraBody, String> {
+/// Parses `--extra-body`: a JSON object that sets neither `stream` nor `stream_options` (the
+/// error names the problem, never the values).
+pub fn parse_extra_body(text: &str) -> Result<ExtraBody, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         format!(
             "--extra-body is not valid JSON (line {}, column {}); give an object, e.g. \
@@ -138,14 +143,13 @@ pub(crate) fn parse_extra_body(text: &str) -> Result<ExtraBody, String> {
 }
 
 /// The field that carries the output length.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum MaxTokensField {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaxTokensField {
     /// `max_tokens` (most servers, vLLM).
     #[default]
-    #[value(name = "max_tokens")]
     MaxTokens,
     /// `max_completion_tokens` (OpenAI's reasoning models reject `max_tokens`).
-    #[value(name = "max_completion_tokens")]
     MaxCompletionTokens,
 }
 
@@ -159,32 +163,20 @@ impl MaxTokensField {
     }
 }
 
-/// The request-shaping flags of `tokenmeter bench`.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub(crate) struct ShapeArgs {
-    /// An HTTP header for every request, `'Name: value'` (repeatable). Values are never printed
-    /// and are redacted from what the server sends back.
-    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'", value_parser = header_arg)]
-    pub(crate) headers: Vec<HeaderArg>,
-
-    /// A JSON object merged into every request body (its keys replace the bench's own, as
-    /// vLLM's `--extra-body` does), e.g. '{"temperature": 0, "top_p": 0.9}'.
-    #[arg(long, value_name = "JSON", value_parser = parse_extra_body)]
-    pub(crate) extra_body: Option<ExtraBody>,
-
-    /// The body field that carries the output length.
-    #[arg(long, value_enum, default_value = "max_tokens", value_name = "FIELD")]
-    pub(crate) max_tokens_field: MaxTokensField,
-
-    /// Send `stream: false` and read one JSON answer: TTFT = E2E (as vLLM reports it), the
-    /// output tokens from its `usage`.
-    #[arg(long)]
-    pub(crate) no_stream: bool,
-
-    /// Do not send `stream_options: {"include_usage": true}` (some servers reject it); output
-    /// tokens are then counted from the stream's chunks.
-    #[arg(long)]
-    pub(crate) no_stream_options: bool,
+/// What every request carries besides its prompt: part of [`BenchArgs`](crate::BenchArgs).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ShapeArgs {
+    /// HTTP headers sent with every request, values never printed; empty (default).
+    pub headers: Vec<HeaderArg>,
+    /// A JSON object merged into every request body, its keys replacing the bench's; `None` (default).
+    pub extra_body: Option<ExtraBody>,
+    /// The body field carrying the output length; default [`MaxTokensField::MaxTokens`].
+    pub max_tokens_field: MaxTokensField,
+    /// Send `stream: false` and read one JSON answer; default false.
+    pub no_stream: bool,
+    /// Do not send `stream_options: {"include_usage": true}`; default false.
+    pub no_stream_options: bool,
 }
 
 impl ShapeArgs {

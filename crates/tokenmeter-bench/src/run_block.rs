@@ -11,19 +11,18 @@ use crate::request_shape::redact_command_line;
 use crate::runner::Load;
 use crate::sanitize::Sanitizer;
 
-/// `--label` and `--metadata`.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub(crate) struct RunArgs {
-    /// A name for this run, kept in the `run` block of --json.
-    #[arg(long)]
-    pub(crate) label: Option<String>,
-
-    /// `KEY=VALUE` kept in the `run` block of --json (repeatable), e.g. --metadata gpu=H100.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
-    pub(crate) metadata: Vec<(String, String)>,
+/// The label and metadata of the `run` block: part of [`BenchArgs`](crate::BenchArgs).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct RunArgs {
+    /// A name for this run, kept in the `run` block of `--json`; `None` (default).
+    pub label: Option<String>,
+    /// `KEY=VALUE` pairs kept in the `run` block of `--json`; empty (default).
+    pub metadata: Vec<(String, String)>,
 }
 
-fn parse_metadata(text: &str) -> Result<(String, String), String> {
+/// `KEY=VALUE` (`--metadata`), both trimmed, the key not empty.
+pub fn parse_metadata(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.trim().is_empty() => {
             Ok((key.trim().to_owned(), value.trim().to_owned()))

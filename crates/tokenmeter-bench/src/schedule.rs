@@ -117,7 +117,7 @@ impl From<&Stage> for StageInfo {
 
 /// A `--stage` as typed: the global `--arrival` and `--burstiness` apply unless it sets its own.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct StageSpec {
+pub struct StageSpec {
     rate: Option<(f64, Option<f64>)>,
     curve: Option<Curve>,
     concurrency: Option<usize>,
@@ -252,8 +252,8 @@ impl StageSpec {
     }
 }
 
-/// A request rate: above 0, or `inf`.
-pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
+/// A request rate in requests per second: above 0, or `inf`.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("inf") {
         return Ok(f64::INFINITY);
@@ -266,8 +266,8 @@ pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A gamma shape: above 0 and finite.
-pub(crate) fn parse_burstiness(text: &str) -> Result<f64, String> {
+/// A gamma shape (`--burstiness`) or a speed factor (`--replay-speed`): above 0 and finite.
+pub fn parse_burstiness(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(b) if b > 0.0 && b.is_finite() => Ok(b),
         _ => Err(format!(

@@ -26,25 +26,16 @@ const MAX_AHEAD: Duration = Duration::from_secs(3600);
 /// How late `--start-at` may be (a shard started slowly still joins, at once).
 const MAX_LATE: Duration = Duration::from_secs(5);
 
-/// `--shard`, `--shards`, `--start-at`.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub(crate) struct ShardArgs {
-    /// Send only this shard's part of the run: `I/N` sends the k-th request (or conversation)
-    /// when k modulo N is I (0 ≤ I < N), at the times the whole run would send it. Run N processes with the
-    /// same flags and seed, then `tokenmeter bench merge` their --trace files.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "shards")]
-    pub(crate) shard: Option<Shard>,
-
-    /// The number of shards, this one's index read from JOB_COMPLETION_INDEX (a Kubernetes
-    /// Indexed Job).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) shards: Option<u64>,
-
-    /// Wait until this wall-clock time before the first request: seconds since the Unix
-    /// epoch (`1767225600`, `$(( $(date +%s) + 60 ))`) or UTC `2026-01-01T00:00:00Z`. At most
-    /// an hour ahead, at most 5 s past.
-    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
-    pub(crate) start_at: Option<StartAt>,
+/// One run split over processes: part of [`BenchArgs`](crate::BenchArgs).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ShardArgs {
+    /// Send only this shard's part of the run; `None` (default): the whole run (unless `shards`).
+    pub shard: Option<Shard>,
+    /// The number of shards (at least 1), this one's index read from `JOB_COMPLETION_INDEX`; `None` (default).
+    pub shards: Option<u64>,
+    /// The wall-clock instant of the first request, at most an hour ahead; `None` (default): at once.
+    pub start_at: Option<StartAt>,
 }
 
 impl ShardArgs {
@@ -73,9 +64,10 @@ impl ShardArgs {
     }
 }
 
-/// This process's part of the run: request ids `i` with `i % count == index`.
+/// This process's part of the run: request ids `i` with `i % count == index` (read by
+/// [`parse_shard`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shard {
+pub struct Shard {
     /// 0-based.
     pub(crate) index: u64,
     /// The number of shards, at least 1.
@@ -95,8 +87,8 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// `I/N` with 0 ≤ I < N.
-pub(crate) fn parse_shard(text: &str) -> Result<Shard, String> {
+/// `--shard I/N` with 0 ≤ I < N.
+pub fn parse_shard(text: &str) -> Result<Shard, String> {
     let usage = "a shard is I/N with 0 ≤ I < N, e.g. --shard 0/3 for the first of three";
     let (index, count) = text.split_once('/').ok_or_else(|| usage.to_owned())?;
     let number = |s: &str| s.trim().parse::<u64>().map_err(|_| usage.to_owned());
@@ -107,9 +99,9 @@ pub(crate) fn parse_shard(text: &str) -> Result<Shard, String> {
     Ok(Shard { index, count })
 }
 
-/// A wall-clock instant to start at.
+/// A wall-clock instant to start at, since the Unix epoch (read by [`parse_start_at`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct StartAt(pub(crate) Duration);
+pub struct StartAt(pub(crate) Duration);
 
 impl StartAt {
     /// How long to wait from `now` (both since the Unix epoch); an error when the instant is
@@ -161,8 +153,9 @@ pub(crate) fn unix_now() -> Duration {
         .unwrap_or_default()
 }
 
-/// Seconds since the epoch (fractions allowed) or `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
-pub(crate) fn parse_start_at(text: &str) -> Result<StartAt, String> {
+/// `--start-at`: seconds since the Unix epoch (fractions allowed) or UTC
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
+pub fn parse_start_at(text: &str) -> Result<StartAt, String> {
     let usage = "--start-at is seconds since the Unix epoch (e.g. 1767225600) or UTC \
                  YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-01-01T00:00:00Z)";
     let text = text.trim();

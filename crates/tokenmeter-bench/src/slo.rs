@@ -15,8 +15,9 @@ use crate::measured::Measured;
 
 /// A request is *good* when it succeeded and met every objective given (inclusive `≤`).
 /// An objective left out is not checked.
+/// Read from `ttft=1s,tpot=50ms,e2e=20s` (or `none`) by [`FromStr`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub(crate) struct Slo {
+pub struct Slo {
     /// Time to first token, at most.
     #[serde(rename = "ttft_s", serialize_with = "secs")]
     pub(crate) ttft: Option<Duration>,
@@ -34,9 +35,10 @@ pub(crate) struct Slo {
 }
 
 /// From when a request's TTFT and E2E are judged against the objectives (`--slo-from`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum JudgedFrom {
+#[non_exhaustive]
+pub enum JudgedFrom {
     /// From when the request was due (its arrival in an open loop): what its user felt,
     /// the time it waited in the client for a slot included.
     #[default]
@@ -55,7 +57,7 @@ fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Er
 /// Why an `--slo` value was rejected.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
-pub(crate) enum SloError {
+pub enum SloError {
     /// A part had no `=`.
     #[error("`{0}` is not `name=duration`; write e.g. `--slo ttft=1s,tpot=50ms,e2e=20s`")]
     NotAPair(String),

@@ -4,6 +4,7 @@
 // Every write to stdout and stderr goes through `console`, which survives a closed pipe.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench;
 #[cfg(test)]
 mod cli_reference;
 mod serve;
@@ -44,7 +45,7 @@ enum Command {
         // `--help` adds the terms of the table (the guide's glossary defines the same words).
         after_long_help = concat!(bench_exit_codes!(), "\n\n", include_str!("bench_terms.txt"))
     )]
-    Bench(Box<tokenmeter_bench::BenchArgs>),
+    Bench(Box<bench::BenchFlags>),
     /// Work with SLO specs: generate Prometheus rules.
     #[command(subcommand)]
     Slo(slo::SloCommand),
@@ -56,7 +57,7 @@ async fn main() -> ExitCode {
     let bench_run = matches!(cli.command, Command::Bench(_));
     let result = match cli.command {
         Command::Serve(args) => serve::run(*args).await,
-        Command::Bench(args) => tokenmeter_bench::run(*args).await,
+        Command::Bench(flags) => bench::run(*flags).await,
         Command::Slo(command) => slo::run(command),
     };
     match result {

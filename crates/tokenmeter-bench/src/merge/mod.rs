@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::json;
 
+use crate::args::DEFAULT_SLO;
 use crate::counts::{self, Counts};
 use crate::exit::{self, Exit};
 use crate::gaps::Gaps;
@@ -27,43 +28,56 @@ use crate::output::{self, RunInfo, html, table};
 use crate::run_block::{RunNumbers, utc};
 use crate::samples;
 use crate::sanitize::Sanitizer;
-use crate::slo::Slo;
+use crate::slo::{JudgedFrom, Slo};
 use crate::summary::summarize;
 
-/// The subcommands of `tokenmeter bench`.
-#[derive(Clone, Debug, clap::Subcommand)]
-pub(crate) enum BenchCommand {
-    /// Merge the --trace files of several bench processes (the shards of one run, see
-    /// --shard) into the summary, JSON and HTML of their union.
-    Merge(MergeArgs),
+/// The settings of `tokenmeter bench merge`: the traces and what to write ([`run`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct MergeArgs {
+    /// The trace files, one per process (at least one).
+    pub traces: Vec<PathBuf>,
+    /// Where the summary goes as JSON (`-`: stdout); `None` (default): not written.
+    pub json: Option<PathBuf>,
+    /// Where the HTML report goes; `None` (default): not written.
+    pub html: Option<PathBuf>,
+    /// Per-request objectives for goodput, as the runs'; default [`DEFAULT_SLO`].
+    pub slo: Slo,
+    /// From when TTFT and E2E are judged, as the runs'; default [`JudgedFrom::Schedule`].
+    pub slo_from: JudgedFrom,
 }
 
-/// Options of `tokenmeter bench merge`.
-#[derive(Clone, Debug, clap::Args)]
-pub(crate) struct MergeArgs {
-    /// The trace files, one per process.
-    #[arg(required = true, value_name = "TRACE")]
-    pub(crate) traces: Vec<PathBuf>,
-
-    /// Write the summary as JSON to FILE (`-`: stdout, the table then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) json: Option<PathBuf>,
-
-    /// Write a self-contained HTML report with charts to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) html: Option<PathBuf>,
-
-    /// Per-request objectives for goodput, as the runs' --slo.
-    #[arg(long, default_value = "ttft=1s,tpot=50ms")]
-    pub(crate) slo: Slo,
-
-    /// From when TTFT and E2E are judged against --slo, as the runs' --slo-from.
-    #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
-    pub(crate) slo_from: crate::slo::JudgedFrom,
+impl Default for MergeArgs {
+    fn default() -> Self {
+        Self {
+            traces: Vec::new(),
+            json: None,
+            html: None,
+            slo: DEFAULT_SLO,
+            slo_from: JudgedFrom::Schedule,
+        }
+    }
 }
 
-/// Runs `tokenmeter bench merge`.
-pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<()> {
+impl MergeArgs {
+    /// The settings to merge `traces`, the rest by default.
+    pub fn new(traces: Vec<PathBuf>) -> Self {
+        Self {
+            traces,
+            ..Self::default()
+        }
+    }
+}
+
+/// Merges the `--trace` files of several bench processes (the shards of one run): prints the
+/// summary of their union and writes its JSON and HTML, as a run does.
+pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
+    if args.traces.is_empty() {
+        return Err(exit::classify(
+            anyhow::anyhow!("merge needs at least one trace file; give the runs' --trace files"),
+            Exit::Usage,
+        ));
+    }
     let traces: Vec<(&Path, &str)> = args
         .traces
         .iter()

@@ -242,8 +242,8 @@ pub(crate) fn points(measured: &[Measured]) -> (Points, Points) {
     (ttft, e2e)
 }
 
-/// Parses `--input-classes 512,2048`.
-pub(crate) fn parse_edges(text: &str) -> Result<LengthClasses, String> {
+/// Parses class edges in tokens, increasing (`--input-classes 512,2048`).
+pub fn parse_edges(text: &str) -> Result<LengthClasses, String> {
     let edges: Result<Vec<u64>, _> = text.split(',').map(|e| e.trim().parse::<u64>()).collect();
     let edges = edges.map_err(|_| {
         format!("`{text}` is not a list of token counts; give increasing numbers, e.g. 512,2048")

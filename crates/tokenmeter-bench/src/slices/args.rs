@@ -4,37 +4,23 @@ use std::time::Duration;
 
 use tokenmeter_slo::spec::parse_duration;
 
-/// Options of the time slices and of the server's view.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub(crate) struct SliceArgs {
-    /// Report percentiles, throughput and goodput per interval of this length (e.g. 10s): a
-    /// table in the terminal, `slices` in --json, charts over time in --html. Without it,
-    /// --json and --html get slices of an automatic width (a round number of seconds, about
-    /// 20 slices over the run) and the terminal none.
-    #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
-    pub(crate) slice: Option<Duration>,
-
-    /// Scrape this Prometheus endpoint during the run (vLLM's names or tokenmeter's) and
-    /// report the server's queue, KV-cache usage and TTFT/ITL percentiles per slice beside
-    /// the client's; `auto` for /metrics on --url's host. Default: the embedded simulator's
-    /// /metrics; nothing with --url. No API key or --header is ever sent to it.
-    #[arg(long, value_parser = parse_target, value_name = "URL|auto")]
-    pub(crate) server_metrics: Option<MetricsTarget>,
-
-    /// Do not scrape the embedded simulator's /metrics.
-    #[arg(long, conflicts_with = "server_metrics")]
-    pub(crate) no_server_metrics: bool,
-
-    /// Time between scrapes of --server-metrics [default: a quarter of --slice, from 50 ms to
-    /// 1 s; 1 s without --slice]. Each scrape gives up after this long (at least 500 ms, at
-    /// most 2 s).
-    #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
-    pub(crate) scrape_interval: Option<Duration>,
+/// The time slices and the server's view: part of [`BenchArgs`](crate::BenchArgs).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SliceArgs {
+    /// The length of each time slice reported; `None` (default): automatic in `--json`/`--html`, none in the terminal.
+    pub slice: Option<Duration>,
+    /// The Prometheus endpoint scraped during the run; `None` (default): the embedded simulator's, nothing with a URL.
+    pub server_metrics: Option<MetricsTarget>,
+    /// Do not scrape the embedded simulator's `/metrics`; default false.
+    pub no_server_metrics: bool,
+    /// Time between scrapes; `None` (default): a quarter of `slice` from 50 ms to 1 s, 1 s without it.
+    pub scrape_interval: Option<Duration>,
 }
 
 /// Where `--server-metrics` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum MetricsTarget {
+pub enum MetricsTarget {
     /// `/metrics` at the origin of `--url`.
     Auto,
     /// This URL.
@@ -69,7 +55,8 @@ impl SliceArgs {
     }
 }
 
-fn positive_duration(text: &str) -> Result<Duration, String> {
+/// A duration above 0 with a unit, e.g. `10s` (`--slice`, `--scrape-interval`).
+pub fn positive_duration(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err("must be above 0 (e.g. 10s)".to_owned()),
@@ -77,7 +64,8 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
-fn parse_target(text: &str) -> Result<MetricsTarget, String> {
+/// `--server-metrics`: `auto` or an http(s) URL.
+pub fn parse_target(text: &str) -> Result<MetricsTarget, String> {
     if text == "auto" {
         return Ok(MetricsTarget::Auto);
     }

@@ -12,9 +12,10 @@ use rand::Rng;
 use rand_distr::{Distribution as _, Gamma};
 
 /// How arrivals are spaced when a rate is given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum ArrivalKind {
+#[non_exhaustive]
+pub enum ArrivalKind {
     /// Random gaps with mean 1/rate: exponential (a Poisson process), or gamma with
     /// `--burstiness`.
     Poisson,
@@ -23,9 +24,10 @@ pub(crate) enum ArrivalKind {
 }
 
 /// How the rate moves from its start to its end over a ramp.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Curve {
+#[non_exhaustive]
+pub enum Curve {
     /// `start + (end − start) · p`.
     Linear,
     /// `start · (end / start)^p`.

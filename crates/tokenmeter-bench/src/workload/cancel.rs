@@ -12,7 +12,7 @@ use tokenmeter_slo::spec::parse_duration;
 
 /// When an injected cancellation hangs up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CancelAt {
+pub enum CancelAt {
     /// Once this many output tokens were read.
     Tokens(u64),
     /// This long after the request was sent.

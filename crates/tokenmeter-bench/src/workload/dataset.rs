@@ -53,8 +53,9 @@ impl Entry {
 }
 
 /// The format of a dataset file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Format {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
     /// From the content: a JSON array is ShareGPT, lines with `timestamp` and `input_length`
     /// a Mooncake trace, other lines JSONL.
     Auto,

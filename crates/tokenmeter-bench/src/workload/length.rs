@@ -11,7 +11,7 @@ pub(crate) const MAX_TOKENS: u64 = 1_000_000;
 
 /// How many tokens a request asks for (input) or generates (output).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum LengthDist {
+pub enum LengthDist {
     /// Always `n`.
     Fixed(u64),
     /// Uniform over `lo..=hi`.
@@ -28,7 +28,7 @@ pub(crate) enum LengthDist {
     "`{0}` is not a token length; use `N` (fixed), `LO..HI` (uniform), `normal:MEAN:SD` or \
      `exp:MEAN`, with lengths from 1 to 1000000"
 )]
-pub(crate) struct LengthError(String);
+pub struct LengthError(String);
 
 impl FromStr for LengthDist {
     type Err = LengthError;

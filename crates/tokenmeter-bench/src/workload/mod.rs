@@ -8,12 +8,13 @@ mod length;
 mod mooncake;
 mod sharegpt;
 
-pub(crate) use arrival::{ArrivalKind, Arrivals, Curve, Ramp, Span};
-pub(crate) use cancel::{CancelAt, Injection};
-pub(crate) use dataset::{
-    Entry, Format as DatasetFormat, Options as DatasetOptions, load as load_dataset,
-};
-pub(crate) use length::LengthDist;
+pub use arrival::{ArrivalKind, Curve};
+pub(crate) use arrival::{Arrivals, Ramp, Span};
+pub use cancel::CancelAt;
+pub(crate) use cancel::Injection;
+pub use dataset::Format as DatasetFormat;
+pub(crate) use dataset::{Entry, Options as DatasetOptions, load as load_dataset};
+pub use length::{LengthDist, LengthError};
 pub(crate) use tokenmeter_server::tokenizer::PromptTokenizer;
 
 use std::sync::Arc;
@@ -111,7 +112,7 @@ impl RequestSpec {
 /// A shared-prefix workload: `groups` prefixes of `tokens` tokens, request `i` starting with
 /// prefix `i mod groups`, then a suffix of its own of `--input-tokens`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SharedPrefix {
+pub struct SharedPrefix {
     /// Distinct prefixes.
     pub(crate) groups: u64,
     /// Tokens of each prefix.
