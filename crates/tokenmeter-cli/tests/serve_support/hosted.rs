@@ -1,8 +1,8 @@
 //! The server in the test's own process on a runtime of its own, for the synchronous tests
 //! that need a server but do not test the `tokenmeter serve` binary (the bench against a
 //! server; the server's answers, limits and metrics under hostile clients): the same reads as
-//! [`super::Serve`] (`addr`, `url`, `scrape`, `sample`, `metric`, `wait_for`), over the same
-//! HTTP, without a process to start and wait for.
+//! [`super::Serve`] (`addr`, `url`, and [`Target`]'s `scrape`, `sample`, `metric` and
+//! `wait_for`), over the same HTTP, without a process to start and wait for.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -22,7 +22,8 @@ const RUNTIME_STOP: Duration = Duration::from_secs(5);
 /// runtime of two workers that it owns (so it serves while the test thread blocks on a bench
 /// process or a raw socket). Dropped, it shuts the server down gracefully (as Ctrl-C does to
 /// `tokenmeter serve`: in-flight responses get [`Config::shutdown_grace`]) and panics, unless
-/// the test is already failing, when the server does not stop cleanly in time.
+/// the test is already failing, when the server does not stop cleanly in time; dropped inside
+/// another runtime (an async test), where it may not block, it stops at once instead.
 #[derive(Debug)]
 pub struct Hosted {
     pub addr: SocketAddr,
@@ -73,7 +74,8 @@ impl Drop for Hosted {
             return;
         };
         if tokio::runtime::Handle::try_current().is_ok() {
-            // Inside another runtime nothing may block: the server stops in the background.
+            // Inside another runtime nothing may block: the runtime stops in the background,
+            // dropping the server's tasks (its listener and connections close).
             drop(server);
             runtime.shutdown_background();
             return;
