@@ -1,4 +1,4 @@
-//! The axum helper end to end, over real HTTP on loopback: a real `tokenmeter serve` process
+//! The axum helper end to end, over real HTTP on loopback: the simulated server (in process)
 //! upstream, an axum proxy with `tokenmeter_axum::MeterLayer` whose handler forwards each request
 //! with reqwest and streams the upstream body back unchanged, and a real HTTP client streaming
 //! through the proxy. The layer's records must agree with what serve sent (`usage`) and with
@@ -17,17 +17,18 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use futures_util::StreamExt;
-use support::Serve;
+use support::{Hosted, Target};
 use tokenmeter::sink::InMemorySink;
 use tokenmeter::{FinishReason, Labels, Meter, Outcome, RequestRecord};
 use tokenmeter_axum::{MeterLayer, header_value};
+use tokenmeter_server::Config;
 
 /// The model serve answers as; the proxy's label comes from the `x-model` header.
 const MODEL: &str = "axum-e2e";
 
 /// A `tokenmeter serve` answering as [`MODEL`].
-fn start_serve() -> Serve {
-    Serve::start(&["--model", MODEL, "--seed", "9"])
+fn start_serve() -> Hosted {
+    Hosted::start(Config::default().model(MODEL).seed(9))
 }
 
 /// Serve's `name{labels of the chat series, extra}`, as it prints it on `/metrics`.
@@ -38,12 +39,12 @@ fn chat_series(name: &str, extra: &str) -> String {
 }
 
 /// The value of serve's `chat_series(name, extra)`; panics when serve has no such series.
-fn metric(serve: &Serve, name: &str, extra: &str) -> f64 {
+fn metric(serve: &Hosted, name: &str, extra: &str) -> f64 {
     serve.sample(&chat_series(name, extra))
 }
 
 /// Waits until `metric(serve, name, extra)` is `value`, or fails after `within`.
-fn wait_for(serve: &Serve, name: &str, extra: &str, value: f64, within: Duration) {
+fn wait_for(serve: &Hosted, name: &str, extra: &str, value: f64, within: Duration) {
     let series = chat_series(name, extra);
     serve.wait_for(&series, value, within, |serve| serve.sample(&series));
 }
@@ -81,7 +82,7 @@ async fn forward(State(upstream): State<Upstream>, body: Bytes) -> Response {
 }
 
 /// The proxy on 127.0.0.1 in front of `serve`, metered into `memory`; returns its address.
-async fn start_proxy(serve: &Serve, memory: &InMemorySink) -> SocketAddr {
+async fn start_proxy(serve: &Hosted, memory: &InMemorySink) -> SocketAddr {
     let meter = Meter::builder().sink(memory.clone()).build();
     let layer = MeterLayer::labels(meter, |parts| {
         Labels::server("chat").request_model(header_value(parts, "x-model"))

@@ -1,4 +1,4 @@
-//! Injected cancellations against a real `tokenmeter serve` process over loopback: a fraction
+//! Injected cancellations against the simulated server (in process) over loopback: a fraction
 //! of requests hang up after k tokens or t seconds; the bench counts them `cancelled`, and the
 //! server, which counts what its clients received, agrees outcome by outcome.
 #[path = "serve_support/mod.rs"]
@@ -8,9 +8,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::Serve;
+use support::{Hosted, Target};
+use tokenmeter_server::Config;
 
-fn run(server: &Serve, cancel_after: &str) -> Value {
+fn run(server: &Hosted, cancel_after: &str) -> Value {
     let args = [
         "--model",
         "sim-llama-3-8b",
@@ -33,7 +34,7 @@ fn run(server: &Serve, cancel_after: &str) -> Value {
 
 /// The server's count of `outcome`, once it has ended `total` requests (it notices a hang-up
 /// at its next write), within 10 s.
-fn server_outcomes(server: &Serve, total: f64) -> (f64, f64) {
+fn server_outcomes(server: &Hosted, total: f64) -> (f64, f64) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let success = server.metric("tokenmeter_requests_total", &[("outcome", "success")]);
@@ -49,7 +50,8 @@ fn server_outcomes(server: &Serve, total: f64) -> (f64, f64) {
 fn both_sides_count_the_same_cancellations() {
     let mut expected_total = 0.0;
     // One server for both runs: its counts accumulate.
-    let server = Serve::start(&["--decode-table", "1=5ms,64=5ms"]);
+    let step = Duration::from_millis(5);
+    let server = Hosted::start(Config::default().decode_table(vec![(1, step), (64, step)]));
     let (mut client_success, mut client_cancelled) = (0.0, 0.0);
     for point in ["3tok", "60ms"] {
         let run = run(&server, point);

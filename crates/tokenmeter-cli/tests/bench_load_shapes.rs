@@ -1,4 +1,4 @@
-//! Load shapes against a real `tokenmeter serve` process, over loopback, in bounded runs: a
+//! Load shapes against the simulated server (in process), over loopback, in bounded runs: a
 //! `--duration` run stops sending on time, `--warmup` requests reach the server but no result,
 //! `--stage` and a list of `--concurrency` levels run in order and are reported stage by stage,
 //! and a closed-loop level is never exceeded. (The arrival statistics of ramps and burstiness
@@ -10,23 +10,23 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::Serve;
+use support::{Hosted, Target};
+use tokenmeter_server::Config;
 
 /// A fast engine: 2 ms prefill, 1 ms per token, 4 output tokens.
-fn server() -> Serve {
-    Serve::start(&[
-        "--prefill-per-token",
-        "0us",
-        "--prefill-base",
-        "2ms",
-        "--decode-table",
-        "1=1ms,64=1ms",
-    ])
+fn server() -> Hosted {
+    let step = Duration::from_millis(1);
+    Hosted::start(
+        Config::default()
+            .prefill_per_token(Duration::ZERO)
+            .prefill_base(Duration::from_millis(2))
+            .decode_table(vec![(1, step), (64, step)]),
+    )
 }
 
 /// Runs `tokenmeter bench` against `server` with `args` (8 input and 4 output tokens, no test
 /// request); returns the JSON, the trace lines, stderr and the wall time.
-fn bench(server: &Serve, args: &[&str]) -> (Value, Vec<Value>, String, Duration) {
+fn bench(server: &Hosted, args: &[&str]) -> (Value, Vec<Value>, String, Duration) {
     let mut all = vec![
         "--model",
         "sim-llama-3-8b",

@@ -1,24 +1,24 @@
-//! Load from many machines, with local processes over loopback: three `tokenmeter bench
-//! --shard i/3 --start-at T` processes against one `tokenmeter serve` send, together, exactly
-//! the workload of one unsharded process (the same request ids, prompt lengths and
-//! `max_tokens`), and `tokenmeter bench merge` of their traces gives the summary of the union
-//! of their requests — the same as a summary of one file holding all their lines put on one
-//! time line by the test.
+//! Load from many machines, with local processes over loopback: three `tokenmeter bench --shard i/3
+//! --start-at T` processes against one simulated server (in process) send, together, exactly the
+//! workload of one unsharded process (the same request ids, prompt lengths and `max_tokens`), and
+//! `tokenmeter bench merge` of their traces gives the summary of the union of their requests — the
+//! same as a summary of one file holding all their lines put on one time line by the test.
 #[path = "serve_support/mod.rs"]
 mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use support::Serve;
+use support::Hosted;
+use tokenmeter_server::Config;
 use tokenmeter_tests::TempDir;
 
 const REQUESTS: &str = "24";
 
-fn bench(server: &Serve, extra: &[&str]) -> Child {
+fn bench(server: &Hosted, extra: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("JOB_COMPLETION_INDEX")
@@ -106,7 +106,8 @@ fn close(a: &Value, b: &Value, path: &str) {
 
 #[test]
 fn three_shards_merge_into_the_summary_of_their_union() {
-    let server = Serve::start(&["--decode-table", "1=2ms,64=2ms"]);
+    let step = Duration::from_millis(2);
+    let server = Hosted::start(Config::default().decode_table(vec![(1, step), (64, step)]));
     let dir = TempDir::new("bench-merge");
     let path = |name: &str| dir.0.join(name);
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();

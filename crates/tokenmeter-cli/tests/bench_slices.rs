@@ -1,4 +1,4 @@
-//! Time slices and the server's view, against real `tokenmeter serve` processes and the
+//! Time slices and the server's view, against simulated servers (in process) and the
 //! embedded simulator over loopback, in bounded runs:
 //! - on a server whose queue builds (one request at a time, arrivals at twice its capacity),
 //!   the slices show the server's waiting count rising at least one slice before the
@@ -17,7 +17,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::Serve;
+use support::Hosted;
+use tokenmeter_server::{Config, MetricsProfile};
 use tokenmeter_tests::TempDir;
 
 /// Runs `tokenmeter bench ARGS --json FILE`; returns the JSON, the output and the wall time.
@@ -69,18 +70,14 @@ fn slices(json: &Value) -> &Vec<Value> {
 fn the_queue_rises_at_least_one_slice_before_the_clients_ttft_p95_crosses_its_objective() {
     // One request at a time, ~2 ms prefill + 10 tokens × 5 ms: about 19 requests/s. Arrivals
     // at 40/s for 2 s: the queue grows by ~20 a second.
-    let server = Serve::start(&[
-        "--profile",
-        "vllm",
-        "--max-batch",
-        "1",
-        "--prefill-per-token",
-        "0us",
-        "--prefill-base",
-        "2ms",
-        "--decode-table",
-        "1=5ms",
-    ]);
+    let server = Hosted::start(
+        Config::default()
+            .profile(MetricsProfile::Vllm)
+            .max_batch(1)
+            .prefill_per_token(Duration::ZERO)
+            .prefill_base(Duration::from_millis(2))
+            .decode_table(vec![(1, Duration::from_millis(5))]),
+    );
     let url = server.url();
     let (json, output, took) = bench(&[
         "--url",
@@ -177,7 +174,11 @@ fn the_queue_rises_at_least_one_slice_before_the_clients_ttft_p95_crosses_its_ob
 /// machine by `scripts/release_checks.py`, the test command's last step (0.5-0.7 ms there).
 #[test]
 fn client_minus_server_ttft_is_exact_per_slice_and_per_request_and_never_negative() {
-    let server = Serve::start(&["--profile", "vllm", "--enable-per-request-metrics"]);
+    let server = Hosted::start(
+        Config::default()
+            .profile(MetricsProfile::Vllm)
+            .enable_per_request_metrics(true),
+    );
     let url = server.url();
     let dir = TempDir::new("per-request");
     let trace = dir.0.join("trace.jsonl");

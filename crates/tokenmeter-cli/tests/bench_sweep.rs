@@ -1,4 +1,4 @@
-//! An honest sweep against a real `tokenmeter serve` whose capacity is known by construction:
+//! An honest sweep against a simulated server (in process) whose capacity is known by construction:
 //! one request at a time (`--max-batch 1`), 16 ms of prefill and 8 output tokens at 8 ms a
 //! step: a request holds the engine for the prefill, which yields the first token, and 7
 //! decode steps, 72 ms, so the engine serves 1 / 72 ms = 13.9 requests per second. Below that rate, constant arrivals never queue and TTFT is the
@@ -11,8 +11,10 @@
 mod support;
 
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use support::Serve;
+use support::Hosted;
+use tokenmeter_server::Config;
 
 /// The engine's capacity, from its configuration: 1 / (16 ms + 7 × 8 ms).
 const CAPACITY: f64 = 1.0 / 0.072;
@@ -20,7 +22,7 @@ const CAPACITY: f64 = 1.0 / 0.072;
 /// Runs `tokenmeter bench` against `server` with `args` and the workload of every run here
 /// (constant arrivals, 8 input and 8 output tokens, TTFT objective 200 ms), its JSON in a
 /// directory named after `name`; asserts it succeeded and returns stdout, stderr and the JSON.
-fn bench(server: &Serve, name: &str, args: &[&str]) -> (String, String, serde_json::Value) {
+fn bench(server: &Hosted, name: &str, args: &[&str]) -> (String, String, serde_json::Value) {
     let dir = std::env::temp_dir().join(format!("tokenmeter-sweep-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let json = dir.join("sweep.json");
@@ -50,7 +52,7 @@ fn bench(server: &Serve, name: &str, args: &[&str]) -> (String, String, serde_js
     (stdout, stderr, serde_json::from_str(&text).expect("JSON"))
 }
 
-fn sweep_from(server: &Serve, start: &str) -> serde_json::Value {
+fn sweep_from(server: &Hosted, start: &str) -> serde_json::Value {
     let (stdout, _, sweep) = bench(
         server,
         start,
@@ -132,17 +134,14 @@ fn check(sweep: &serde_json::Value, from: &str) -> f64 {
 }
 
 /// The engine of known capacity.
-fn engine() -> Serve {
-    Serve::start(&[
-        "--max-batch",
-        "1",
-        "--decode-table",
-        "1=8ms",
-        "--prefill-base",
-        "16ms",
-        "--prefill-per-token",
-        "1us",
-    ])
+fn engine() -> Hosted {
+    Hosted::start(
+        Config::default()
+            .max_batch(1)
+            .decode_table(vec![(1, Duration::from_millis(8))])
+            .prefill_base(Duration::from_millis(16))
+            .prefill_per_token(Duration::from_micros(1)),
+    )
 }
 
 /// A step at about three times the capacity, long enough to show it, stops early with the

@@ -1,17 +1,19 @@
 //! Exact lengths with `--tokenizer`: a byte-level BPE tokenizer trained in the test (nothing is
-//! fetched), loaded by `tokenmeter serve --tokenizer` to count prompts and by `tokenmeter bench
-//! --tokenizer` to make them. Every request's `usage.prompt_tokens` from the server equals the
-//! length the bench asked for; without the tokenizer the bench says its lengths are estimates.
+//! fetched), loaded by the simulated server in process (`Config::tokenizer`, what `serve
+//! --tokenizer` sets) to count prompts and by `tokenmeter bench --tokenizer` to make them. Every
+//! request's `usage.prompt_tokens` from the server equals the length the bench asked for; without
+//! the tokenizer the bench says its lengths are estimates.
 #[path = "serve_support/mod.rs"]
 mod support;
 
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use support::Serve;
+use support::Hosted;
+use tokenmeter_server::Config;
 use tokenmeter_tests::TempDir;
 
-fn bench(server: &Serve, extra: &[&str]) -> (Vec<Value>, String) {
+fn bench(server: &Hosted, extra: &[&str]) -> (Vec<Value>, String) {
     let mut args = vec![
         "--model",
         "sim-llama-3-8b",
@@ -38,7 +40,7 @@ fn the_servers_prompt_tokens_equal_the_lengths_asked() {
     let dir = TempDir::new("bench-tokenizer");
     let tokenizer = tokenmeter_tests::tokenizer::small_bpe(&dir.0);
     let tokenizer = tokenizer.to_str().expect("a UTF-8 path");
-    let server = Serve::start(&["--tokenizer", tokenizer]);
+    let server = Hosted::start(Config::default().tokenizer(tokenizer));
     let (lines, stdout) = bench(&server, &["--tokenizer", tokenizer]);
     assert_eq!(lines.len(), 40);
     let mut lengths = std::collections::BTreeSet::new();

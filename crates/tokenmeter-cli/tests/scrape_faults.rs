@@ -1,9 +1,9 @@
 //! Scrape faults: Prometheus-style scrapers that read `/metrics` slowly, stall in the middle of
 //! a response, never finish their request, or come many at once must not slow the token
-//! streams of a real `tokenmeter serve`. The same bench runs once alone and once with the faulty
-//! scrapers: it finishes in about the same time, no gap between tokens comes near the stall,
-//! every request has an outcome on both sides, and every scrape that completes is
-//! self-consistent.
+//! streams of the simulated server (in process, scraped and benchmarked over loopback). The
+//! same bench runs once alone and once with the faulty scrapers: it finishes in about the same
+//! time, no gap between tokens comes near the stall, every request has an outcome on both
+//! sides, and every scrape that completes is self-consistent.
 
 #[path = "serve_support/mod.rs"]
 mod support;
@@ -15,11 +15,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use support::http::{self, parse_response, pipelined_scrapes};
-use support::{BenchRun, ScrapeChecker, Serve, StopOnDrop, bench, check_scrape, steady_engine};
+use support::{BenchRun, Hosted, ScrapeChecker, StopOnDrop, bench, check_scrape, steady_config};
+use tokenmeter_server::Config;
 
 /// Decode steps of 20 ms whatever the batch: 40 tokens stream in about 0.8 s.
-fn serve_args() -> Vec<String> {
-    steady_engine("20ms", &["--seed", "11"])
+fn server_config() -> Config {
+    steady_config(Duration::from_millis(20)).seed(11)
 }
 /// Requests per bench run, at 40 per second: about 8 s of arrivals.
 const REQUESTS: u64 = 320;
@@ -29,7 +30,7 @@ const CONCURRENT_SCRAPERS: usize = 12;
 /// the loopback socket buffers hold, so the server's write to it blocks.
 const PIPELINED: usize = 100;
 
-fn run_bench(server: &Serve) -> BenchRun {
+fn run_bench(server: &Hosted) -> BenchRun {
     bench(
         &server.url(),
         &[
@@ -51,7 +52,7 @@ fn run_bench(server: &Serve) -> BenchRun {
 
 #[test]
 fn slow_stalled_and_concurrent_scrapers_block_no_stream() {
-    let server = Serve::start(&serve_args());
+    let server = Hosted::start(server_config());
     let alone = run_bench(&server);
     let addr = server.addr;
 

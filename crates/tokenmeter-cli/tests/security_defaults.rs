@@ -4,6 +4,7 @@
 //! default the command itself prints in `tokenmeter serve --help` or `tokenmeter bench --help`,
 //! so the page cannot promise a limit the binary does not have.
 
+// The real binary: the defaults are those `tokenmeter serve --help` prints (no server is started).
 use std::collections::BTreeMap;
 use std::process::Command;
 

@@ -10,13 +10,14 @@
 //! before; once the two are sent, the budget is free again and a further request is answered.
 //! Without the budget the eight are all answered at once and the peak passes that bound.
 
+// The real `tokenmeter serve` process: its resident memory is the server's alone.
 mod serve_support;
 
 use std::time::Instant;
 
 use serde_json::{Value, json};
 use serve_support::http;
-use serve_support::{Serve, steady_engine};
+use serve_support::{Serve, Target, steady_engine};
 
 const CHAT: &str = "/v1/chat/completions";
 const REQUESTS: usize = 8;

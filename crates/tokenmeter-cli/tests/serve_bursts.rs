@@ -1,9 +1,11 @@
-//! Bursts and held bodies against a real `tokenmeter serve` on loopback: a burst of clients
+//! Bursts and held bodies against the simulated server on loopback: a burst of clients
 //! past `--max-connections` (each gets an HTTP status line, every refusal is counted, none is
 //! evicted before its first answer), `/metrics` and `/health` answered while every connection
 //! is busy, and many connections holding a large body minus its last byte (the server's
 //! resident memory stays under the `--max-body-memory` budget plus a stated margin, and the
-//! bodies past the budget get a counted 503). Every client is bounded in count and time.
+//! bodies past the budget get a counted 503). Every client is bounded in count and time. The
+//! server runs in process, except for the held bodies, which measure the resident memory of a
+//! real `tokenmeter serve` process.
 
 mod serve_support;
 
@@ -17,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use serve_support::http::{self, Response};
-use serve_support::{Serve, steady_engine};
+use serve_support::{Hosted, Target, steady_config};
+use tokenmeter_server::Config;
 
 const CHAT: &str = "/v1/chat/completions";
 
@@ -31,14 +34,14 @@ fn chat(max_tokens: u32, stream: bool) -> Vec<u8> {
     .into_bytes()
 }
 
-fn closed(server: &Serve, reason: &str) -> f64 {
+fn closed(server: &impl Target, reason: &str) -> f64 {
     server.metric(
         "tokenmeter_http_connections_closed_total",
         &[("reason", reason)],
     )
 }
 
-fn responses(server: &Serve, labels: &[(&str, &str)]) -> f64 {
+fn responses(server: &impl Target, labels: &[(&str, &str)]) -> f64 {
     server.metric("tokenmeter_http_responses_total", labels)
 }
 
@@ -107,9 +110,11 @@ fn assert_overloaded(response: &Response) {
 fn a_burst_past_the_connection_limit_gets_a_status_line_each_and_is_counted() {
     const LIMIT: usize = 64;
     const CLIENTS: usize = 200;
-    let mut args = steady_engine("20ms", &["--max-connections", "64"]);
-    args.extend(["--keep-alive-timeout".to_owned(), "60s".to_owned()]);
-    let server = Serve::start(&args);
+    let server = Hosted::start(
+        steady_config(Duration::from_millis(20))
+            .max_connections(LIMIT)
+            .keep_alive_timeout(Duration::from_secs(60)),
+    );
     let addr = server.addr;
     let start = Arc::new(Barrier::new(CLIENTS));
     let clients: Vec<_> = (0..CLIENTS)
@@ -182,9 +187,11 @@ fn open_stream(addr: SocketAddr) -> TcpStream {
 
 #[test]
 fn metrics_and_health_are_answered_while_every_connection_is_busy() {
-    let mut args = steady_engine("50ms", &["--max-connections", "2"]);
-    args.extend(["--keep-alive-timeout".to_owned(), "60s".to_owned()]);
-    let server = Serve::start(&args);
+    let server = Hosted::start(
+        steady_config(Duration::from_millis(50))
+            .max_connections(2)
+            .keep_alive_timeout(Duration::from_secs(60)),
+    );
     let health_labels = [
         ("http_route", "/health"),
         ("http_response_status_class", "2xx"),
@@ -208,7 +215,11 @@ fn metrics_and_health_are_answered_while_every_connection_is_busy() {
 
 #[test]
 fn a_just_accepted_connection_is_not_evicted_by_the_next_arrival() {
-    let server = Serve::start(&["--max-connections", "1", "--keep-alive-timeout", "60s"]);
+    let server = Hosted::start(
+        Config::default()
+            .max_connections(1)
+            .keep_alive_timeout(Duration::from_secs(60)),
+    );
     // Accepted (the server accepts in order, before the next), its request not yet sent.
     let mut first = http::connect(server.addr).expect("connect");
     let mut next = http::connect(server.addr).expect("connect");
@@ -235,9 +246,11 @@ fn a_just_accepted_connection_is_not_evicted_by_the_next_arrival() {
 #[test]
 fn clients_past_the_limit_that_send_nothing_do_not_hold_up_the_others() {
     const SILENT: usize = 80;
-    let mut args = steady_engine("50ms", &["--max-connections", "2"]);
-    args.extend(["--keep-alive-timeout".to_owned(), "60s".to_owned()]);
-    let server = Serve::start(&args);
+    let server = Hosted::start(
+        steady_config(Duration::from_millis(50))
+            .max_connections(2)
+            .keep_alive_timeout(Duration::from_secs(60)),
+    );
     let streams: Vec<TcpStream> = (0..2).map(|_| open_stream(server.addr)).collect();
     let mut silent: Vec<TcpStream> = (0..SILENT)
         .map(|_| http::connect(server.addr).expect("connect"))

@@ -1,8 +1,9 @@
-//! Hostile clients of `tokenmeter serve`, on raw loopback sockets: clients that hang up after
-//! k tokens, that stop reading and then read some and hang up, that stop past the stall
-//! limit, non-streaming clients that hang up before their answer, and normal clients
+//! Hostile clients of the simulated server (in process), on raw loopback sockets: clients that
+//! hang up after k tokens, that stop reading and then read some and hang up, that stop past the
+//! stall limit, non-streaming clients that hang up before their answer, and normal clients
 //! alongside. `/metrics` must count each request exactly once, with the outcome and the tokens
-//! the client got, and the server's memory must stay bounded.
+//! the client got, and the server's memory must stay bounded (measured on a real `tokenmeter
+//! serve` process, whose resident memory is the server's alone).
 //!
 //! What the server counts is what its response bodies handed to hyper; what a client counts
 //! is the token frames it read in full. Frames handed over but not read by a client that hangs
@@ -20,9 +21,11 @@ mod client;
 use std::time::{Duration, Instant};
 
 use client::Client;
-use support::{Serve, check_scrape, requests_ended};
+use support::{Hosted, Serve, Target, check_scrape, requests_ended};
+use tokenmeter_server::Config;
 
-/// The server's socket send buffer (`--send-buffer`; the kernel doubles it).
+/// The server's socket send buffer (`Config::send_buffer`, `--send-buffer`; the kernel
+/// doubles it).
 const SEND_BUFFER: u32 = 4096;
 
 /// The fewest bytes a token frame takes on the wire (about 190 with its chunk header).
@@ -32,31 +35,29 @@ const MIN_FRAME: u32 = 150;
 /// both kernels' socket buffers hold, plus hyper's 16 buffers.
 const IN_FLIGHT: f64 = ((2 * SEND_BUFFER + 2 * client::RECV_BUFFER) / MIN_FRAME + 16) as f64;
 
-/// `tokenmeter serve` arguments: a small send buffer, then `extra`.
-fn serve_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec!["--send-buffer", "4096", "--seed", "3"];
-    args.extend_from_slice(extra);
-    args
+/// The server's configuration here: a small send buffer.
+fn config() -> Config {
+    Config::default().send_buffer(SEND_BUFFER).seed(3)
 }
 
-fn metric(serve: &Serve, name: &str, labels: &[(&str, &str)]) -> f64 {
+fn metric(serve: &impl Target, name: &str, labels: &[(&str, &str)]) -> f64 {
     let mut all = vec![("role", "server")];
     all.extend_from_slice(labels);
     serve.metric(name, &all)
 }
 
-fn outcome(serve: &Serve, outcome: &str) -> f64 {
+fn outcome(serve: &impl Target, outcome: &str) -> f64 {
     metric(serve, "tokenmeter_requests_total", &[("outcome", outcome)])
 }
 
-fn in_flight(serve: &Serve) -> f64 {
+fn in_flight<T: Target>(serve: &T) -> f64 {
     metric(serve, "tokenmeter_requests_waiting", &[])
         + metric(serve, "tokenmeter_requests_running", &[])
 }
 
 /// Waits until no request is in flight, then checks the scrape on its own (histogram
 /// `_count` equal to `+Inf`) and that `sent` requests have ended.
-fn settle(serve: &Serve, sent: usize) {
+fn settle(serve: &impl Target, sent: usize) {
     serve.wait_for(
         "requests in flight",
         0.0,
@@ -105,7 +106,7 @@ fn normal_clients<'s>(
 
 /// Checks that the server counted between `received` and `received` plus `hung_up` times
 /// [`IN_FLIGHT`] output tokens since `before`; returns the difference.
-fn counted_since(serve: &Serve, before: f64, received: usize, hung_up: usize) -> f64 {
+fn counted_since(serve: &impl Target, before: f64, received: usize, hung_up: usize) -> f64 {
     let counted = metric(serve, "tokenmeter_output_tokens_total", &[]) - before;
     let received = received as f64;
     assert!(
@@ -121,7 +122,7 @@ fn counted_since(serve: &Serve, before: f64, received: usize, hung_up: usize) ->
 
 #[test]
 fn hang_ups_and_stalled_readers_are_counted_as_what_they_received() {
-    let serve = Serve::start(&serve_args(&[]));
+    let serve = Hosted::start(config());
     let addr = serve.addr;
     let (hangups, stalled, normal) = (16, 16, 8);
 
@@ -182,7 +183,7 @@ fn hang_ups_and_stalled_readers_are_counted_as_what_they_received() {
 
 #[test]
 fn the_stall_limit_cancels_a_reader_that_stopped_and_it_gets_what_was_counted() {
-    let serve = Serve::start(&serve_args(&["--stall-limit", "1s"]));
+    let serve = Hosted::start(config().stall_limit(Duration::from_secs(1)));
     let addr = serve.addr;
     let (stalled, normal) = (8, 4);
     let (stall, full) = std::thread::scope(|scope| {
@@ -216,7 +217,7 @@ fn the_stall_limit_cancels_a_reader_that_stopped_and_it_gets_what_was_counted() 
 
 #[test]
 fn a_non_streaming_client_that_hangs_up_before_its_answer_is_cancelled() {
-    let serve = Serve::start(&serve_args(&[]));
+    let serve = Hosted::start(config());
     let addr = serve.addr;
     let (hangups, normal) = (8, 4);
     let bodies = std::thread::scope(|scope| {
@@ -272,6 +273,7 @@ fn stalled_readers_keep_the_server_memory_bounded() {
         "200000",
     ];
     let args = support::steady_engine("200us", &extra);
+    // The real process: the resident memory measured is the server's alone.
     let serve = Serve::start(&args);
     let addr = serve.addr;
     let readers = 64;
@@ -310,12 +312,11 @@ fn stalled_readers_keep_the_server_memory_bounded() {
 fn a_reader_that_never_reads_again_is_closed_at_the_send_timeout_and_cancelled() {
     // The stall limit cuts the request after 1 s; its error event then waits for a client
     // that reads nothing and never closes, until the send timeout closes the connection.
-    let serve = Serve::start(&serve_args(&[
-        "--stall-limit",
-        "1s",
-        "--send-timeout",
-        "2s",
-    ]));
+    let serve = Hosted::start(
+        config()
+            .stall_limit(Duration::from_secs(1))
+            .send_timeout(Duration::from_secs(2)),
+    );
     let mut client = Client::send(serve.addr, 5_000, true);
     client.read_tokens(2, Duration::from_secs(20));
     let started = Instant::now();

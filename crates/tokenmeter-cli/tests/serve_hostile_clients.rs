@@ -1,10 +1,12 @@
-//! Hostile clients against a real `tokenmeter serve` on loopback: slow headers and bodies, idle
-//! connections past the connection limit, busy connections at it, oversized bodies, unknown
-//! paths and methods, requests past the context length, a full queue, and a shutdown with
-//! half-sent requests and a stream in flight. For each: the answer (or the close) the limit
-//! promises, the server still serves others, and `/metrics` stays consistent (every histogram's
-//! `_count` equals its `+Inf` bucket, requests ended = requests sent once nothing is in flight)
-//! and counts the refusal. Short limits via flags keep every test fast; every loop is bounded.
+//! Hostile clients against the simulated server (in process) on loopback: slow headers and bodies,
+//! idle connections past the connection limit, busy connections at it, oversized bodies, unknown
+//! paths and methods, requests past the context length, a full queue, and a shutdown with half-sent
+//! requests and a stream in flight. For each: the answer (or the close) the limit promises, the
+//! server still serves others, and `/metrics` stays consistent (every histogram's `_count` equals
+//! its `+Inf` bucket, requests ended = requests sent once nothing is in flight) and counts the
+//! refusal. Short limits in the server's `Config` keep every test fast; every loop is bounded. The
+//! shutdown test alone runs the real `tokenmeter serve` process: it checks what the command prints
+//! and its exit status at SIGINT.
 
 mod serve_support;
 
@@ -18,7 +20,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use serve_support::http::{self, Response};
-use serve_support::{Serve, check_scrape, requests_ended, steady_engine};
+use serve_support::{
+    Hosted, Serve, Target, check_scrape, requests_ended, steady_config, steady_engine,
+};
+use tokenmeter_server::{Config, MetricsProfile};
 use tokenmeter_tests::TempDir;
 
 const CHAT: &str = "/v1/chat/completions";
@@ -50,15 +55,15 @@ fn json_body(response: &Response) -> Value {
 }
 
 /// A normal request succeeds: the server still serves other clients.
-fn served(server: &Serve) {
-    let response = post(server.addr, CHAT, &chat(2, false));
+fn served(server: &impl Target) {
+    let response = post(server.addr(), CHAT, &chat(2, false));
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(json_body(&response)["usage"]["completion_tokens"], 2);
 }
 
 /// Once nothing is in flight: `ended` requests ended, none running or waiting, and the scrape
 /// passes the exposition checks.
-fn consistent(server: &Serve, ended: f64) {
+fn consistent(server: &impl Target, ended: f64) {
     server.wait_for("requests ended", ended, Duration::from_secs(10), |s| {
         let (exposition, _) = check_scrape(&s.scrape()).expect("a consistent scrape");
         requests_ended(&exposition)
@@ -69,11 +74,11 @@ fn consistent(server: &Serve, ended: f64) {
     assert_eq!(exposition.sum("tokenmeter_requests_waiting", &[]), 0.0);
 }
 
-fn responses(server: &Serve, labels: &[(&str, &str)]) -> f64 {
+fn responses(server: &impl Target, labels: &[(&str, &str)]) -> f64 {
     server.metric("tokenmeter_http_responses_total", labels)
 }
 
-fn closed(server: &Serve, reason: &str) -> f64 {
+fn closed(server: &impl Target, reason: &str) -> f64 {
     server.metric(
         "tokenmeter_http_connections_closed_total",
         &[("reason", reason)],
@@ -105,7 +110,11 @@ fn read_until_closed(stream: &mut TcpStream, within: Duration) -> (Vec<u8>, Opti
 
 #[test]
 fn slow_headers_are_closed_after_the_header_timeout() {
-    let server = Serve::start(&["--header-timeout", "300ms", "--keep-alive-timeout", "20s"]);
+    let server = Hosted::start(
+        Config::default()
+            .header_timeout(Duration::from_millis(300))
+            .keep_alive_timeout(Duration::from_secs(20)),
+    );
     let mut slow = http::connect(server.addr).expect("connect");
     slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x")
         .expect("half a request line");
@@ -121,7 +130,7 @@ fn slow_headers_are_closed_after_the_header_timeout() {
 
 #[test]
 fn idle_connections_are_closed_after_the_keep_alive_timeout() {
-    let server = Serve::start(&["--keep-alive-timeout", "300ms"]);
+    let server = Hosted::start(Config::default().keep_alive_timeout(Duration::from_millis(300)));
     let mut idle = http::connect(server.addr).expect("connect");
     let (_, closed_after) = read_until_closed(&mut idle, Duration::from_secs(5));
     assert!(closed_after.expect("closed within 5 s") < Duration::from_secs(3));
@@ -132,7 +141,7 @@ fn idle_connections_are_closed_after_the_keep_alive_timeout() {
 
 #[test]
 fn slow_bodies_are_answered_408_and_counted() {
-    let server = Serve::start(&["--body-timeout", "300ms"]);
+    let server = Hosted::start(Config::default().body_timeout(Duration::from_millis(300)));
     let mut slow = http::connect(server.addr).expect("connect");
     slow.write_all(
         b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"messages\":",
@@ -169,7 +178,11 @@ fn slow_bodies_are_answered_408_and_counted() {
 fn idle_connections_past_the_limit_do_not_lock_out_new_clients() {
     const LIMIT: usize = 8;
     const IDLE: usize = 3 * LIMIT;
-    let server = Serve::start(&["--max-connections", "8", "--keep-alive-timeout", "60s"]);
+    let server = Hosted::start(
+        Config::default()
+            .max_connections(LIMIT)
+            .keep_alive_timeout(Duration::from_secs(60)),
+    );
     // More idle connections than the limit, each accepted before the next opens.
     let mut idle: Vec<TcpStream> = Vec::new();
     for _ in 0..IDLE {
@@ -197,9 +210,11 @@ fn idle_connections_past_the_limit_do_not_lock_out_new_clients() {
 
 #[test]
 fn busy_connections_at_the_limit_get_a_quick_503() {
-    let mut args = steady_engine("50ms", &["--max-connections", "3"]);
-    args.extend(["--keep-alive-timeout".to_owned(), "60s".to_owned()]);
-    let server = Serve::start(&args);
+    let server = Hosted::start(
+        steady_config(Duration::from_millis(50))
+            .max_connections(3)
+            .keep_alive_timeout(Duration::from_secs(60)),
+    );
     // Three long streams hold every connection.
     let streams: Vec<TcpStream> = (0..3).map(|_| open_stream(server.addr)).collect();
     let started = Instant::now();
@@ -263,7 +278,7 @@ fn open_stream(addr: SocketAddr) -> TcpStream {
 
 #[test]
 fn oversized_bodies_get_413_and_are_counted() {
-    let server = Serve::start(&["--max-body-size", "1KiB"]);
+    let server = Hosted::start(Config::default().max_body_size(1024));
     let big = json!({"messages": [{"role": "user", "content": "x".repeat(4_096)}]}).to_string();
     // Declared too large: refused from its content-length.
     let response = post(server.addr, CHAT, big.as_bytes());
@@ -293,8 +308,11 @@ fn oversized_bodies_get_413_and_are_counted() {
 
 #[test]
 fn unknown_paths_and_methods_get_openai_errors_and_are_counted_in_both_profiles() {
-    for profile in ["semconv", "vllm"] {
-        let server = Serve::start(&["--profile", profile]);
+    for (profile, names) in [
+        ("semconv", MetricsProfile::Semconv),
+        ("vllm", MetricsProfile::Vllm),
+    ] {
+        let server = Hosted::start(Config::default().profile(names));
         let missing = http::request(server.addr, "GET", "/v1/nope?key=sk-secret", &[], b"")
             .expect("an answer");
         assert_eq!(missing.status, 404);
@@ -383,7 +401,7 @@ fn promtool_accepts(text: &str) {
 
 #[test]
 fn past_the_context_length_is_vllms_400_and_a_client_error() {
-    let server = Serve::start(&["--max-model-len", "8192"]);
+    let server = Hosted::start(Config::default().max_model_len(8192));
     let ids: Vec<u32> = (0..9_000).collect();
     let body = json!({"prompt": ids, "max_tokens": 1_000}).to_string();
     let response = post(server.addr, "/v1/completions", body.as_bytes());
@@ -415,15 +433,12 @@ fn past_the_context_length_is_vllms_400_and_a_client_error() {
 
 #[test]
 fn a_full_queue_answers_429() {
-    let args = [
-        "--max-batch",
-        "1",
-        "--queue-limit",
-        "1",
-        "--decode-table",
-        "1=50ms",
-    ];
-    let server = Serve::start(&args);
+    let server = Hosted::start(
+        Config::default()
+            .max_batch(1)
+            .queue_limit(1)
+            .decode_table(vec![(1, Duration::from_millis(50))]),
+    );
     let running = open_stream(server.addr);
     // The second waits in the queue (its first event never comes while the first runs).
     let mut waiting = http::connect(server.addr).expect("connect");
@@ -478,6 +493,7 @@ fn a_shutdown_closes_half_sent_requests_cancels_the_stream_and_exits_0() {
     let dir = TempDir::new("serve-shutdown");
     let mut args = steady_engine("50ms", &["--shutdown-grace", "300ms"]);
     args.extend(["--keep-alive-timeout".to_owned(), "60s".to_owned()]);
+    // The real process: this checks what `tokenmeter serve` prints and its exit status at SIGINT.
     let mut server = Serve::start_logged(&args, &[], &dir.0);
     let mut stream = open_stream(server.addr);
     let mut half_head = http::connect(server.addr).expect("connect");

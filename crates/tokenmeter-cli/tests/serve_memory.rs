@@ -14,6 +14,7 @@
 //!
 //! The engine takes 1 ms a step and the socket buffer is 4 MiB, so each answer takes seconds.
 
+// The real `tokenmeter serve` process: its resident memory is the server's alone.
 mod serve_support;
 
 use std::io::{Read, Write};
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use serve_support::http;
-use serve_support::{Serve, steady_engine};
+use serve_support::{Serve, Target, steady_engine};
 
 const CHAT: &str = "/v1/chat/completions";
 

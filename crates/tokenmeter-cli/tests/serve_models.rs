@@ -1,5 +1,6 @@
-//! The model names `tokenmeter serve` answers for, with the real processes: `bench` with no
-//! `--model` finds the served name in `/v1/models`, an alias of `--served-model-name` works,
+//! The model names the simulated server answers for (in process), with the real `bench`
+//! process: `bench` with no `--model` finds the served name in `/v1/models`, an alias of
+//! `--served-model-name` works,
 //! and a mistyped `--model` ends the run before it starts, with the server's 404 naming the
 //! model (exit 3, a run that could not happen).
 #[path = "serve_support/mod.rs"]
@@ -7,11 +8,14 @@ mod support;
 
 use std::process::{Command, Stdio};
 
-use support::{Serve, bench};
+use support::{Hosted, bench};
+use tokenmeter_server::Config;
 
 #[test]
 fn bench_finds_the_served_name_and_a_mistyped_model_fails_fast() {
-    let serve = Serve::start(&["--served-model-name", "llama-8b", "llama"]);
+    let serve = Hosted::start(
+        Config::default().served_model_name(vec!["llama-8b".to_owned(), "llama".to_owned()]),
+    );
     let url = serve.url();
 
     let found = bench(&url, &["-n", "3", "--rate", "inf"]);

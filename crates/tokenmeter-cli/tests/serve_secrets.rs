@@ -7,6 +7,7 @@
 //! become labels. `tokenmeter serve` has no OTLP exporter and writes no trace, so there is
 //! nothing else to search.
 
+// The real `tokenmeter serve` process: what it prints (stdout, stderr, at Ctrl-C) is under test.
 #[path = "serve_support/mod.rs"]
 mod support;
 

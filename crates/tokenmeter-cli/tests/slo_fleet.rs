@@ -1,4 +1,4 @@
-//! Fleet SLOs: three `tokenmeter serve` processes with the same SLO spec, scraped by one real
+//! Fleet SLOs: three simulated servers (in process) with the same SLO spec, scraped by one real
 //! Prometheus evaluating the rules `tokenmeter slo rules` generated. The rules' fleet goodput
 //! and attainment equal the sums of the three processes' own counts.
 
@@ -9,8 +9,10 @@ use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
-use support::Serve;
 use support::slo::write_chat_spec;
+use support::{Hosted, Target};
+use tokenmeter_server::Config;
+use tokenmeter_slo::SloSpec;
 use tokenmeter_tests::TempDir;
 use tokenmeter_tests::prometheus::{Job, Prometheus};
 
@@ -51,10 +53,12 @@ fn fleet_goodput_and_attainment_equal_the_sums_of_the_replicas() {
 
     // Three replicas that fare differently: a healthy one, one with failures, one whose small
     // batch queues requests past the 25 ms TTFT threshold.
+    let text = std::fs::read_to_string(&spec_path).expect("read the SLO spec");
+    let config = Config::default().slo_spec(SloSpec::from_toml(&text).expect("a valid SLO spec"));
     let servers = [
-        Serve::start(&["--slo-spec", spec, "--seed", "1"]),
-        Serve::start(&["--slo-spec", spec, "--seed", "2", "--error-rate", "0.3"]),
-        Serve::start(&["--slo-spec", spec, "--seed", "3", "--max-batch", "2"]),
+        Hosted::start(config.clone().seed(1)),
+        Hosted::start(config.clone().seed(2).error_rate(0.3)),
+        Hosted::start(config.seed(3).max_batch(2)),
     ];
     let names = ["replica-a", "replica-b", "replica-c"];
     let jobs: Vec<Job<'_>> = servers

@@ -10,6 +10,7 @@
 //! TOKENMETER_SOAK_SECS=600 cargo nextest run -p tokenmeter-cli --test soak --no-capture
 //! ```
 
+// The real `tokenmeter serve` process: a soak of the command as operators run it.
 #[path = "serve_support/mod.rs"]
 mod support;
 

@@ -139,6 +139,7 @@ fn held_bodies_stay_within_the_body_memory_budget() {
     const BODY: usize = 2 * 1024 * 1024;
     const BUDGET: usize = 32 * 1024 * 1024;
     const MARGIN_KIB: u64 = 32 * 1024;
+    // The real process: the resident memory measured is the server's alone.
     let server = Serve::start(&[
         "--max-connections",
         "128",

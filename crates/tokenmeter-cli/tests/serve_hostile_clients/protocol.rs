@@ -8,27 +8,28 @@ use std::io::Write as _;
 use std::net::{Shutdown, SocketAddr};
 use std::time::Duration;
 
-use super::serve_support::Serve;
 use super::serve_support::http;
+use super::serve_support::{Hosted, Target};
 use super::{
     CHAT, chat, closed, consistent, json_body, post, read_until_closed, responses, served,
 };
+use tokenmeter_server::Config;
 
-fn outcome(server: &Serve, outcome: &str) -> f64 {
+fn outcome(server: &Hosted, outcome: &str) -> f64 {
     server.metric(
         "tokenmeter_requests_total",
         &[("role", "server"), ("outcome", outcome)],
     )
 }
 
-fn client_errors(server: &Serve) -> f64 {
+fn client_errors(server: &Hosted) -> f64 {
     server.metric(
         "tokenmeter_requests_total",
         &[("role", "server"), ("error_type", "client_error")],
     )
 }
 
-fn in_flight(server: &Serve) -> f64 {
+fn in_flight(server: &Hosted) -> f64 {
     server.metric("tokenmeter_requests_waiting", &[("role", "server")])
         + server.metric("tokenmeter_requests_running", &[("role", "server")])
 }
@@ -50,7 +51,7 @@ fn answer_to(addr: SocketAddr, raw: &[u8]) -> Option<String> {
 
 #[test]
 fn requests_hyper_cannot_parse_are_answered_and_counted() {
-    let server = Serve::start(&["--keep-alive-timeout", "20s"]);
+    let server = Hosted::start(Config::default().keep_alive_timeout(Duration::from_secs(20)));
     let big_header = format!(
         "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
         "a".repeat(1024 * 1024)
@@ -106,14 +107,12 @@ fn requests_hyper_cannot_parse_are_answered_and_counted() {
 
 #[test]
 fn pipelined_streams_from_a_client_that_reads_nothing_end_once() {
-    let server = Serve::start(&[
-        "--send-timeout",
-        "1s",
-        "--stall-limit",
-        "30s",
-        "--send-buffer",
-        "4096",
-    ]);
+    let server = Hosted::start(
+        Config::default()
+            .send_timeout(Duration::from_secs(1))
+            .stall_limit(Duration::from_secs(30))
+            .send_buffer(4096),
+    );
     let body = chat(8_000, true);
     let one = format!(
         "POST {CHAT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -141,7 +140,7 @@ fn pipelined_streams_from_a_client_that_reads_nothing_end_once() {
 /// success nor stays in flight, and the server serves the next client.
 #[test]
 fn a_client_that_half_closes_after_its_request_is_taken_as_gone() {
-    let server = Serve::start(&["--keep-alive-timeout", "20s"]);
+    let server = Hosted::start(Config::default().keep_alive_timeout(Duration::from_secs(20)));
     let body = chat(400, true);
     let request = format!(
         "POST {CHAT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -171,7 +170,7 @@ fn a_client_that_half_closes_after_its_request_is_taken_as_gone() {
 
 #[test]
 fn json_meant_to_break_the_parser_is_a_counted_400() {
-    let server = Serve::start(&["--keep-alive-timeout", "20s"]);
+    let server = Hosted::start(Config::default().keep_alive_timeout(Duration::from_secs(20)));
     let deep = format!(r#"{{"messages":{}"#, "[".repeat(100_000));
     let bodies: [(&str, Vec<u8>); 8] = [
         ("nesting 100,000 deep", deep.into_bytes()),

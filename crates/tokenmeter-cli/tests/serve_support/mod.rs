@@ -1,14 +1,17 @@
-//! Shared helpers of the integration tests that run a real `tokenmeter serve` (`soak`,
-//! `scrape_faults`, `serve_secrets`, `slo_fleet`, `axum_helper`): the real `serve` and
-//! `bench` processes, the server in process for tests of other things (`openai_helper`,
-//! `async_openai_helper`), raw HTTP/1.1 on loopback, the SLO spec they load, and the
-//! checks every scrape must pass.
+//! Shared helpers of the integration tests that need a server: the server in process
+//! ([`Hosted`] with a runtime of its own for synchronous tests, [`InProcess`] inside the test's
+//! runtime) for every test that needs a server but does not test the `tokenmeter serve`
+//! binary; the real `serve` process ([`Serve`]) for the tests of the binary itself (its output,
+//! its signals, its memory as a process) and the real `bench` process; raw HTTP/1.1 on
+//! loopback, the SLO spec they load, and the checks every scrape must pass.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
 pub mod exposition;
+pub mod hosted;
 pub mod http;
 pub mod in_process;
 pub mod process;
+pub mod reads;
 pub mod slo;
 
 use std::collections::BTreeMap;
@@ -18,9 +21,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[allow(unused_imports)] // each test uses its own share
 pub use exposition::{Exposition, check_scrape, never_decrease};
 #[allow(unused_imports)]
+pub use hosted::{Hosted, steady_config};
+#[allow(unused_imports)]
 pub use in_process::InProcess;
 #[allow(unused_imports)]
 pub use process::{BenchRun, Serve, bench, steady_engine};
+#[allow(unused_imports)]
+pub use reads::Target;
 
 /// Checks a sequence of scrapes of one server: each on its own (histogram `_count` equal to its
 /// `+Inf` bucket, buckets non-decreasing in `le`) and each against the one before (counters,

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use tokenmeter_tests::TempDir;
 
-use super::exposition::Exposition;
 use super::http;
+use super::reads::Target;
 
 /// A `tokenmeter serve` process on a loopback port the kernel picked, killed on drop (also when
 /// the test fails).
@@ -93,50 +93,6 @@ impl Serve {
         format!("http://{}", self.addr)
     }
 
-    /// The text of `GET /metrics`.
-    pub fn scrape(&self) -> String {
-        http::scrape(self.addr)
-            .unwrap_or_else(|e| panic!("scraping tokenmeter serve on {}: {e}", self.addr))
-    }
-
-    /// The value of `series` (the name and labels exactly as serve prints them,
-    /// `name{a="x",b="y"}`) on `/metrics`; panics when serve has no such series.
-    pub fn sample(&self, series: &str) -> f64 {
-        let text = self.scrape();
-        tokenmeter_tests::sample(&text, series).unwrap_or_else(|| {
-            panic!(
-                "{series} missing from the /metrics of tokenmeter serve on {}:\n{text}",
-                self.addr
-            )
-        })
-    }
-
-    /// The sum of the `name` samples on `/metrics` that carry every label of `labels` (0 when
-    /// none does).
-    pub fn metric(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let text = self.scrape();
-        Exposition::parse(&text)
-            .unwrap_or_else(|e| panic!("the /metrics of tokenmeter serve on {}: {e}", self.addr))
-            .sum(name, labels)
-    }
-
-    /// Reads `read(self)` every 20 ms until it is `value`; panics after `within`, naming `what`
-    /// and the last value read.
-    pub fn wait_for(&self, what: &str, value: f64, within: Duration, read: impl Fn(&Self) -> f64) {
-        let deadline = Instant::now() + within;
-        loop {
-            let now = read(self);
-            if now == value {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "serve's {what} is {now}, not {value}, after {within:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -194,6 +150,14 @@ pub fn steady_engine(step: &str, extra: &[&str]) -> Vec<String> {
         .chain(extra)
         .map(|a| (*a).to_owned())
         .collect()
+}
+
+impl Target for Serve {
+    const WHO: &'static str = "tokenmeter serve";
+
+    fn addr(&self) -> SocketAddr {
+        self.addr
+    }
 }
 
 impl Drop for Serve {
