@@ -30,6 +30,23 @@ esac
 # shellcheck source=scripts/tools.sh
 source scripts/tools.sh
 
+# `cargo doc` of the workspace, failing on any warning. RUSTDOCFLAGS makes rustdoc's warnings
+# errors, but cargo's own (two targets writing the same target/doc/<name>/, a manifest
+# warning) only print and exit 0, so its stderr is read.
+docs_without_warnings() {
+  local log status=0
+  log=$(mktemp)
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features 2>"$log" || status=$?
+  cat "$log" >&2
+  if [ "$status" -eq 0 ] && grep -q '^warning' "$log"; then
+    echo "error: cargo doc warned (above): fix it (an output filename collision: \`doc = false\`" \
+      "on the [[bin]] named like a library)" >&2
+    status=1
+  fi
+  rm -f "$log"
+  return "$status"
+}
+
 quick_tier() {
   echo "==> [quick] cargo fmt --check"
   cargo fmt --all -- --check
@@ -37,8 +54,8 @@ quick_tier() {
   echo "==> [quick] cargo clippy (all targets, all features, warnings are errors)"
   cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-  echo "==> [quick] cargo doc (warnings are errors)"
-  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
+  echo "==> [quick] cargo doc (warnings are errors, cargo's own too: an output filename collision)"
+  docs_without_warnings
 
   echo "==> [quick] doc tests"
   cargo test --workspace --all-features --doc
@@ -67,6 +84,9 @@ cargo hack check --workspace --each-feature --exclude-all-features --all-targets
 
 echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
 cargo deny check --hide-inclusion-graph licenses bans
+
+echo "==> every publishable crate: crates.io metadata, license files, and a build from its .crate (scripts/package_check.py)"
+python3 scripts/package_check.py
 
 echo "==> the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null
