@@ -4,7 +4,8 @@
 1. **Metadata.** Each publishable workspace member (every member found by `cargo metadata`
    whose `publish` is not `false`, so a new crate is checked the day it joins the workspace)
    has a `description`, `license`, `repository`, `readme` (a file that exists), `keywords`
-   (1 to 5, as crates.io accepts them) and `categories` (1 to 5), the license files
+   (1 to 5, as crates.io accepts them) and `categories` (1 to 5), a library root that includes
+   the README as a doc test (`#[cfg(doctest)]`, so its examples run), the license files
    `LICENSE-MIT` and `LICENSE-APACHE` in its folder (symbolic links to the root's are fine:
    cargo packages what they point to), and a `version` on every path dependency that is not a
    dev-dependency. The checker first checks itself on a made-up member that lacks all of it.
@@ -70,6 +71,11 @@ def member_problems(package):
     for slug in categories:
         if not CATEGORY.match(slug):
             lack(f"category {slug!r} is not a crates.io slug", "fix `categories`")
+    for target in package.get("targets", []):
+        if "lib" in target["kind"] and readme and not readme_doc_tested(target["src_path"], readme):
+            lack("its README's examples are not doc tests",
+                 f'add `#[cfg(doctest)] #[doc = include_str!("../{readme}")] struct ReadmeDoctests;`',
+                 os.path.relpath(target["src_path"], ROOT))
     for file in LICENSE_FILES:
         if not os.path.isfile(os.path.join(folder, file)):
             lack(f"no {file} in its folder (the package would ship without the license text)",
@@ -79,6 +85,15 @@ def member_problems(package):
             lack(f"path dependency {dep['name']} has no version (crates.io needs one)",
                  f"give it `version` (or use `{dep['name']}.workspace = true`)")
     return found
+
+
+def readme_doc_tested(lib, readme):
+    """Whether the library's root file includes the README as documentation (its examples run)."""
+    try:
+        with open(lib, encoding="utf-8") as file:
+            return f'include_str!("../{readme}")' in file.read()
+    except OSError:
+        return False
 
 
 def problems(metadata):
@@ -115,12 +130,14 @@ def self_check():
     bare = {
         "id": "bare", "name": "bare", "publish": None,
         "manifest_path": os.path.join(ROOT, "no-such-crate", "Cargo.toml"),
-        "keywords": ["not a keyword"], "categories": [],
+        "keywords": ["not a keyword"], "categories": [], "readme": "README.md",
+        "targets": [{"kind": ["lib"], "src_path": os.path.join(ROOT, "no-such-crate", "src", "lib.rs")}],
         "dependencies": [{"name": "sibling", "path": "../sibling", "kind": None, "req": "*"}],
     }
     private = dict(bare, id="private", name="private", publish=[])
     found, names = problems({"workspace_members": ["bare", "private"], "packages": [bare, private]})
-    expected = ["`description`", "`license`", "`repository`", "`readme`", "keyword 'not a keyword'",
+    expected = ["`description`", "`license`", "`repository`", "readme `README.md` does not exist",
+                "README's examples are not doc tests", "keyword 'not a keyword'",
                 "0 categories", "LICENSE-MIT", "LICENSE-APACHE", "sibling has no version"]
     missed = [e for e in expected if not any(e in line for line in found)]
     if missed or names != ["bare"]:

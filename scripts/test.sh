@@ -6,10 +6,13 @@
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
 #                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
-#                                 toolchain that Cargo.toml's rust-version names), then the quick
-#                                 tier, then everything else, and last the release binary's
-#                                 checks (scripts/release_checks.py: the README's main job and
-#                                 the server's view). `.ci/run` calls exactly this.
+#                                 toolchain that Cargo.toml's rust-version names, python3-venv),
+#                                 then the quick tier, then everything else (with
+#                                 scripts/package_check.py: every publishable crate's metadata,
+#                                 and each built from its .crate; needs the crates.io index), and
+#                                 last the release binary's checks (scripts/release_checks.py:
+#                                 the wheel, the README's main job run from it, and the server's
+#                                 view). `.ci/run` calls exactly this.
 #                                 The check against llama.cpp's server runs on its own
 #                                 (`python3 scripts/third_party_server.py`: a fresh machine
 #                                 compiles llama.cpp for 15-30 min first; see the README).
