@@ -6,10 +6,13 @@
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
 #                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
-#                                 toolchain that Cargo.toml's rust-version names), then the quick
-#                                 tier, then everything else, and last the release binary's
-#                                 checks (scripts/release_checks.py: the README's main job and
-#                                 the server's view). `.ci/run` calls exactly this.
+#                                 toolchain that Cargo.toml's rust-version names, python3-venv),
+#                                 then the quick tier, then everything else (with
+#                                 scripts/package_check.py: every publishable crate's metadata,
+#                                 and each built from its .crate; needs the crates.io index), and
+#                                 last the release binary's checks (scripts/release_checks.py:
+#                                 the wheel, the README's main job run from it, and the server's
+#                                 view). `.ci/run` calls exactly this.
 #                                 The check against llama.cpp's server runs on its own
 #                                 (`python3 scripts/third_party_server.py`: a fresh machine
 #                                 compiles llama.cpp for 15-30 min first; see the README).
@@ -30,6 +33,23 @@ esac
 # shellcheck source=scripts/tools.sh
 source scripts/tools.sh
 
+# `cargo doc` of the workspace, failing on any warning. RUSTDOCFLAGS makes rustdoc's warnings
+# errors, but cargo's own (two targets writing the same target/doc/<name>/, a manifest
+# warning) only print and exit 0, so its stderr is read.
+docs_without_warnings() {
+  local log status=0
+  log=$(mktemp)
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features 2>"$log" || status=$?
+  cat "$log" >&2
+  if [ "$status" -eq 0 ] && grep -q '^warning' "$log"; then
+    echo "error: cargo doc warned (above): fix it (an output filename collision: \`doc = false\`" \
+      "on the [[bin]] named like a library)" >&2
+    status=1
+  fi
+  rm -f "$log"
+  return "$status"
+}
+
 quick_tier() {
   echo "==> [quick] cargo fmt --check"
   cargo fmt --all -- --check
@@ -37,8 +57,8 @@ quick_tier() {
   echo "==> [quick] cargo clippy (all targets, all features, warnings are errors)"
   cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-  echo "==> [quick] cargo doc (warnings are errors)"
-  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
+  echo "==> [quick] cargo doc (warnings are errors, cargo's own too: an output filename collision)"
+  docs_without_warnings
 
   echo "==> [quick] doc tests"
   cargo test --workspace --all-features --doc
@@ -67,6 +87,9 @@ cargo hack check --workspace --each-feature --exclude-all-features --all-targets
 
 echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
 cargo deny check --hide-inclusion-graph licenses bans
+
+echo "==> every publishable crate: crates.io metadata, license files, and a build from its .crate (scripts/package_check.py)"
+python3 scripts/package_check.py
 
 echo "==> the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null

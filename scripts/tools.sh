@@ -4,7 +4,8 @@
 #   install_test_tools   Debian's prometheus (promtool and the server) and chromium (the HTML
 #                        report's screenshot test); cargo-nextest, cargo-deny, cargo-hack;
 #                        curl and the openai Python SDK (third-party clients); llama.cpp's server
-#                        (llama-cpp-python, a third-party server) in a venv under ~/.cache
+#                        (llama-cpp-python, a third-party server) in a venv under ~/.cache;
+#                        python3-venv (the release checks' throwaway venvs: maturin, the wheel)
 #   install_fuzz_tools   a C++ compiler (libFuzzer is C++) and cargo-fuzz
 #   check_toolchain MODE the compiler against `rust-version` in Cargo.toml (see below)
 
@@ -33,6 +34,9 @@ install_test_tools() {
   # The official OpenAI Python SDK, for the third-party client check (scripts/third_party_hangups.py).
   command -v curl >/dev/null 2>&1 || apt_install curl
   python3 -c 'import openai' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check openai
+  # `python3 -m venv` (the release checks install maturin and the built wheel into throwaway
+  # virtual environments): Debian's python3 has venv without ensurepip until python3-venv.
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || apt_install python3-venv
 }
 
 # The venv of scripts/third_party_server.py (run on its own, not by scripts/test.sh: a fresh

@@ -153,3 +153,8 @@ pub use model::{
 };
 pub use service::MeterService;
 pub use tokenmeter_openai::{TenantError, TenantLabels};
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

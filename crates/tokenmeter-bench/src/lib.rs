@@ -616,3 +616,8 @@ const PREFLIGHT_SEED: u64 = 0x7e57;
 
 /// The test request asks for at most this many tokens.
 const PREFLIGHT_MAX_TOKENS: u64 = 4;
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -62,3 +62,8 @@ pub use activity::{Activity, InFlight, Receiving};
 pub use registry::{Admission, Connections, Evictable, Slot};
 pub use timeouts::{Expired, Timeouts};
 pub use watched::Watched;
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

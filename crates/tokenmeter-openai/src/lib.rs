@@ -145,3 +145,8 @@ pub use tenant::{TenantError, TenantLabels};
 
 #[cfg(test)]
 mod tests;
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

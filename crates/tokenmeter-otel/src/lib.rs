@@ -157,3 +157,8 @@ pub use tokenmeter::conventions::{
     BATCH_SIZE_EDGES, BucketError, Buckets, DURATION_EDGES, Metric, STEP_DURATION_EDGES,
     TOKEN_EDGES, TPOT_EDGES, TTFT_EDGES,
 };
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

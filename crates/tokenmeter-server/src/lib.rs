@@ -145,3 +145,8 @@ pub use listener::Stopped;
 pub use profile::MetricsProfile;
 pub use server::{Server, bind, start};
 pub use slo::SloState;
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -123,3 +123,8 @@ pub use request::{GenerateRequest, Operation};
 pub use snapshot::{EngineTotals, Snapshot, StepKind, StepStats};
 pub use stream::{TokenResult, TokenStream};
 pub use token::{Token, VOCABULARY};
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

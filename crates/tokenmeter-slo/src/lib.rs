@@ -81,3 +81,8 @@ pub use spec::{
 };
 pub use status::SloStatus;
 pub use verdict::Verdict;
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

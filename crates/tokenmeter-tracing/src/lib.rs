@@ -86,3 +86,8 @@ macro_rules! request_span {
         )
     };
 }
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -121,3 +121,8 @@ pub use record::{ItemTime, RequestRecord};
 pub use request::{Observation, Request};
 pub use series::{Labels, Role, Series, TenantKey};
 pub use stream::{MeterExt, Metered};
+
+// The README's example runs with the doc tests, so the page crates.io shows stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
