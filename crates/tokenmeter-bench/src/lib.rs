@@ -140,10 +140,10 @@ pub use args::{
 };
 pub use exit::code as exit_code;
 pub use finished::Run;
-pub use plan::{Plan, PlanBuilder};
 pub use load_args::{DEFAULT_BURSTINESS, LoadArgs};
 pub use merge::{MergeArgs, run as merge};
 pub use peer::{PeerArgs, PercentileMetric, ResultFormat};
+pub use plan::{Plan, PlanBuilder};
 pub use request_shape::{ExtraBody, HeaderArg, MaxTokensField, ShapeArgs};
 /// The URL type of [`BenchArgs::url`] and [`MetricsTarget::Url`] (`reqwest`'s).
 pub use reqwest::Url;

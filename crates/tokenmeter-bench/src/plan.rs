@@ -235,4 +235,3 @@ impl PlanBuilder {
         Ok(Plan { args, validated })
     }
 }
-
