@@ -7,11 +7,13 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use reqwest::StatusCode;
 use reqwest::header::LOCATION;
 use tokenmeter_openai::{ERROR_BODY_LIMIT, StatusError, describe_error};
 
-use crate::client::ApiKey;
+use crate::api_key::ApiKey;
+use crate::format::format_size;
+use crate::redirect::{redirect_policy, redirected};
+use crate::refusal::remedy;
 use crate::request_shape::RequestShape;
 use crate::sanitize::Sanitizer;
 use crate::tls::Tls;
@@ -25,74 +27,6 @@ pub(crate) const MODELS_LIMIT: usize = 1024 * 1024;
 
 /// The longest model id taken from a list (the id is sent back in every request).
 const MODEL_ID_LIMIT: usize = 1024;
-
-/// The redirect policy of every HTTP client of the bench: none unless `follow`; when
-/// following, at most 10 hops, and none to another origin (scheme, host or port) if
-/// `guard_headers`: reqwest drops `Authorization` and `Cookie` on such a hop but forwards every
-/// other header, `--header` values (`api-key`, `x-api-key`) included, so a client that carries
-/// them refuses the hop with [`CrossOrigin`] instead.
-pub(crate) fn redirect_policy(follow: bool, guard_headers: bool) -> reqwest::redirect::Policy {
-    if !follow {
-        return reqwest::redirect::Policy::none();
-    }
-    if !guard_headers {
-        return reqwest::redirect::Policy::limited(MAX_REDIRECTS);
-    }
-    reqwest::redirect::Policy::custom(|attempt| {
-        let same_origin = attempt
-            .previous()
-            .first()
-            .is_none_or(|first| first.origin() == attempt.url().origin());
-        if !same_origin {
-            let to = display_url(attempt.url());
-            attempt.error(CrossOrigin(to))
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
-/// The most redirects followed with `--follow-redirects`.
-const MAX_REDIRECTS: usize = 10;
-
-/// A redirect to another origin refused because the request carries `--header` values: the
-/// target is shown without user info or query.
-#[derive(Debug)]
-pub(crate) struct CrossOrigin(String);
-
-impl std::fmt::Display for CrossOrigin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "a redirect to another origin ({}) was not followed: the request carries --header \
-             values, which would be sent there (only Authorization and Cookie are dropped on such \
-             a hop); point --url at the new address",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for CrossOrigin {}
-
-/// The error of a redirect that was not followed: where it pointed (sanitised) and how to opt in.
-pub(crate) fn redirected(
-    status: StatusCode,
-    location: Option<&[u8]>,
-    sanitizer: &Sanitizer,
-) -> String {
-    let target = location.map_or_else(
-        || "no Location".to_owned(),
-        |l| sanitizer.clean_bytes(l).to_string(),
-    );
-    format!(
-        "the server answered HTTP {} redirecting to {target}; redirects are not followed, so that \
-         the bench measures the server at --url: point --url at the new address, or pass \
-         --follow-redirects",
-        status.as_u16()
-    )
-}
 
 /// Fails with a clear message when nothing listens at the URL's host and port, or, for https,
 /// when the TLS handshake fails (an unknown certificate authority, say): one request that
@@ -199,7 +133,7 @@ pub(crate) async fn model(
         let error = StatusError::new(status.as_u16(), &body);
         let shown = sanitizer.clean(&error.to_string());
         let remedy = match status.as_u16() {
-            401 | 403 => crate::preflight::remedy(status.as_u16(), &url),
+            401 | 403 => remedy(status.as_u16(), &url),
             _ => "pass --model NAME, or check --url".to_owned(),
         };
         return Err(anyhow::anyhow!(
@@ -246,7 +180,7 @@ async fn read_bounded(
     let too_large = || {
         format!(
             "the answer is larger than {}, more than any model list; is --url right?",
-            crate::client::format_size(limit)
+            format_size(limit)
         )
     };
     if !truncate && response.content_length().is_some_and(|n| n > limit as u64) {

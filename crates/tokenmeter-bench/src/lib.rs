@@ -82,6 +82,8 @@
 //! | `shard` | one run split over processes: `--shard I/N`, `--start-at` |
 //! | `merge` | `tokenmeter bench merge`: the summary of the union of several traces |
 
+mod api;
+mod api_key;
 mod args;
 mod client;
 mod clock;
@@ -92,6 +94,7 @@ mod discover;
 mod embedded;
 mod exit;
 mod finished;
+mod format;
 mod gaps;
 mod interrupt;
 mod load;
@@ -110,6 +113,8 @@ mod plan;
 mod preflight;
 mod progress;
 mod records;
+mod redirect;
+mod refusal;
 mod request_shape;
 mod run_block;
 mod runner;

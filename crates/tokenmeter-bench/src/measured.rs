@@ -123,6 +123,13 @@ pub(crate) struct Measured {
     pub(crate) server_queue: Option<Duration>,
 }
 
+/// What [`oddities::warnings`](crate::oddities::warnings) reads of each request.
+impl AsRef<Oddities> for Measured {
+    fn as_ref(&self) -> &Oddities {
+        &self.oddities
+    }
+}
+
 impl Measured {
     /// How the request ended; a lost task is an error of class `_OTHER`, one cancelled by an
     /// interrupt `cancelled`.
@@ -338,5 +345,23 @@ mod tests {
         let mut huge = with_prompt_usage(100, u64::MAX);
         huge.check_input_usage(true);
         assert_eq!(huge.prompt_tokens(), 100);
+    }
+
+    #[test]
+    fn the_oddities_warnings_read_each_request_s_oddities() {
+        let odd = Measured {
+            oddities: Oddities {
+                duplicate_key_chunks: 2,
+                ..Oddities::default()
+            },
+            ..Measured::default()
+        };
+        let got = crate::oddities::warnings(&[odd, Measured::default()]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(
+            got[0].starts_with("1 of 2 requests' streams held 2 chunks"),
+            "{}",
+            got[0]
+        );
     }
 }

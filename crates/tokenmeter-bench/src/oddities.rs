@@ -13,8 +13,6 @@
 use serde::{Deserialize, Serialize};
 use tokenmeter_openai::Skipped;
 
-use crate::measured::Measured;
-
 /// What one request's stream held that was skipped or read leniently (all 0: nothing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Oddities {
@@ -68,13 +66,21 @@ impl Oddities {
     }
 }
 
-/// One warning line per kind of oddity in `measured` (none when there was none).
-pub(crate) fn warnings(measured: &[Measured]) -> Vec<String> {
+/// An [`Oddities`] is its own (what [`warnings`] reads of each request).
+impl AsRef<Oddities> for Oddities {
+    fn as_ref(&self) -> &Oddities {
+        self
+    }
+}
+
+/// One warning line per kind of oddity in `measured`, the requests of a run, each with its
+/// [`Oddities`] (none when there was none).
+pub(crate) fn warnings<M: AsRef<Oddities>>(measured: &[M]) -> Vec<String> {
     let of = |pick: fn(&Oddities) -> u64| {
-        let requests = measured.iter().filter(|m| pick(&m.oddities) > 0).count();
+        let requests = measured.iter().filter(|m| pick(m.as_ref()) > 0).count();
         let total = measured
             .iter()
-            .map(|m| pick(&m.oddities))
+            .map(|m| pick(m.as_ref()))
             .fold(0, u64::saturating_add);
         (requests, total)
     };
@@ -106,18 +112,15 @@ mod tests {
 
     #[test]
     fn warnings_count_requests_and_events() {
-        let odd = |other, empty, twice| Measured {
-            oddities: Oddities {
-                other_events: other,
-                empty_events: empty,
-                comments: 9,
-                duplicate_key_chunks: twice,
-            },
-            ..Measured::default()
+        let odd = |other, empty, twice| Oddities {
+            other_events: other,
+            empty_events: empty,
+            comments: 9,
+            duplicate_key_chunks: twice,
         };
         assert!(warnings(&[odd(0, 0, 0)]).is_empty(), "comments alone");
         let all = [odd(2, 1, 0), odd(0, 0, 3)];
-        let sum = Oddities::total(all.iter().map(|m| &m.oddities));
+        let sum = Oddities::total(&all);
         assert_eq!(
             (sum.other_events, sum.empty_events, sum.comments),
             (2, 1, 18)

@@ -38,12 +38,15 @@ pub fn header_arg(text: &str) -> Result<HeaderArg, String> {
     Ok(HeaderArg(parse_header(text)))
 }
 
+/// The header carrying the request's index in the run, so servers can match their records.
+pub(crate) const REQUEST_ID_HEADER: &str = "x-tokenmeter-request";
+
 /// Headers the bench sets itself: a `--header` cannot replace them.
 const RESERVED: [&str; 4] = [
     "content-type",
     "content-length",
     "accept",
-    crate::client::REQUEST_ID_HEADER,
+    REQUEST_ID_HEADER,
 ];
 
 /// Parses `Name: value` (the error never repeats the value).

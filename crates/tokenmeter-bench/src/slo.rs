@@ -11,6 +11,7 @@ use tokenmeter::RequestRecord;
 use tokenmeter_slo::spec::parse_duration;
 use tokenmeter_slo::{LatencyMetric, Objective, SloClass, Verdict};
 
+use crate::format::format_duration;
 use crate::measured::Measured;
 
 /// A request is *good* when it succeeded and met every objective given (inclusive `≤`).
@@ -221,23 +222,6 @@ impl fmt::Display for Slo {
         }
         Ok(())
     }
-}
-
-/// `1.5s`, `250ms`, `800us`: the shortest exact-looking form.
-pub(crate) fn format_duration(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs >= 1.0 {
-        format!("{}s", trim(secs))
-    } else if secs >= 1e-3 {
-        format!("{}ms", trim(secs * 1e3))
-    } else {
-        format!("{}us", trim(secs * 1e6))
-    }
-}
-
-fn trim(x: f64) -> String {
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// Reads and validates the SLO spec at `path` (`--slo-spec`).

@@ -6,7 +6,7 @@
 //! the same server prefix. What is printed is the URL requested, without user info or query;
 //! the password and the query's values are redacted from what the server sends back.
 
-use crate::client::Api;
+use crate::api::Api;
 
 /// Parses --url: http or https, with a host.
 pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {

@@ -32,16 +32,6 @@ pub(crate) async fn drain(mut body: tokenmeter_openai::ResponseBody) {
     }
 }
 
-/// `bytes` in the largest binary unit that divides it (`4MiB`, `1536KiB`, `100B`).
-pub(crate) fn format_size(bytes: usize) -> String {
-    for (unit, size) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if bytes >= size && bytes.is_multiple_of(size) {
-            return format!("{}{unit}", bytes / size);
-        }
-    }
-    format!("{bytes}B")
-}
-
 /// What one request keeps of its chunks, bounded: the core keeps the time of each
 /// token-bearing chunk, and a stream may send at most [`CHUNKS_PER_TOKEN`] × `max_tokens` (at
 /// least [`MIN_CHUNK_BOUND`]) of them. Zero-token frames (role, usage, empty deltas) keep

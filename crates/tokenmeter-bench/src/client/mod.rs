@@ -17,7 +17,6 @@
 //! redirect is not followed unless [`Target::follow_redirects`] is set: it ends the request
 //! with an error that names its target.
 
-use std::fmt;
 use std::future::Future as _;
 use std::sync::Arc;
 use std::task::Poll;
@@ -29,69 +28,27 @@ use serde_json::json;
 use tokenmeter::{ErrorClass, Labels, MeterBuilder, Outcome, Request, Series};
 use tokenmeter_openai::{SseChunks, StreamError, TransportError as _, describe_error};
 
+pub(crate) use crate::api::Api;
+pub(crate) use crate::api_key::ApiKey;
 use crate::clock::BenchClock;
-use crate::discover::{redirect_policy, redirected};
+use crate::format::{format_duration, format_size};
 use crate::measured::{Discrepancy, Measured};
 use crate::records::Records;
-use crate::request_shape::RequestShape;
+use crate::redirect::{redirect_policy, redirected};
+use crate::request_shape::{REQUEST_ID_HEADER, RequestShape};
 use crate::sanitize::Sanitizer;
 use crate::tls::Tls;
+use crate::url::url_secrets;
+use crate::workload::{CancelAt, Prompt, PromptTokenizer, RequestSpec};
 
 mod kept;
 mod media;
 mod plain;
-use crate::workload::{CancelAt, Prompt, PromptTokenizer, RequestSpec};
-pub(crate) use kept::format_size;
 use kept::{DRAIN_AFTER_DONE, Kept, drain};
 
 /// While a stream's items are ready at once, the deadline is read on the clock before every
 /// this many of them (the timer is polled before each).
 const CLOCK_EVERY: u32 = 16;
-
-/// The header carrying the request's index in the run, so servers can match their records.
-pub(crate) const REQUEST_ID_HEADER: &str = "x-tokenmeter-request";
-
-/// Which OpenAI API the endpoint speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Api {
-    /// `/v1/chat/completions`.
-    Chat,
-    /// `/v1/completions`.
-    Completions,
-}
-
-impl Api {
-    /// The OTel operation name.
-    pub(crate) fn operation(self) -> &'static str {
-        match self {
-            Api::Chat => "chat",
-            Api::Completions => "text_completion",
-        }
-    }
-}
-
-/// An API key, read from the environment. Never printed: what the server sends back goes
-/// through a [`Sanitizer`] made from it, which redacts every piece of it.
-#[derive(Clone)]
-pub(crate) struct ApiKey(String);
-
-impl ApiKey {
-    /// Wraps a key.
-    pub(crate) fn new(key: String) -> Self {
-        Self(key)
-    }
-
-    /// The key itself, to put in a request header.
-    pub(crate) fn secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey([redacted])")
-    }
-}
 
 /// Where and what to send.
 #[derive(Clone, Debug)]
@@ -153,12 +110,13 @@ impl Client {
         };
         headers.insert(ACCEPT, HeaderValue::from_static(accept));
         if let Some(key) = &key {
-            let mut value = HeaderValue::from_str(&format!("Bearer {}", key.0)).map_err(|_| {
-                anyhow::anyhow!(
-                    "the API key contains characters that cannot be sent in an HTTP header; \
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", key.secret())).map_err(|_| {
+                    anyhow::anyhow!(
+                        "the API key contains characters that cannot be sent in an HTTP header; \
                      check the variable named by --api-key-env"
-                )
-            })?;
+                    )
+                })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
@@ -178,11 +136,7 @@ impl Client {
             .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {}", describe_error(&e)))?;
         let sanitizer = Sanitizer::new(key.as_ref())
             .with_secrets(target.shape.secrets())
-            .with_secrets(
-                crate::url::url_secrets(&target.url)
-                    .iter()
-                    .map(String::as_str),
-            );
+            .with_secrets(url_secrets(&target.url).iter().map(String::as_str));
         // The model is sent as given; the labels hold it as any output would show it.
         let model = sanitizer.clean(&target.model).as_str().to_owned();
         let mut labels = Labels::client(target.api.operation()).request_model(model);
@@ -502,7 +456,7 @@ impl Client {
     fn timeout_message(&self, when: &str) -> String {
         format!(
             "no complete response within --timeout {} ({when})",
-            crate::slo::format_duration(self.target.timeout)
+            format_duration(self.target.timeout)
         )
     }
 
@@ -544,15 +498,3 @@ enum Stop {
 /// The most streamed text kept per request to count with `--tokenizer` (beyond it, chunks are
 /// counted instead).
 const MAX_COUNTED_TEXT: usize = 4 << 20;
-
-#[cfg(test)]
-mod tests {
-    use super::ApiKey;
-
-    #[test]
-    fn an_api_key_debugs_as_redacted() {
-        let key = ApiKey::new("sk-debug-0123456789".to_owned());
-        assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
-        assert_eq!(format!("{:?}", Some(key)), "Some(ApiKey([redacted]))");
-    }
-}

@@ -10,7 +10,8 @@ use serde_json::Value;
 use tokenmeter::{ErrorClass, FinishReason, Request};
 use tokenmeter_openai::{StatusError, TransportError as _};
 
-use super::{Client, format_size};
+use super::Client;
+use crate::format::format_size;
 use crate::measured::Measured;
 
 /// Why the body could not be read whole.

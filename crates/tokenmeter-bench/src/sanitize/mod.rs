@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::client::ApiKey;
+use crate::api_key::ApiKey;
 
 #[cfg(test)]
 pub(crate) use key::{PIECE, REDACTED};
