@@ -92,7 +92,8 @@ pub(crate) struct Parts {
 /// // Latencies in seconds, over the successful requests.
 /// assert_eq!(run.ttft().count, 4);
 /// assert!(run.ttft().p50 <= run.e2e().p50);
-/// assert!(run.ttst().count <= 4 && run.tpot().count <= 4 && run.itl().count > 0);
+/// assert_eq!((run.ttst().count, run.tpot().count), (4, 4));
+/// assert!(run.itl().count >= 4 && run.itl().max <= run.e2e().max);
 /// assert_eq!(run.client_queue().count, 4);
 /// assert_eq!(run.output_tokens().mean, 4.0);
 /// // No objectives: every successful request is good.
