@@ -25,6 +25,22 @@ use tokenmeter_slo::spec::parse_duration;
 /// The settings of a bench run (what `tokenmeter bench`'s flags set): the target, the load,
 /// the workload, the objectives and the outputs. [`Default`] holds the defaults of every flag;
 /// set the fields that differ and pass it to [`run`](crate::run).
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::{BenchArgs, DEFAULT_REQUESTS};
+///
+/// let mut args = BenchArgs::default();
+/// args.url = Some(Box::new("http://127.0.0.1:8000/v1".parse()?));
+/// args.requests = Some(50);
+/// args.load.rate = Some(5.0);
+/// args.slo = "ttft=500ms,tpot=40ms".parse()?;
+/// assert_eq!(args.endpoint, "/v1/chat/completions");
+/// assert_eq!(DEFAULT_REQUESTS, 200);
+/// // `tokenmeter_bench::run(args).await` runs it as the command does.
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BenchArgs {
@@ -109,10 +125,23 @@ pub struct BenchArgs {
 }
 
 /// The API path of [`BenchArgs::endpoint`] by default.
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, DEFAULT_ENDPOINT};
+/// assert_eq!(BenchArgs::default().endpoint, DEFAULT_ENDPOINT);
+/// ```
 pub const DEFAULT_ENDPOINT: &str = "/v1/chat/completions";
 
 /// The objectives of [`BenchArgs::slo`] by default: TTFT ≤ 1 s and TPOT ≤ 50 ms, judged from
 /// the schedule (`--slo ttft=1s,tpot=50ms`).
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::{DEFAULT_SLO, Slo};
+/// assert_eq!(DEFAULT_SLO, "ttft=1s,tpot=50ms".parse::<Slo>()?);
+/// # Ok(())
+/// # }
+/// ```
 pub const DEFAULT_SLO: Slo = Slo {
     ttft: Some(Duration::from_secs(1)),
     tpot: Some(Duration::from_millis(50)),
@@ -122,18 +151,40 @@ pub const DEFAULT_SLO: Slo = Slo {
 };
 
 /// The deadline of each request by default ([`BenchArgs::timeout`]).
+///
+/// ```
+/// assert_eq!(tokenmeter_bench::DEFAULT_TIMEOUT, std::time::Duration::from_secs(60));
+/// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The largest SSE event by default, in bytes ([`BenchArgs::max_event_size`]): 4 MiB.
+///
+/// ```
+/// use tokenmeter_bench::{DEFAULT_MAX_EVENT_SIZE, parse::parse_size};
+/// assert_eq!(parse_size("4MiB"), Ok(DEFAULT_MAX_EVENT_SIZE));
+/// ```
 pub const DEFAULT_MAX_EVENT_SIZE: usize = 4 << 20;
 
 /// The attainment a sweep rate must reach by default ([`BenchArgs::sweep_target`]), as DistServe.
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, DEFAULT_SWEEP_TARGET};
+/// assert_eq!(BenchArgs::default().sweep_target, DEFAULT_SWEEP_TARGET);
+/// ```
 pub const DEFAULT_SWEEP_TARGET: f64 = 0.9;
 
 /// The automatic sweep's resolution by default ([`BenchArgs::sweep_resolution`]).
+///
+/// ```
+/// assert_eq!(tokenmeter_bench::DEFAULT_SWEEP_RESOLUTION, 0.1);
+/// ```
 pub const DEFAULT_SWEEP_RESOLUTION: f64 = 0.1;
 
 /// How long a sweep step's arrivals last by default ([`BenchArgs::sweep_step_duration`]).
+///
+/// ```
+/// assert_eq!(tokenmeter_bench::DEFAULT_SWEEP_STEP_DURATION.as_secs(), 10);
+/// ```
 pub const DEFAULT_SWEEP_STEP_DURATION: Duration = Duration::from_secs(10);
 
 impl Default for BenchArgs {
@@ -184,11 +235,26 @@ impl Default for BenchArgs {
 
 /// Parses `--url` (a base URL, a host or an endpoint; http or https) into a box (keeps the
 /// settings small).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_boxed_url;
+///
+/// let url = parse_boxed_url("http://127.0.0.1:8000/v1").unwrap();
+/// assert_eq!(url.port(), Some(8000));
+/// assert!(parse_boxed_url("not a url").is_err());
+/// ```
 pub fn parse_boxed_url(text: &str) -> Result<Box<reqwest::Url>, String> {
     parse_url(text).map(Box::new)
 }
 
 /// An attainment fraction from 0 to 1 (`--fail-under`, `--cancel-fraction`).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_fraction;
+///
+/// assert_eq!(parse_fraction("0.9"), Ok(0.9));
+/// assert!(parse_fraction("1.5").unwrap_err().contains("from 0 to 1"));
+/// ```
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
@@ -199,6 +265,13 @@ pub fn parse_fraction(text: &str) -> Result<f64, String> {
 }
 
 /// A sweep resolution: a fraction above 0 and at most 1 (`--sweep-resolution`).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_resolution;
+///
+/// assert_eq!(parse_resolution("0.1"), Ok(0.1));
+/// assert!(parse_resolution("0").is_err());
+/// ```
 pub fn parse_resolution(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
@@ -209,11 +282,28 @@ pub fn parse_resolution(text: &str) -> Result<f64, String> {
 }
 
 /// A duration with a unit, e.g. `2s`, `500ms` (0 allowed: `--think-time`).
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_bench::parse::parse_duration_arg;
+///
+/// assert_eq!(parse_duration_arg("500ms"), Ok(Duration::from_millis(500)));
+/// assert_eq!(parse_duration_arg("0s"), Ok(Duration::ZERO));
+/// assert!(parse_duration_arg("soon").is_err());
+/// ```
 pub fn parse_duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// A duration above 0 with a unit, e.g. `30s` (`--timeout`, `--duration`, `--sweep-step-duration`).
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_bench::parse::parse_timeout;
+///
+/// assert_eq!(parse_timeout("30s"), Ok(Duration::from_secs(30)));
+/// assert!(parse_timeout("0s").unwrap_err().contains("above 0"));
+/// ```
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
@@ -224,6 +314,14 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 
 /// A size in bytes: a whole number with an optional unit B, KiB, MiB, GiB (or KB, MB, GB, in
 /// powers of 1000), e.g. `4MiB`.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_size;
+///
+/// assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+/// assert_eq!(parse_size("1KB"), Ok(1000));
+/// assert!(parse_size("4 parsecs").is_err());
+/// ```
 pub fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let split = text
@@ -259,9 +357,18 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 }
 
 /// The variable --api-key-env names by default: it may be unset (servers without keys).
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, DEFAULT_KEY_ENV};
+/// assert_eq!(BenchArgs::default().api_key_env, DEFAULT_KEY_ENV);
+/// ```
 pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// Requests of a single run when --requests is not given.
+///
+/// ```
+/// assert_eq!(tokenmeter_bench::DEFAULT_REQUESTS, 200);
+/// ```
 pub const DEFAULT_REQUESTS: usize = 200;
 
 impl BenchArgs {
@@ -411,6 +518,13 @@ impl BenchArgs {
 }
 
 /// A share of requests in (0, 1] (`--max-error-rate`).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_share;
+///
+/// assert_eq!(parse_share("0.5"), Ok(0.5));
+/// assert!(parse_share("0").is_err());
+/// ```
 pub fn parse_share(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),

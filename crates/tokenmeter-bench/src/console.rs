@@ -9,6 +9,13 @@
 //!
 //! A closed pipe is the reader's choice and is not reported. Any other failure of stdout (a
 //! full disk under `> file`) is said once on stderr. A failing stderr has nowhere to be said.
+//!
+//! ```
+//! use tokenmeter_bench::console;
+//!
+//! console::out("the report, on stdout\n");
+//! console::warn("said on stderr, after `warning: `");
+//! ```
 
 use std::fmt::Display;
 use std::io::{self, Write};
@@ -23,11 +30,20 @@ static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
 /// Writes `bytes` to stdout and flushes. `Ok` when written, and also when the reader has
 /// closed the pipe (or closed it before): what the reader no longer reads is dropped. Any
 /// other error is returned (once; stdout is then closed to later writes too).
+///
+/// ```
+/// tokenmeter_bench::console::write_stdout(b"written, or dropped if the reader left\n")?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     write_to(&mut io::stdout().lock(), &STDOUT_CLOSED, bytes)
 }
 
 /// Shows `text` on stdout; a failure other than a closed pipe is said once on stderr.
+///
+/// ```
+/// tokenmeter_bench::console::out("a line for stdout\n");
+/// ```
 pub fn out(text: &str) {
     if let Err(error) = write_stdout(text.as_bytes()) {
         err(&format!(
@@ -38,17 +54,34 @@ pub fn out(text: &str) {
 }
 
 /// Shows `text` on stderr; a failure closes stderr to later writes, silently.
+///
+/// ```
+/// tokenmeter_bench::console::err("a line for stderr\n");
+/// ```
 pub fn err(text: &str) {
     let _ = write_to(&mut io::stderr().lock(), &STDERR_CLOSED, text.as_bytes());
 }
 
 /// `warning: {message}` as one line on stderr.
+///
+/// ```
+/// // Prints `warning: 3 requests were cancelled` on stderr.
+/// tokenmeter_bench::console::warn(format_args!("{} requests were cancelled", 3));
+/// ```
 pub fn warn(message: impl Display) {
     err(&format!("warning: {message}\n"));
 }
 
 /// Stdout as an [`io::Write`] with the same rule as [`write_stdout`]: a closed pipe swallows
 /// what is written, other errors are returned. For writers that stream to `-` (`--trace -`).
+///
+/// ```
+/// use std::io::Write as _;
+///
+/// let mut stdout = tokenmeter_bench::console::Stdout;
+/// writeln!(stdout, "{{\"id\": 0}}")?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Stdout;
 

@@ -76,6 +76,16 @@ pub(crate) fn classify(error: anyhow::Error, kind: Exit) -> anyhow::Error {
 }
 
 /// The exit code of a bench error: its own when classified, else 3 (could not run).
+///
+/// ```
+/// use tokenmeter_bench::{MergeArgs, exit_code, merge};
+///
+/// // Merging no trace is a usage error: 2.
+/// let error = merge(&MergeArgs::default()).unwrap_err();
+/// assert_eq!(exit_code(&error), 2);
+/// // An error the bench did not classify could not run: 3.
+/// assert_eq!(exit_code(&anyhow::anyhow!("connection refused")), 3);
+/// ```
 pub fn code(error: &anyhow::Error) -> u8 {
     error
         .chain()

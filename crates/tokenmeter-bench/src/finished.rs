@@ -69,6 +69,40 @@ pub(crate) struct Parts {
     pub(crate) stopped_early: Option<StoppedEarly>,
 }
 
+/// A finished run's counts and statistics, read after a tiny run against the built-in
+/// simulated server.
+///
+/// ```
+/// use tokenmeter_bench::Plan;
+///
+/// # #[tokio::main]
+/// # async fn main() -> anyhow::Result<()> {
+/// let run = Plan::builder()
+///     .requests(4)
+///     .rate(f64::INFINITY)
+///     .output_tokens(4)
+///     .slo("none")
+///     .build()?
+///     .run()
+///     .await?;
+/// assert_eq!((run.requests(), run.successful(), run.errors()), (4, 4, 0));
+/// assert_eq!(run.errors_by_class().count(), 0);
+/// assert_eq!(run.cancelled(), 0);
+/// assert!(run.duration() > std::time::Duration::ZERO);
+/// // Latencies in seconds, over the successful requests.
+/// assert_eq!(run.ttft().count, 4);
+/// assert!(run.ttft().p50 <= run.e2e().p50);
+/// assert_eq!((run.ttst().count, run.tpot().count), (4, 4));
+/// assert!(run.itl().count >= 4 && run.itl().max <= run.e2e().max);
+/// assert_eq!(run.client_queue().count, 4);
+/// assert_eq!(run.output_tokens().mean, 4.0);
+/// // No objectives: every successful request is good.
+/// assert_eq!(run.attainment(), 1.0);
+/// assert!(run.goodput() > 0.0 && run.output_throughput() > 0.0);
+/// assert_eq!(run.records().map(|r| r.output_tokens).sum::<u64>(), 16);
+/// # Ok(())
+/// # }
+/// ```
 impl Run {
     /// The finished run of `parts`, summarised.
     pub(crate) fn new(parts: Parts) -> Self {

@@ -185,7 +185,28 @@ use crate::schedule::Stage;
 use crate::slo::read_spec;
 use crate::url::{display_url, endpoint_url};
 
-/// Runs the benchmark.
+/// Runs the benchmark as `tokenmeter bench` does: validates `args`, runs against
+/// [`BenchArgs::url`] (or the built-in simulated server when it is `None`), shows the report
+/// on stdout and writes the `--json`, `--html` and `--trace` files the settings name. Ctrl-C
+/// and SIGTERM stop it cleanly: what completed is written, marked as interrupted.
+///
+/// # Errors
+/// Settings that cannot run, a server that cannot be reached, a run with no successful
+/// request, an objective missed (`fail_under`) or an interruption: each classified for
+/// [`exit_code`].
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, exit_code};
+///
+/// # #[tokio::main]
+/// # async fn main() {
+/// // Settings that cannot run are refused before anything is sent, with exit code 2.
+/// let mut args = BenchArgs::default();
+/// args.requests = Some(0);
+/// let error = tokenmeter_bench::run(args).await.unwrap_err();
+/// assert_eq!(exit_code(&error), 2, "{error:#}");
+/// # }
+/// ```
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let args = args
         .resolve_peers()

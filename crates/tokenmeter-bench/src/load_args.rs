@@ -12,6 +12,19 @@ use crate::schedule::{Stage, StageSpec};
 use crate::workload::{ArrivalKind, Curve, Ramp};
 
 /// How requests are released: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_bench::{ArrivalKind, BenchArgs, LoadArgs};
+///
+/// let mut load = LoadArgs::default();
+/// assert_eq!(load.arrival, ArrivalKind::Poisson);
+/// load.rate = Some(20.0);
+/// load.concurrency = vec![16];
+/// load.duration = Some(Duration::from_secs(30));
+/// let mut args = BenchArgs::default();
+/// args.load = load;
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LoadArgs {
@@ -38,6 +51,11 @@ pub struct LoadArgs {
 }
 
 /// The gamma shape of Poisson gaps by default ([`LoadArgs::burstiness`]): a Poisson process.
+///
+/// ```
+/// use tokenmeter_bench::{DEFAULT_BURSTINESS, LoadArgs};
+/// assert_eq!(LoadArgs::default().burstiness, DEFAULT_BURSTINESS);
+/// ```
 pub const DEFAULT_BURSTINESS: f64 = 1.0;
 
 impl Default for LoadArgs {

@@ -6,6 +6,18 @@
 //! [`Slo`](crate::Slo), [`LengthDist`](crate::LengthDist),
 //! [`SharedPrefix`](crate::SharedPrefix), [`CancelAt`](crate::CancelAt) and
 //! [`StageSpec`](crate::StageSpec).
+//!
+//! ```
+//! use tokenmeter_bench::{BenchArgs, parse};
+//!
+//! let mut args = BenchArgs::default();
+//! args.url = Some(parse::parse_boxed_url("http://127.0.0.1:8000/v1")?);
+//! args.load.rate = Some(parse::parse_rate("8")?);
+//! args.timeout = parse::parse_timeout("30s")?;
+//! let error = parse::parse_rate("fast").unwrap_err();
+//! assert!(error.contains("e.g. 8"), "{error}");
+//! # Ok::<(), String>(())
+//! ```
 
 pub use crate::args::{
     parse_boxed_url, parse_duration_arg, parse_fraction, parse_resolution, parse_share, parse_size,

@@ -10,6 +10,14 @@ use crate::args::BenchArgs;
 use crate::slo::Slo;
 
 /// What `--json` writes.
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, ResultFormat};
+///
+/// let mut args = BenchArgs::default();
+/// assert_eq!(args.peer.result_format, ResultFormat::Tokenmeter);
+/// args.peer.result_format = ResultFormat::Vllm;
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ResultFormat {
@@ -21,6 +29,13 @@ pub enum ResultFormat {
 }
 
 /// A metric of `--percentile-metrics`.
+///
+/// ```
+/// use tokenmeter_bench::{PeerArgs, PercentileMetric};
+///
+/// let mut peer = PeerArgs::default();
+/// peer.percentile_metrics = Some(vec![PercentileMetric::Ttft, PercentileMetric::E2el]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PercentileMetric {
@@ -54,6 +69,16 @@ impl PercentileMetric {
 }
 
 /// The settings that follow `vllm bench serve`'s: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// use tokenmeter_bench::PeerArgs;
+///
+/// let mut peer = PeerArgs::default();
+/// // vLLM's `--goodput ttft:500 tpot:50` and `--metric-percentiles 50,99`.
+/// peer.goodput = vec!["ttft:500".to_owned(), "tpot:50".to_owned()];
+/// peer.metric_percentiles = Some(vec![50.0, 99.0]);
+/// assert!(!peer.save_detailed);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct PeerArgs {
@@ -95,6 +120,13 @@ impl PeerArgs {
 }
 
 /// A percentile in (0, 100] (`--metric-percentiles`).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_percentile;
+///
+/// assert_eq!(parse_percentile("99.9"), Ok(99.9));
+/// assert!(parse_percentile("0").is_err());
+/// ```
 pub fn parse_percentile(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) && p > 0.0 => Ok(p),

@@ -45,6 +45,17 @@ pub struct Plan {
 
 /// Builds a [`Plan`]; every setting is optional ([`Plan`] says the defaults). Values are
 /// checked by [`PlanBuilder::build`], which names the first that is wrong.
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::{Plan, PlanBuilder};
+///
+/// let builder: PlanBuilder = Plan::builder().requests(10).rate(2.0);
+/// let plan = builder.build()?;
+/// # let _ = plan;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct PlanBuilder {
@@ -52,6 +63,20 @@ pub struct PlanBuilder {
     error: Option<String>,
 }
 
+/// Building a plan and running it: with no URL, against the built-in simulated server.
+///
+/// ```
+/// use tokenmeter_bench::Plan;
+///
+/// # #[tokio::main]
+/// # async fn main() -> anyhow::Result<()> {
+/// let plan = Plan::builder().requests(3).rate(f64::INFINITY).output_tokens(4).build()?;
+/// let run = plan.run().await?;
+/// assert_eq!(run.requests(), 3);
+/// assert_eq!(run.successful(), 3);
+/// # Ok(())
+/// # }
+/// ```
 impl Plan {
     /// A builder with the command's defaults.
     pub fn builder() -> PlanBuilder {
@@ -117,6 +142,34 @@ impl Plan {
     }
 }
 
+/// Every setting, and what [`PlanBuilder::build`] says of a wrong one.
+///
+/// ```
+/// use tokenmeter_bench::Plan;
+///
+/// # fn main() -> anyhow::Result<()> {
+/// let plan = Plan::builder()
+///     .url("http://127.0.0.1:8000/v1")
+///     .model("my-model")
+///     .api_key_env("MY_PROVIDER_KEY")
+///     .requests(50)
+///     .rate(5.0)
+///     .concurrency(8)
+///     .input_tokens("128..512")
+///     .output_tokens(64)
+///     .warmup(2)
+///     .slo("ttft=500ms,tpot=40ms")
+///     .seed(7)
+///     .no_preflight()
+///     .trace("trace.jsonl")
+///     .build()?;
+/// # let _ = plan;
+///
+/// let wrong = Plan::builder().output_tokens("many").build().unwrap_err();
+/// assert!(wrong.to_string().contains("many"), "{wrong}");
+/// # Ok(())
+/// # }
+/// ```
 impl PlanBuilder {
     /// Applies one setting.
     fn set(mut self, setting: impl FnOnce(&mut BenchArgs)) -> Self {
@@ -167,7 +220,7 @@ impl PlanBuilder {
         self.set(|a| a.load.concurrency = vec![n])
     }
 
-    /// Prompt tokens of each synthetic request: a number (`256`), a range (`128:512`) or a
+    /// Prompt tokens of each synthetic request: a number (`256`), a range (`128..512`) or a
     /// distribution, as `--input-tokens` takes it. Default: 256.
     pub fn input_tokens(self, tokens: impl ToString) -> Self {
         self.lengths(tokens.to_string(), true)

@@ -30,10 +30,26 @@ impl fmt::Debug for Header {
 /// command-line parser's error would repeat the whole argument, value included); the run
 /// reports the problem, without the value, before it starts. Its [`Debug`](std::fmt::Debug)
 /// form hides the value.
+///
+/// ```
+/// use tokenmeter_bench::parse::header_arg;
+///
+/// let header = header_arg("api-key: secret-value").unwrap();
+/// assert!(!format!("{header:?}").contains("secret-value"));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeaderArg(Result<Header, String>);
 
 /// Reads `Name: value` into a [`HeaderArg`]: never an error here (see [`HeaderArg`]).
+///
+/// ```
+/// use tokenmeter_bench::{ShapeArgs, parse::header_arg};
+///
+/// let mut shape = ShapeArgs::default();
+/// shape.headers.push(header_arg("x-tenant: team-a").unwrap());
+/// // A malformed header is read too, and reported when the run starts.
+/// assert!(header_arg("no colon").is_ok());
+/// ```
 pub fn header_arg(text: &str) -> Result<HeaderArg, String> {
     Ok(HeaderArg(parse_header(text)))
 }
@@ -74,6 +90,13 @@ pub(crate) fn parse_header(text: &str) -> Result<Header, String> {
 
 /// `--extra-body`: a JSON object merged into every request body (read by
 /// [`parse_extra_body`]). Its [`Debug`](std::fmt::Debug) form shows its keys only.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_extra_body;
+///
+/// let body = parse_extra_body(r#"{"temperature": 0, "user": "someone@example.com"}"#).unwrap();
+/// assert_eq!(format!("{body:?}"), r#"["temperature", "user"]"#);
+/// ```
 #[derive(Clone, Default, PartialEq)]
 pub struct ExtraBody(Map<String, Value>);
 
@@ -122,6 +145,14 @@ const OWNED_KEYS: [&str; 2] = ["stream", "stream_options"];
 
 /// Parses `--extra-body`: a JSON object that sets neither `stream` nor `stream_options` (the
 /// error names the problem, never the values).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_extra_body;
+///
+/// assert!(parse_extra_body(r#"{"temperature": 0}"#).is_ok());
+/// assert!(parse_extra_body("[1, 2]").unwrap_err().contains("JSON object"));
+/// assert!(parse_extra_body(r#"{"stream": false}"#).unwrap_err().contains("--no-stream"));
+/// ```
 pub fn parse_extra_body(text: &str) -> Result<ExtraBody, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         format!(
@@ -146,6 +177,14 @@ pub fn parse_extra_body(text: &str) -> Result<ExtraBody, String> {
 }
 
 /// The field that carries the output length.
+///
+/// ```
+/// use tokenmeter_bench::{MaxTokensField, ShapeArgs};
+///
+/// let mut shape = ShapeArgs::default();
+/// assert_eq!(shape.max_tokens_field, MaxTokensField::MaxTokens);
+/// shape.max_tokens_field = MaxTokensField::MaxCompletionTokens;
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MaxTokensField {
@@ -167,6 +206,15 @@ impl MaxTokensField {
 }
 
 /// What every request carries besides its prompt: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, parse::parse_extra_body};
+///
+/// let mut args = BenchArgs::default();
+/// args.shape.extra_body = Some(parse_extra_body(r#"{"temperature": 0}"#).unwrap());
+/// args.shape.no_stream_options = true;
+/// assert!(!args.shape.no_stream);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ShapeArgs {

@@ -12,6 +12,14 @@ use crate::runner::Load;
 use crate::sanitize::Sanitizer;
 
 /// The label and metadata of the `run` block: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, parse::parse_metadata};
+///
+/// let mut args = BenchArgs::default();
+/// args.run.label = Some("nightly".to_owned());
+/// args.run.metadata.push(parse_metadata("gpu=H100").unwrap());
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct RunArgs {
@@ -22,6 +30,13 @@ pub struct RunArgs {
 }
 
 /// `KEY=VALUE` (`--metadata`), both trimmed, the key not empty.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_metadata;
+///
+/// assert_eq!(parse_metadata(" gpu = H100 "), Ok(("gpu".to_owned(), "H100".to_owned())));
+/// assert!(parse_metadata("=H100").is_err());
+/// ```
 pub fn parse_metadata(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((key, value)) if !key.trim().is_empty() => {

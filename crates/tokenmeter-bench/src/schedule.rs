@@ -116,6 +116,20 @@ impl From<&Stage> for StageInfo {
 }
 
 /// A `--stage` as typed: the global `--arrival` and `--burstiness` apply unless it sets its own.
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::{LoadArgs, StageSpec};
+///
+/// let mut load = LoadArgs::default();
+/// load.stages = vec![
+///     "rate=2..20,duration=60s".parse::<StageSpec>().map_err(anyhow::Error::msg)?,
+///     "concurrency=8,requests=100".parse().map_err(anyhow::Error::msg)?,
+/// ];
+/// assert!("rate=fast".parse::<StageSpec>().is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageSpec {
     rate: Option<(f64, Option<f64>)>,
@@ -253,6 +267,14 @@ impl StageSpec {
 }
 
 /// A request rate in requests per second: above 0, or `inf`.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_rate;
+///
+/// assert_eq!(parse_rate("0.5"), Ok(0.5));
+/// assert_eq!(parse_rate("inf"), Ok(f64::INFINITY));
+/// assert!(parse_rate("0").is_err());
+/// ```
 pub fn parse_rate(text: &str) -> Result<f64, String> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("inf") {
@@ -267,6 +289,13 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
 }
 
 /// A gamma shape (`--burstiness`) or a speed factor (`--replay-speed`): above 0 and finite.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_burstiness;
+///
+/// assert_eq!(parse_burstiness("0.5"), Ok(0.5));
+/// assert!(parse_burstiness("-1").is_err());
+/// ```
 pub fn parse_burstiness(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(b) if b > 0.0 && b.is_finite() => Ok(b),

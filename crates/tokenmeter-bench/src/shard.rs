@@ -27,6 +27,15 @@ const MAX_AHEAD: Duration = Duration::from_secs(3600);
 const MAX_LATE: Duration = Duration::from_secs(5);
 
 /// One run split over processes: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, parse::parse_shard};
+///
+/// // The second of three processes sending one run.
+/// let mut args = BenchArgs::default();
+/// args.shard.shard = Some(parse_shard("1/3").unwrap());
+/// assert_eq!(args.shard.start_at, None);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ShardArgs {
@@ -66,6 +75,12 @@ impl ShardArgs {
 
 /// This process's part of the run: request ids `i` with `i % count == index` (read by
 /// [`parse_shard`]).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_shard;
+///
+/// assert_eq!(parse_shard("0/3").unwrap().to_string(), "0/3");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     /// 0-based.
@@ -88,6 +103,13 @@ impl std::fmt::Display for Shard {
 }
 
 /// `--shard I/N` with 0 ≤ I < N.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_shard;
+///
+/// assert!(parse_shard("2/3").is_ok());
+/// assert!(parse_shard("3/3").unwrap_err().contains("0 ≤ I < N"));
+/// ```
 pub fn parse_shard(text: &str) -> Result<Shard, String> {
     let usage = "a shard is I/N with 0 ≤ I < N, e.g. --shard 0/3 for the first of three";
     let (index, count) = text.split_once('/').ok_or_else(|| usage.to_owned())?;
@@ -100,6 +122,13 @@ pub fn parse_shard(text: &str) -> Result<Shard, String> {
 }
 
 /// A wall-clock instant to start at, since the Unix epoch (read by [`parse_start_at`]).
+///
+/// ```
+/// use tokenmeter_bench::{ShardArgs, parse::parse_start_at};
+///
+/// let mut shard = ShardArgs::default();
+/// shard.start_at = Some(parse_start_at("2026-01-01T00:00:00Z").unwrap());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StartAt(pub(crate) Duration);
 
@@ -155,6 +184,13 @@ pub(crate) fn unix_now() -> Duration {
 
 /// `--start-at`: seconds since the Unix epoch (fractions allowed) or UTC
 /// `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_start_at;
+///
+/// assert_eq!(parse_start_at("1767225600"), parse_start_at("2026-01-01T00:00:00Z"));
+/// assert!(parse_start_at("tomorrow").is_err());
+/// ```
 pub fn parse_start_at(text: &str) -> Result<StartAt, String> {
     let usage = "--start-at is seconds since the Unix epoch (e.g. 1767225600) or UTC \
                  YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-01-01T00:00:00Z)";

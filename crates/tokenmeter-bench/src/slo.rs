@@ -17,6 +17,17 @@ use crate::measured::Measured;
 /// A request is *good* when it succeeded and met every objective given (inclusive `≤`).
 /// An objective left out is not checked.
 /// Read from `ttft=1s,tpot=50ms,e2e=20s` (or `none`) by [`FromStr`].
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::Slo;
+///
+/// let slo: Slo = "ttft=500ms,tpot=40ms".parse()?;
+/// assert_eq!(slo.to_string(), "ttft=500ms,tpot=40ms");
+/// assert_eq!("none".parse::<Slo>()?, Slo::default());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Slo {
     /// Time to first token, at most.
@@ -36,6 +47,15 @@ pub struct Slo {
 }
 
 /// From when a request's TTFT and E2E are judged against the objectives (`--slo-from`).
+///
+/// ```
+/// use tokenmeter_bench::{BenchArgs, JudgedFrom};
+///
+/// let mut args = BenchArgs::default();
+/// assert_eq!(args.slo_from, JudgedFrom::Schedule);
+/// // Judge goodput as `vllm bench serve` does.
+/// args.slo_from = JudgedFrom::Send;
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
@@ -56,6 +76,14 @@ fn secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Er
 }
 
 /// Why an `--slo` value was rejected.
+///
+/// ```
+/// use tokenmeter_bench::{Slo, SloError};
+///
+/// let error = "ttft=1s,speed=fast".parse::<Slo>().unwrap_err();
+/// assert_eq!(error, SloError::UnknownName("speed".to_owned()));
+/// assert!(error.to_string().contains("use ttft, tpot, itl or e2e"));
+/// ```
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[non_exhaustive]
 pub enum SloError {

@@ -14,6 +14,19 @@ use crate::workload::{
 };
 
 /// What is sent: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::{DatasetFormat, WorkloadArgs};
+///
+/// let mut workload = WorkloadArgs::default();
+/// assert_eq!(workload.dataset_format, DatasetFormat::Auto);
+/// workload.input_tokens = "128..512".parse()?;
+/// workload.output_tokens = "exp:200".parse()?;
+/// workload.shared_prefix = Some("8:1024".parse().map_err(anyhow::Error::msg)?);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct WorkloadArgs {
@@ -44,9 +57,19 @@ pub struct WorkloadArgs {
 }
 
 /// The prompt length by default ([`WorkloadArgs::input_tokens`]): 256 tokens.
+///
+/// ```
+/// use tokenmeter_bench::{DEFAULT_INPUT_TOKENS, LengthDist};
+/// assert_eq!(DEFAULT_INPUT_TOKENS, LengthDist::Fixed(256));
+/// ```
 pub const DEFAULT_INPUT_TOKENS: LengthDist = LengthDist::Fixed(256);
 
 /// The output length by default ([`WorkloadArgs::output_tokens`]): 128 tokens.
+///
+/// ```
+/// use tokenmeter_bench::{DEFAULT_OUTPUT_TOKENS, LengthDist};
+/// assert_eq!(DEFAULT_OUTPUT_TOKENS, LengthDist::Fixed(128));
+/// ```
 pub const DEFAULT_OUTPUT_TOKENS: LengthDist = LengthDist::Fixed(128);
 
 impl Default for WorkloadArgs {

@@ -32,6 +32,17 @@ use crate::slo::{JudgedFrom, Slo};
 use crate::summary::summarize;
 
 /// The settings of `tokenmeter bench merge`: the traces and what to write ([`run`]).
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::MergeArgs;
+///
+/// let mut args = MergeArgs::new(vec!["shard-0.jsonl".into(), "shard-1.jsonl".into()]);
+/// args.json = Some("merged.json".into());
+/// args.slo = "ttft=500ms".parse()?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct MergeArgs {
@@ -61,6 +72,13 @@ impl Default for MergeArgs {
 
 impl MergeArgs {
     /// The settings to merge `traces`, the rest by default.
+    ///
+    /// ```
+    /// use tokenmeter_bench::{DEFAULT_SLO, MergeArgs};
+    ///
+    /// let args = MergeArgs::new(vec!["a.jsonl".into()]);
+    /// assert_eq!((args.traces.len(), args.slo), (1, DEFAULT_SLO));
+    /// ```
     pub fn new(traces: Vec<PathBuf>) -> Self {
         Self {
             traces,
@@ -71,6 +89,15 @@ impl MergeArgs {
 
 /// Merges the `--trace` files of several bench processes (the shards of one run): prints the
 /// summary of their union and writes its JSON and HTML, as a run does.
+///
+/// ```
+/// use tokenmeter_bench::{MergeArgs, exit_code, merge};
+///
+/// let missing = MergeArgs::new(vec!["no-such-trace.jsonl".into()]);
+/// let error = merge(&missing).unwrap_err();
+/// assert!(format!("{error:#}").contains("no-such-trace.jsonl"), "{error:#}");
+/// # let _ = exit_code(&error);
+/// ```
 pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
     if args.traces.is_empty() {
         return Err(exit::classify(

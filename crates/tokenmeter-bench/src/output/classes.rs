@@ -243,6 +243,13 @@ pub(crate) fn points(measured: &[Measured]) -> (Points, Points) {
 }
 
 /// Parses class edges in tokens, increasing (`--input-classes 512,2048`).
+///
+/// ```
+/// use tokenmeter_bench::parse::parse_edges;
+///
+/// assert!(parse_edges("512,2048").is_ok());
+/// assert!(parse_edges("512,many").unwrap_err().contains("token counts"));
+/// ```
 pub fn parse_edges(text: &str) -> Result<LengthClasses, String> {
     let edges: Result<Vec<u64>, _> = text.split(',').map(|e| e.trim().parse::<u64>()).collect();
     let edges = edges.map_err(|_| {

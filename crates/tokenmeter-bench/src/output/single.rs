@@ -37,6 +37,23 @@ struct Computed {
     status: Option<RunStatus>,
 }
 
+/// A finished run's reports: the command's table, its two JSON formats and its HTML page,
+/// the same a Rust caller writes wherever it likes.
+///
+/// ```
+/// use tokenmeter_bench::Plan;
+///
+/// # #[tokio::main]
+/// # async fn main() -> anyhow::Result<()> {
+/// let run = Plan::builder().requests(2).rate(f64::INFINITY).output_tokens(3).build()?;
+/// let run = run.run().await?;
+/// assert!(run.table().contains("TTFT"));
+/// assert_eq!(run.to_json()["summary"]["successful"], 2);
+/// assert_eq!(run.to_vllm_json()["completed"], 2);
+/// assert!(run.html()?.starts_with("<!DOCTYPE html>"));
+/// # Ok(())
+/// # }
+/// ```
 impl Run {
     /// The run's requests and their gaps.
     fn traces(&self) -> &[crate::measured::Measured] {

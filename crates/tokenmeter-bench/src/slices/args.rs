@@ -5,6 +5,15 @@ use std::time::Duration;
 use tokenmeter_slo::spec::parse_duration;
 
 /// The time slices and the server's view: part of [`BenchArgs`](crate::BenchArgs).
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_bench::{BenchArgs, parse::parse_target};
+///
+/// let mut args = BenchArgs::default();
+/// args.slices.slice = Some(Duration::from_secs(10));
+/// args.slices.server_metrics = Some(parse_target("http://127.0.0.1:8000/metrics").unwrap());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SliceArgs {
@@ -19,7 +28,15 @@ pub struct SliceArgs {
 }
 
 /// Where `--server-metrics` points.
+///
+/// ```
+/// use tokenmeter_bench::{MetricsTarget, SliceArgs};
+///
+/// let mut slices = SliceArgs::default();
+/// slices.server_metrics = Some(MetricsTarget::Auto);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MetricsTarget {
     /// `/metrics` at the origin of `--url`.
     Auto,
@@ -56,6 +73,14 @@ impl SliceArgs {
 }
 
 /// A duration above 0 with a unit, e.g. `10s` (`--slice`, `--scrape-interval`).
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_bench::parse::positive_duration;
+///
+/// assert_eq!(positive_duration("10s"), Ok(Duration::from_secs(10)));
+/// assert!(positive_duration("0s").is_err());
+/// ```
 pub fn positive_duration(text: &str) -> Result<Duration, String> {
     match parse_duration(text) {
         Ok(d) if !d.is_zero() => Ok(d),
@@ -65,6 +90,14 @@ pub fn positive_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// `--server-metrics`: `auto` or an http(s) URL.
+///
+/// ```
+/// use tokenmeter_bench::{MetricsTarget, parse::parse_target};
+///
+/// assert_eq!(parse_target("auto"), Ok(MetricsTarget::Auto));
+/// assert!(matches!(parse_target("http://127.0.0.1:8000/metrics"), Ok(MetricsTarget::Url(_))));
+/// assert!(parse_target("ftp://host/metrics").unwrap_err().contains("http or https"));
+/// ```
 pub fn parse_target(text: &str) -> Result<MetricsTarget, String> {
     if text == "auto" {
         return Ok(MetricsTarget::Auto);

@@ -12,6 +12,14 @@ use rand::Rng;
 use rand_distr::{Distribution as _, Gamma};
 
 /// How arrivals are spaced when a rate is given.
+///
+/// ```
+/// use tokenmeter_bench::{ArrivalKind, LoadArgs};
+///
+/// let mut load = LoadArgs::default();
+/// load.rate = Some(8.0);
+/// load.arrival = ArrivalKind::Constant;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
@@ -24,6 +32,16 @@ pub enum ArrivalKind {
 }
 
 /// How the rate moves from its start to its end over a ramp.
+///
+/// ```
+/// use tokenmeter_bench::{Curve, LoadArgs};
+///
+/// // From 2 to 20 requests per second, exponentially.
+/// let mut load = LoadArgs::default();
+/// load.ramp_up_strategy = Some(Curve::Exponential);
+/// load.ramp_up_start_rate = Some(2.0);
+/// load.ramp_up_end_rate = Some(20.0);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]

@@ -11,7 +11,19 @@ use rand::Rng;
 use tokenmeter_slo::spec::parse_duration;
 
 /// When an injected cancellation hangs up.
+///
+/// ```
+/// use std::time::Duration;
+/// use tokenmeter_bench::{CancelAt, WorkloadArgs};
+///
+/// assert_eq!("20tok".parse(), Ok(CancelAt::Tokens(20)));
+/// assert_eq!("500ms".parse(), Ok(CancelAt::After(Duration::from_millis(500))));
+/// let mut workload = WorkloadArgs::default();
+/// workload.cancel_fraction = 0.1;
+/// workload.cancel_after = Some(CancelAt::Tokens(20));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CancelAt {
     /// Once this many output tokens were read.
     Tokens(u64),

@@ -53,6 +53,14 @@ impl Entry {
 }
 
 /// The format of a dataset file.
+///
+/// ```
+/// use tokenmeter_bench::{DatasetFormat, WorkloadArgs};
+///
+/// let mut workload = WorkloadArgs::default();
+/// workload.dataset = Some("conversations.json".into());
+/// workload.dataset_format = DatasetFormat::Sharegpt;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Format {

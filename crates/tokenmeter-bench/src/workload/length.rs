@@ -10,7 +10,20 @@ use rand::Rng;
 pub(crate) const MAX_TOKENS: u64 = 1_000_000;
 
 /// How many tokens a request asks for (input) or generates (output).
+///
+/// ```
+/// # fn main() -> anyhow::Result<()> {
+/// use tokenmeter_bench::LengthDist;
+///
+/// assert_eq!("256".parse::<LengthDist>()?, LengthDist::Fixed(256));
+/// assert_eq!("128..512".parse::<LengthDist>()?, LengthDist::Uniform(128, 512));
+/// assert_eq!("normal:256:64".parse::<LengthDist>()?, LengthDist::Normal(256.0, 64.0));
+/// assert_eq!(LengthDist::Exponential(200.0).to_string(), "exp:200");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum LengthDist {
     /// Always `n`.
     Fixed(u64),
@@ -23,6 +36,13 @@ pub enum LengthDist {
 }
 
 /// Why a length distribution was rejected.
+///
+/// ```
+/// use tokenmeter_bench::LengthDist;
+///
+/// let error = "0".parse::<LengthDist>().unwrap_err();
+/// assert!(error.to_string().contains("from 1 to 1000000"), "{error}");
+/// ```
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error(
     "`{0}` is not a token length; use `N` (fixed), `LO..HI` (uniform), `normal:MEAN:SD` or \

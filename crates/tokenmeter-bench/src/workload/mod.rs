@@ -111,6 +111,13 @@ impl RequestSpec {
 
 /// A shared-prefix workload: `groups` prefixes of `tokens` tokens, request `i` starting with
 /// prefix `i mod groups`, then a suffix of its own of `--input-tokens`.
+///
+/// ```
+/// use tokenmeter_bench::SharedPrefix;
+///
+/// assert!("8:1024".parse::<SharedPrefix>().is_ok());
+/// assert!("8".parse::<SharedPrefix>().unwrap_err().contains("GROUPS:TOKENS"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharedPrefix {
     /// Distinct prefixes.
