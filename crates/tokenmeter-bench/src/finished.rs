@@ -12,7 +12,7 @@ use tokenmeter_slo::batching::BatchAnalysis;
 use crate::args::BenchArgs;
 use crate::client::Api;
 use crate::collect::Collected;
-use crate::output::RunInfo;
+use crate::run_block::RunInfo;
 use crate::saturation::StoppedEarly;
 use crate::schedule::Stage;
 use crate::slices::Slices;

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use crate::args::DEFAULT_REQUESTS;
 use crate::runner::Load;
 use crate::schedule::{Stage, StageSpec};
 use crate::workload::{ArrivalKind, Curve, Ramp};
@@ -39,6 +38,9 @@ pub struct LoadArgs {
 
 /// The gamma shape of Poisson gaps by default ([`LoadArgs::burstiness`]): a Poisson process.
 pub const DEFAULT_BURSTINESS: f64 = 1.0;
+
+/// Requests of a single run when --requests is not given.
+pub const DEFAULT_REQUESTS: usize = 200;
 
 impl Default for LoadArgs {
     fn default() -> Self {

@@ -10,12 +10,14 @@
 
 use std::str::FromStr as _;
 
-use crate::args::{BenchArgs, Plan as Validated};
+use crate::args::BenchArgs;
+use crate::embedded;
 use crate::finished::Run;
 use crate::interrupt::Interrupt;
+use crate::pipeline::{measure, prepare};
 use crate::slo::Slo;
+use crate::validate::Validated;
 use crate::workload::LengthDist;
-use crate::{embedded, measure, prepare};
 
 /// A validated bench run: where to send, what, how fast, and against which objectives.
 ///

@@ -12,7 +12,7 @@ use tokenmeter::report::{Z95, wilson};
 use rand::rngs::StdRng;
 use serde::Serialize;
 
-use crate::args::{BenchArgs, Plan};
+use crate::args::BenchArgs;
 use crate::client::Client;
 use crate::collect::Collector;
 use crate::interrupt::Interrupt;
@@ -23,6 +23,7 @@ use crate::runner::{self, Load};
 use crate::saturation::{StoppedEarly, Watch};
 use crate::slo::Slo;
 use crate::summary::{BenchSummary, summarize};
+use crate::validate::Validated as Plan;
 use crate::workload;
 
 /// Steps of an automatic sweep, at most.
@@ -252,6 +253,8 @@ fn round(rate: f64) -> f64 {
 }
 
 /// Runs the sweep: each rate in turn (given, or searched), until the search ends or `stop`.
+/// With `narrate`, each step's line and the warnings are written to stderr as they come.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     args: &BenchArgs,
     plan: &Plan,
@@ -260,6 +263,7 @@ pub(crate) async fn run(
     rng: &mut StdRng,
     stop: &Interrupt,
     into: &mut Collector,
+    narrate: bool,
 ) -> SweepResult {
     let rates = if rates.is_empty() {
         Rates::Search {
@@ -330,11 +334,13 @@ pub(crate) async fn run(
                 && !stop.interrupted()
             {
                 step.extended += 1;
-                crate::console::err(&format!(
-                    "sweep: {rate} req/s → attainment {:.1}%, its 95% interval straddles the \
-                     target: {n} more requests\n",
-                    step.summary.attainment * 100.0
-                ));
+                if narrate {
+                    crate::console::err(&format!(
+                        "sweep: {rate} req/s → attainment {:.1}%, its 95% interval straddles the \
+                         target: {n} more requests\n",
+                        step.summary.attainment * 100.0
+                    ));
+                }
                 continue;
             }
             break;
@@ -355,15 +361,17 @@ pub(crate) async fn run(
             None if !step.kept_up => " (the server did not keep up)".to_owned(),
             None => String::new(),
         };
-        crate::console::err(&format!(
-            "sweep: {rate} req/s → served {served}, attainment {:.1}%, goodput {:.2} req/s{why}\n",
-            step.summary.attainment * 100.0,
-            step.summary.goodput,
-        ));
+        if narrate {
+            crate::console::err(&format!(
+                "sweep: {rate} req/s → served {served}, attainment {:.1}%, goodput {:.2} req/s{why}\n",
+                step.summary.attainment * 100.0,
+                step.summary.goodput,
+            ));
+        }
         warnings.extend(short_step(&step));
         steps.push(step);
     }
-    for warning in &warnings {
+    for warning in warnings.iter().filter(|_| narrate) {
         crate::console::warn(warning);
     }
     SweepResult {
