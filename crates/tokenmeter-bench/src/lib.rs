@@ -79,6 +79,7 @@
 //! | `interrupt` | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
 //! | `samples` | a few error messages per class |
 //! | `sweep` | increasing rates and the capacity at the attainment target |
+//! | `swept` | a finished sweep as a library caller reads it ([`Sweep`]) |
 //! | `selfcheck` | the client's own cost and timing error (`--self-check-client`) |
 //! | `slices` | the run cut into time slices (`--slice`), the server's view beside each |
 //! | `server_view` | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
@@ -129,6 +130,7 @@ mod slices;
 mod slo;
 mod summary;
 mod sweep;
+mod swept;
 mod tls;
 mod trace;
 mod url;
@@ -158,6 +160,7 @@ pub use schedule::StageSpec;
 pub use shard::{Shard, ShardArgs, StartAt};
 pub use slices::args::{MetricsTarget, SliceArgs};
 pub use slo::{JudgedFrom, Slo, SloError};
+pub use swept::{Sweep, SweepRates, SweepStep};
 pub use workload::{
     ArrivalKind, CancelAt, Curve, DatasetFormat, LengthDist, LengthError, SharedPrefix,
 };

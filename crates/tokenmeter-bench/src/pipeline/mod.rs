@@ -9,5 +9,5 @@ mod sweep;
 mod warm_up;
 
 pub(crate) use measure::measure;
-pub(crate) use prepare::prepare;
+pub(crate) use prepare::{Prepared, prepare};
 pub(crate) use sweep::{Swept, sweep};
