@@ -5,9 +5,14 @@
 //! other. A capacity is stated with its bracket: "≥ R (not reached)" when the highest rate run
 //! still passed.
 
-use std::sync::Arc;
+mod capacity;
+mod search;
+mod step;
 
-use tokenmeter::report::{Z95, wilson};
+pub(crate) use capacity::{Capacity, capacity_at};
+pub(crate) use step::SweepStep;
+
+use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -16,71 +21,16 @@ use crate::args::BenchArgs;
 use crate::client::Client;
 use crate::collect::Collector;
 use crate::interrupt::Interrupt;
-use crate::load_check::rate_over;
-use crate::measured::Measured;
 use crate::progress::Progress;
 use crate::runner::{self, Load};
-use crate::saturation::{StoppedEarly, Watch};
+use crate::saturation::Watch;
 use crate::slo::Slo;
-use crate::summary::{BenchSummary, summarize};
 use crate::validate::Validated as Plan;
 use crate::workload;
 
-/// Steps of an automatic sweep, at most.
-pub(crate) const MAX_AUTO_STEPS: usize = 12;
-
-/// A step with fewer requests than this is too short for a steady state: it is warned about.
-pub(crate) const MIN_STEADY_REQUESTS: u64 = 30;
-
-/// One rate of a sweep.
-#[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct SweepStep {
-    /// Offered rate (requests per second).
-    pub(crate) rate: f64,
-    /// The summary of the step's requests after its warm-up (see [`judge`]).
-    pub(crate) summary: BenchSummary,
-    /// Requests sent before the step was judged, left out of its summary (its warm-up).
-    pub(crate) warmup_requests: u64,
-    /// The rate the server answered at: (n − 1) ÷ the span of the judged successes' ends.
-    pub(crate) served_rate: Option<f64>,
-    /// The rate the schedule asked for: (n − 1) ÷ the span of the judged requests' due times.
-    pub(crate) scheduled_rate: Option<f64>,
-    /// The server kept up: not stopped early, and its served rate at least [`SERVED_SHARE`]
-    /// of the scheduled rate.
-    pub(crate) kept_up: bool,
-    /// The Wilson 95% interval of the attainment.
-    pub(crate) attainment_interval: Option<(f64, f64)>,
-    /// Times the step was extended because the interval straddled the target.
-    pub(crate) extended: u32,
-    /// Why the step stopped early, if it did.
-    pub(crate) stopped_early: Option<StoppedEarly>,
-}
-
-/// A step kept up when it served at least this share of its scheduled rate.
-pub(crate) const SERVED_SHARE: f64 = 0.9;
-
-/// A step whose attainment interval straddles the target is extended by its own size this
-/// many times at most; then the point estimate decides, with a warning.
-pub(crate) const MAX_EXTENSIONS: u32 = 2;
-
-impl SweepStep {
-    /// Whether the step reached `goal`: the server kept up, and the attainment's interval lies
-    /// at or above the goal (its point estimate decides when the interval straddles it).
-    pub(crate) fn passes(&self, goal: f64) -> bool {
-        self.kept_up
-            && match self.attainment_interval {
-                Some((lo, _)) if lo >= goal => true,
-                Some((_, hi)) if hi < goal => false,
-                _ => self.summary.attainment >= goal,
-            }
-    }
-
-    /// Whether the attainment interval straddles `goal` (more requests would decide it).
-    fn undecided(&self, goal: f64) -> bool {
-        self.attainment_interval
-            .is_some_and(|(lo, hi)| lo < goal && goal <= hi)
-    }
-}
+use capacity::{capacities, capacity};
+use search::Rates;
+use step::{MAX_EXTENSIONS, judge, short_step};
 
 /// A whole sweep.
 #[derive(Clone, Debug, Serialize)]
@@ -100,156 +50,6 @@ pub(crate) struct SweepResult {
     pub(crate) capacities: Vec<Capacity>,
     /// What makes the result less certain (steps too short for a steady state).
     pub(crate) warnings: Vec<String>,
-}
-
-/// The capacity at one attainment goal.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub(crate) struct Capacity {
-    /// The attainment goal.
-    pub(crate) goal: f64,
-    /// The capacity (requests per second): the highest offered rate that passed below the
-    /// lowest that failed, or the best rate any step was served at when that is lower.
-    pub(crate) rate: Option<f64>,
-    /// The highest offered rate that passed below the lowest that failed.
-    pub(crate) passed_at: Option<f64>,
-    /// The lowest rate above it that failed: `None` when the capacity was not reached (every
-    /// rate run above it passed).
-    pub(crate) failed_at: Option<f64>,
-    /// The same per GPU, with `--gpus`.
-    pub(crate) per_gpu: Option<f64>,
-}
-
-impl Capacity {
-    /// In words: `12.5 req/s (15.0 failed)`, `≥ 32.0 req/s (not reached)` or `none (even 1.0
-    /// req/s failed)`.
-    pub(crate) fn describe(&self) -> String {
-        let per_gpu = self
-            .per_gpu
-            .map_or(String::new(), |g| format!(", {g:.2} req/s per GPU"));
-        let served = match (self.rate, self.passed_at) {
-            (Some(rate), Some(passed)) if rate < passed => {
-                format!(", the best served rate; {passed:.2} req/s offered passed")
-            }
-            _ => String::new(),
-        };
-        match (self.rate, self.failed_at) {
-            (Some(rate), Some(failed)) => {
-                format!("{rate:.2} req/s{per_gpu} ({failed:.2} req/s failed{served})")
-            }
-            (Some(rate), None) => format!(
-                "≥ {rate:.2} req/s{per_gpu} (not reached: the highest rate run still passed)"
-            ),
-            (None, Some(failed)) => format!("none (even {failed:.2} req/s failed)"),
-            (None, None) => "none (no rate was run)".to_owned(),
-        }
-    }
-}
-
-/// The capacity at `goal`: the highest rate that passed below the lowest rate that failed
-/// ([`SweepStep::passes`]), never above the highest rate any step was served at.
-pub(crate) fn capacity_at(steps: &[SweepStep], goal: f64, gpus: Option<u32>) -> Capacity {
-    let lowest_fail = steps
-        .iter()
-        .filter(|s| !s.passes(goal))
-        .map(|s| s.rate)
-        .min_by(f64::total_cmp);
-    let best_served = steps
-        .iter()
-        .filter_map(|s| s.served_rate)
-        .max_by(f64::total_cmp);
-    let passed_at = steps
-        .iter()
-        .filter(|s| s.passes(goal) && lowest_fail.is_none_or(|f| s.rate < f))
-        .map(|s| s.rate)
-        .max_by(f64::total_cmp);
-    let rate = passed_at.map(|rate| best_served.map_or(rate, |best| rate.min(best)));
-    Capacity {
-        goal,
-        rate,
-        passed_at,
-        failed_at: lowest_fail,
-        per_gpu: rate.zip(gpus).map(|(r, g)| r / f64::from(g)),
-    }
-}
-
-/// The capacity at the target and at 90% and 99% (each goal once), per GPU when `gpus` is given.
-pub(crate) fn capacities(steps: &[SweepStep], target: f64, gpus: Option<u32>) -> Vec<Capacity> {
-    let mut goals = vec![target, 0.9, 0.99];
-    goals.sort_by(f64::total_cmp);
-    goals.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
-    goals
-        .into_iter()
-        .map(|goal| capacity_at(steps, goal, gpus))
-        .collect()
-}
-
-/// The highest passing rate below the lowest failing one at `target`.
-pub(crate) fn capacity(steps: &[SweepStep], target: f64) -> Option<f64> {
-    capacity_at(steps, target, None).rate
-}
-
-/// The warning for a step too short for a steady state, if it is.
-pub(crate) fn short_step(step: &SweepStep) -> Option<String> {
-    let n = step.summary.requests;
-    (n < MIN_STEADY_REQUESTS).then(|| {
-        format!(
-            "the sweep step at {:.2} req/s had {n} requests, too few for a steady state (at \
-             least {MIN_STEADY_REQUESTS}: raise -n)",
-            step.rate
-        )
-    })
-}
-
-/// Which rates to run.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Rates {
-    /// These, in order.
-    Given(Vec<f64>),
-    /// A search from `start`: doubling while rates pass, halving while they fail, then
-    /// bisecting until the failing rate is within `resolution` of the passing one.
-    Search {
-        /// The first rate.
-        start: f64,
-        /// The relative resolution, e.g. 0.1.
-        resolution: f64,
-    },
-}
-
-impl Rates {
-    /// The next rate to run after `done`, or `None` when the sweep is over.
-    pub(crate) fn next(&self, done: &[SweepStep], target: f64) -> Option<f64> {
-        let (start, resolution) = match self {
-            Rates::Given(rates) => return rates.get(done.len()).copied(),
-            Rates::Search { start, resolution } => (*start, *resolution),
-        };
-        if done.is_empty() {
-            return Some(start);
-        }
-        if done.len() >= MAX_AUTO_STEPS {
-            return None;
-        }
-        let at = capacity_at(done, target, None);
-        let next = match (at.passed_at, at.failed_at) {
-            (Some(pass), None) => pass * 2.0,
-            (None, Some(fail)) => fail / 2.0,
-            (Some(pass), Some(fail)) if fail > pass * (1.0 + resolution) => {
-                round(pass + (fail - pass) / 2.0)
-            }
-            _ => return None,
-        };
-        // Halving to nothing, or a midpoint already run (rounding): the search is over.
-        let known = done.iter().any(|s| (s.rate - next).abs() < 1e-9);
-        (next >= start / 1024.0 && !known).then_some(next)
-    }
-}
-
-/// `rate` to 3 significant digits (midpoints print as what they are).
-fn round(rate: f64) -> f64 {
-    if rate <= 0.0 || !rate.is_finite() {
-        return rate;
-    }
-    let scale = 10f64.powi(2 - rate.log10().floor() as i32);
-    (rate * scale).round() / scale
 }
 
 /// Runs the sweep: each rate in turn (given, or searched), until the search ends or `stop`.
@@ -385,48 +185,11 @@ pub(crate) async fn run(
     }
 }
 
-/// The step at `rate` from its requests so far (`measured`, in id order): the first tenth of
-/// them (at least one) is its warm-up, the rest is judged.
-fn judge(
-    rate: f64,
-    measured: &[Measured],
-    into: &Collector,
-    args: &BenchArgs,
-    watch: &Watch,
-) -> SweepStep {
-    let warmup = (measured.len() / 10).max(1).min(measured.len());
-    let judged = &measured[warmup..];
-    let summary = summarize(judged, &into.done().gaps, &args.slo);
-    let served_rate = rate_over(
-        judged
-            .iter()
-            .filter(|m| m.succeeded())
-            .filter_map(|m| Some(m.record.as_ref()?.end()))
-            .collect(),
-    );
-    let scheduled_rate = rate_over(judged.iter().filter_map(|m| m.due).collect());
-    let stopped_early = watch.stopped().cloned();
-    let kept_up = stopped_early.is_none()
-        && match (served_rate, scheduled_rate) {
-            (Some(served), Some(asked)) => served >= SERVED_SHARE * asked,
-            _ => summary.successful > 0,
-        };
-    SweepStep {
-        rate,
-        attainment_interval: wilson(summary.good_requests, summary.requests, Z95),
-        summary,
-        warmup_requests: warmup as u64,
-        served_rate,
-        scheduled_rate,
-        kept_up,
-        extended: 0,
-        stopped_early,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::search::{MAX_AUTO_STEPS, round};
     use super::*;
+    use crate::summary::BenchSummary;
 
     fn step(rate: f64, attainment: f64) -> SweepStep {
         SweepStep {
