@@ -2,23 +2,18 @@
 //! forms, and their validation into a `Plan`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 
-use crate::load_args::LoadArgs;
+use crate::load_args::{DEFAULT_REQUESTS, LoadArgs};
 use crate::peer::PeerArgs;
 use crate::request_shape::ShapeArgs;
 use crate::run_block::RunArgs;
-use crate::runner::Load;
-use crate::schedule::Stage;
 use crate::shard::ShardArgs;
 use crate::slices::SliceArgs;
 use crate::slo::{JudgedFrom, Slo};
-use crate::tls::Tls;
 use crate::url::parse_url;
-use crate::workload::{PromptTokenizer, Source};
 use crate::workload_args::WorkloadArgs;
 use tokenmeter_slo::spec::parse_duration;
 
@@ -364,13 +359,6 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 /// ```
 pub const DEFAULT_KEY_ENV: &str = "OPENAI_API_KEY";
 
-/// Requests of a single run when --requests is not given.
-///
-/// ```
-/// assert_eq!(tokenmeter_bench::DEFAULT_REQUESTS, 200);
-/// ```
-pub const DEFAULT_REQUESTS: usize = 200;
-
 impl BenchArgs {
     /// Requests of a single run.
     pub(crate) fn requests(&self) -> usize {
@@ -395,106 +383,7 @@ impl BenchArgs {
     }
 }
 
-/// The validated plan of a bench run.
-#[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    /// The endpoint's full URL, or `None` for the embedded simulator.
-    pub(crate) url: Option<reqwest::Url>,
-    /// The endpoint path to use when the URL is a base URL.
-    pub(crate) endpoint: String,
-    /// The load of a single run (its first stage's).
-    pub(crate) load: Load,
-    /// The stages of a single run.
-    pub(crate) stages: Vec<Stage>,
-    /// The sweep's rates: empty for no sweep, `None` inside for auto doubling.
-    pub(crate) sweep: Option<Vec<f64>>,
-    /// Where prompts come from.
-    pub(crate) source: Source,
-    /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
-    pub(crate) tls: Tls,
-    /// `--tokenizer`, loaded.
-    pub(crate) tokenizer: Option<Arc<PromptTokenizer>>,
-}
-
 impl BenchArgs {
-    /// Checks the options together and loads the dataset.
-    pub(crate) fn plan(&self) -> anyhow::Result<Plan> {
-        if self.requests == Some(0) {
-            bail!("--requests must be at least 1");
-        }
-        if self.load.concurrency.contains(&0) {
-            bail!("--concurrency must be at least 1");
-        }
-        if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
-            bail!("--sweep-target must be in (0, 1], e.g. 0.9");
-        }
-        self.shape.shape()?;
-        let name = self.api_key_env.as_str();
-        if name.is_empty() || name.contains('=') || name.contains('\0') {
-            bail!("--api-key-env must name an environment variable, e.g. OPENAI_API_KEY");
-        }
-        if !self.endpoint.starts_with('/') || !self.endpoint.ends_with("completions") {
-            bail!(
-                "--endpoint `{}` is not supported; use /v1/chat/completions or /v1/completions",
-                self.endpoint
-            );
-        }
-        let stages = self.load.stages(self.requests)?;
-        let sweeping = self.sweep || !self.sweep_rates.is_empty();
-        if sweeping && (!self.load.stages.is_empty() || self.load.duration.is_some()) {
-            bail!("--sweep runs its own steps; it cannot be used with --stage or --duration");
-        }
-        if sweeping && self.load.rate.is_none() && !self.load.concurrency.is_empty() {
-            bail!(
-                "--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)"
-            );
-        }
-        let sweep = sweeping.then(|| {
-            let mut rates = self.sweep_rates.clone();
-            rates.sort_by(f64::total_cmp);
-            rates.dedup();
-            rates
-        });
-        let tokenizer = self.workload.tokenizer()?;
-        let source = self.workload.source(tokenizer.clone(), self.seed)?;
-        let replay = match &source {
-            Source::Dataset { entries, .. } if entries.iter().any(|e| e.at.is_some()) => {
-                Some(entries.len())
-            }
-            _ => None,
-        };
-        let stages = match replay {
-            Some(n)
-                if self.load.rate.is_none()
-                    && self.load.concurrency.is_empty()
-                    && self.load.stages.is_empty()
-                    && self.load.ramp_up_strategy.is_none() =>
-            {
-                vec![Stage {
-                    load: Load::Replay {
-                        speed: self.workload.replay_speed,
-                    },
-                    requests: self
-                        .requests
-                        .or((self.load.duration.is_none()).then_some(n)),
-                    duration: self.load.duration,
-                }]
-            }
-            _ => stages,
-        };
-        let load = stages[0].load;
-        Ok(Plan {
-            url: self.url.as_deref().cloned(),
-            endpoint: self.endpoint.clone(),
-            load,
-            stages,
-            sweep,
-            source,
-            tls: Tls::new(self.ca_cert.as_deref(), self.insecure)?,
-            tokenizer,
-        })
-    }
-
     /// The API key from the environment, if the variable is set and not empty.
     pub(crate) fn api_key(&self) -> anyhow::Result<Option<String>> {
         match std::env::var(&self.api_key_env) {

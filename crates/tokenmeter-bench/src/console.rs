@@ -19,6 +19,7 @@
 
 use std::fmt::Display;
 use std::io::{self, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once a write to stdout failed: nothing more is written to it.
@@ -112,6 +113,11 @@ fn write_to(stream: &mut impl Write, closed: &AtomicBool, bytes: &[u8]) -> io::R
             }
         }
     }
+}
+
+/// `-`: the output goes to stdout (and the table to stderr).
+pub(crate) fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 #[cfg(test)]

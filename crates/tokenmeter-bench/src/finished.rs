@@ -9,14 +9,14 @@ use tokenmeter::report::Summary;
 use tokenmeter_slo::SloMonitor;
 use tokenmeter_slo::batching::BatchAnalysis;
 
+use crate::api::Api;
 use crate::args::BenchArgs;
-use crate::client::Api;
 use crate::collect::Collected;
-use crate::output::RunInfo;
+use crate::run_block::RunInfo;
 use crate::saturation::StoppedEarly;
 use crate::schedule::Stage;
 use crate::slices::Slices;
-use crate::summary::{BenchSummary, summarize};
+use crate::summary::BenchSummary;
 
 /// A finished run: its requests as the core recorded them, the statistics `vllm bench serve`
 /// reports of them, and what the bench's outputs need besides.
@@ -51,22 +51,6 @@ pub struct Run {
     pub(crate) client_cpu: Option<(Duration, Duration)>,
     pub(crate) stopped_early: Option<StoppedEarly>,
     pub(crate) summary: BenchSummary,
-}
-
-/// What a run is made of, before its summary is computed.
-pub(crate) struct Parts {
-    pub(crate) args: BenchArgs,
-    pub(crate) stages: Vec<Stage>,
-    pub(crate) info: RunInfo,
-    pub(crate) api: Api,
-    pub(crate) collected: Collected,
-    pub(crate) slices: Slices,
-    pub(crate) monitor: Option<SloMonitor>,
-    pub(crate) server_batching: Option<BatchAnalysis>,
-    pub(crate) interrupted: Option<(usize, usize)>,
-    pub(crate) planned: usize,
-    pub(crate) client_cpu: Option<(Duration, Duration)>,
-    pub(crate) stopped_early: Option<StoppedEarly>,
 }
 
 /// A finished run's counts and statistics, read after a tiny run against the built-in
@@ -104,44 +88,6 @@ pub(crate) struct Parts {
 /// # }
 /// ```
 impl Run {
-    /// The finished run of `parts`, summarised.
-    pub(crate) fn new(parts: Parts) -> Self {
-        let summary = summarize(
-            &parts.collected.measured,
-            &parts.collected.gaps,
-            &parts.args.slo,
-        );
-        let Parts {
-            args,
-            stages,
-            info,
-            api,
-            collected,
-            slices,
-            monitor,
-            server_batching,
-            interrupted,
-            planned,
-            client_cpu,
-            stopped_early,
-        } = parts;
-        Self {
-            args,
-            stages,
-            info,
-            api,
-            collected,
-            slices,
-            monitor,
-            server_batching,
-            interrupted,
-            planned,
-            client_cpu,
-            stopped_early,
-            summary,
-        }
-    }
-
     /// The requests and their gaps, for what follows the reports.
     pub(crate) fn into_collected(self) -> Collected {
         self.collected

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use crate::args::DEFAULT_REQUESTS;
 use crate::runner::Load;
 use crate::schedule::{Stage, StageSpec};
 use crate::workload::{ArrivalKind, Curve, Ramp};
@@ -57,6 +56,13 @@ pub struct LoadArgs {
 /// assert_eq!(LoadArgs::default().burstiness, DEFAULT_BURSTINESS);
 /// ```
 pub const DEFAULT_BURSTINESS: f64 = 1.0;
+
+/// Requests of a single run when --requests is not given.
+///
+/// ```
+/// assert_eq!(tokenmeter_bench::DEFAULT_REQUESTS, 200);
+/// ```
+pub const DEFAULT_REQUESTS: usize = 200;
 
 impl Default for LoadArgs {
     fn default() -> Self {

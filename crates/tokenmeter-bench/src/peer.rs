@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use crate::args::BenchArgs;
 use crate::slo::Slo;
 
 /// What `--json` writes.
@@ -196,29 +195,6 @@ fn goodput_metric(key: &str) -> anyhow::Result<PercentileMetric> {
              ttft:500), or time_to_first_token, inter_token_latency or request_latency (AIPerf)"
         ),
     })
-}
-
-impl BenchArgs {
-    /// These options with `--goodput`, when given, as the objectives (`--slo`'s place), and
-    /// the peer flags checked against the rest.
-    pub(crate) fn resolve_peers(mut self) -> anyhow::Result<Self> {
-        if !self.peer.goodput.is_empty() {
-            self.slo = parse_goodput(&self.peer.goodput)?;
-        }
-        self.slo.judged_from = self.slo_from;
-        let sweeping = self.sweep || !self.sweep_rates.is_empty();
-        if self.peer.result_format == ResultFormat::Vllm && sweeping {
-            anyhow::bail!(
-                "--result-format vllm describes one run; drop it for --sweep (or run each rate alone)"
-            );
-        }
-        if self.peer.save_detailed && self.peer.result_format != ResultFormat::Vllm {
-            anyhow::bail!(
-                "--save-detailed adds vLLM's per-request lists: add --result-format vllm"
-            );
-        }
-        Ok(self)
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! [`Plan`]: a bench run described in Rust, built with [`PlanBuilder`], and run with
 //! [`Plan::run`] into a [`Run`]: the bench's whole pipeline without the command line, for a
-//! load test in a `cargo test` or a CI job.
+//! load test in a `cargo test` or a CI job. A plan made a sweep ([`PlanBuilder::sweep`]) runs
+//! with [`Plan::sweep`] into a [`Sweep`]: each rate's served rate and attainment, and the
+//! capacity at the target.
 //!
 //! The defaults are the command's: a plan with nothing set sends `tokenmeter bench`'s 200
 //! requests of 256 input and 128 output tokens, Poisson arrivals at 10 per second, to the
@@ -9,13 +11,19 @@
 //! bar, no table) and no file is written: the outputs are [`Run`]'s.
 
 use std::str::FromStr as _;
+use std::time::Duration;
 
-use crate::args::{BenchArgs, Plan as Validated};
+use tokenmeter_slo::batching::BatchAnalysis;
+
+use crate::args::BenchArgs;
+use crate::embedded;
 use crate::finished::Run;
 use crate::interrupt::Interrupt;
+use crate::pipeline::{Prepared, measure, prepare, sweep};
 use crate::slo::Slo;
+use crate::swept::{Sweep, SweepRates};
+use crate::validate::Validated;
 use crate::workload::LengthDist;
-use crate::{embedded, measure, prepare};
 
 /// A validated bench run: where to send, what, how fast, and against which objectives.
 ///
@@ -90,53 +98,107 @@ impl Plan {
     /// server when no URL was given (started on 127.0.0.1 on a free port, stopped after).
     ///
     /// # Errors
-    /// The server cannot be reached, the model cannot be found, the test request failed
-    /// (as `tokenmeter bench` exits 3 for), or the trace could not be written. A run whose
-    /// requests failed is not an error: [`Run::errors`] counts them.
+    /// The plan is a sweep (run it with [`Plan::sweep`]), the server cannot be reached, the
+    /// model cannot be found, the test request failed (as `tokenmeter bench` exits 3 for), or
+    /// the trace could not be written. A run whose requests failed is not an error:
+    /// [`Run::errors`] counts them.
     pub async fn run(&self) -> anyhow::Result<Run> {
+        if self.validated.sweep.is_some() {
+            anyhow::bail!("this plan is a sweep (PlanBuilder::sweep): run it with Plan::sweep");
+        }
+        let (args, plan) = (&self.args, &self.validated);
+        let (run, written) = self
+            .against_the_server(async |prepared, url, batching| {
+                let stop = Interrupt::never();
+                measure(args, plan, prepared, url, batching, &stop).await
+            })
+            .await?;
+        written?;
+        Ok(run)
+    }
+
+    /// Runs the plan's sweep ([`PlanBuilder::sweep`]) to its end: each rate in turn, given or
+    /// searched, every step judged against the plan's objectives and the target attainment.
+    /// Nothing is printed; the warnings are [`Sweep::warnings`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tokenmeter_bench::{Plan, SweepRates};
+    /// use tokenmeter_server::{Config, Server};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> anyhow::Result<()> {
+    /// let server = Server::start(Config::default(), "127.0.0.1:0".parse()?).await?;
+    /// let sweep = Plan::builder()
+    ///     .url(&server.url())
+    ///     .output_tokens(4)
+    ///     .sweep(SweepRates::Given(vec![20.0, 40.0]))
+    ///     .sweep_target(0.5)
+    ///     .requests(10)
+    ///     .build()?
+    ///     .sweep()
+    ///     .await?;
+    /// server.shutdown().await?;
+    /// assert_eq!(sweep.steps.len(), 2);
+    /// for step in &sweep.steps {
+    ///     println!("{:.0} req/s offered: attainment {:.2}", step.offered_rate, step.attainment);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The plan is not a sweep (run it with [`Plan::run`]), the server cannot be reached, the
+    /// model cannot be found, the test request failed, or the trace could not be written.
+    pub async fn sweep(&self) -> anyhow::Result<Sweep> {
+        let Some(rates) = &self.validated.sweep else {
+            anyhow::bail!(
+                "this plan is not a sweep: set PlanBuilder::sweep, or run it with Plan::run"
+            );
+        };
+        let (args, plan) = (&self.args, &self.validated);
+        let swept = self
+            .against_the_server(async |prepared, _url, _batching| {
+                let stop = Interrupt::never();
+                anyhow::Ok(sweep(args, plan, rates, prepared, &stop, false).await)
+            })
+            .await?;
+        let (_, written) = swept.collector.finish();
+        written?;
+        Ok(Sweep::of(&swept.result))
+    }
+
+    /// Prepares the run against the plan's server (the built-in simulated server when no URL
+    /// was given: started on 127.0.0.1 on a free port, and stopped after `work`) and does
+    /// `work` on it.
+    async fn against_the_server<T>(
+        &self,
+        work: impl AsyncFnOnce(Prepared, &reqwest::Url, Option<&BatchAnalysis>) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
         let stop = Interrupt::never();
-        let key = self.args.api_key()?.map(crate::client::ApiKey::new);
-        match self.validated.url.clone() {
+        let key = self.args.api_key()?.map(crate::api_key::ApiKey::new);
+        let (args, plan) = (&self.args, &self.validated);
+        match plan.url.clone() {
             Some(url) => {
-                crate::discover::reachable(&url, &self.validated.tls).await?;
-                let prepared =
-                    prepare(&self.args, &self.validated, &url, key, None, None, &stop).await?;
-                let (run, written) =
-                    measure(&self.args, &self.validated, prepared, &url, None, &stop).await?;
-                written?;
-                Ok(run)
+                crate::discover::reachable(&url, &plan.tls).await?;
+                let prepared = prepare(args, plan, &url, key, None, None, &stop).await?;
+                work(prepared, &url, None).await
             }
             None => {
                 let server = embedded::start().await?;
                 let url = reqwest::Url::parse(&server.url())?;
                 let batching = server.slo().batching.clone();
                 let model = server.model().to_owned();
-                let measured = async {
-                    let prepared = prepare(
-                        &self.args,
-                        &self.validated,
-                        &url,
-                        key,
-                        Some(&model),
-                        Some(&batching),
-                        &stop,
-                    )
-                    .await?;
-                    measure(
-                        &self.args,
-                        &self.validated,
-                        prepared,
-                        &url,
-                        Some(&batching),
-                        &stop,
-                    )
-                    .await
+                let done = async {
+                    let prepared =
+                        prepare(args, plan, &url, key, Some(&model), Some(&batching), &stop)
+                            .await?;
+                    work(prepared, &url, Some(&batching)).await
                 }
                 .await;
                 server.shutdown().await?;
-                let (run, written) = measured?;
-                written?;
-                Ok(run)
+                done
             }
         }
     }
@@ -271,20 +333,71 @@ impl PlanBuilder {
         self.set(|a| a.trace = Some(path.into()))
     }
 
+    /// Makes the plan a sweep, run with [`Plan::sweep`]: the given rates, or a search for the
+    /// highest rate whose attainment reaches the target ([`PlanBuilder::sweep_target`]). Each
+    /// step sends [`PlanBuilder::requests`] requests when set, else its rate times
+    /// [`PlanBuilder::sweep_step_duration`] (at least 30). Default: no sweep.
+    pub fn sweep(self, rates: SweepRates) -> Self {
+        match rates {
+            SweepRates::Given(rates) if rates.is_empty() => self.fail(
+                "a sweep of given rates needs at least one; use SweepRates::Auto to search".into(),
+            ),
+            SweepRates::Given(rates) => match rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+                Some(bad) => self.fail(format!(
+                    "sweep rate {bad} is not a rate; give requests per second, finite and above 0"
+                )),
+                None => self.set(|a| {
+                    a.sweep = true;
+                    a.sweep_rates = rates;
+                }),
+            },
+            _ => self.set(|a| {
+                a.sweep = true;
+                a.sweep_rates.clear();
+            }),
+        }
+    }
+
+    /// The attainment a sweep's rate must reach, in (0, 1]. Default: 0.9.
+    pub fn sweep_target(self, attainment: f64) -> Self {
+        match attainment > 0.0 && attainment <= 1.0 {
+            true => self.set(|a| a.sweep_target = attainment),
+            false => self.fail(format!(
+                "sweep target {attainment} is not an attainment in (0, 1]; give e.g. 0.9"
+            )),
+        }
+    }
+
+    /// How long each sweep step's arrivals last when [`PlanBuilder::requests`] is not set
+    /// (above 0). Default: 10 s.
+    pub fn sweep_step_duration(self, duration: Duration) -> Self {
+        match duration.is_zero() {
+            true => self.fail("the sweep step duration must be above 0, e.g. 10s".into()),
+            false => self.set(|a| a.sweep_step_duration = duration),
+        }
+    }
+
+    /// The automatic sweep's resolution: it stops when the failing rate is within this
+    /// fraction above the passing one, in (0, 1]. Default: 0.1.
+    pub fn sweep_resolution(self, fraction: f64) -> Self {
+        match fraction > 0.0 && fraction <= 1.0 {
+            true => self.set(|a| a.sweep_resolution = fraction),
+            false => self.fail(format!(
+                "sweep resolution {fraction} is not a fraction in (0, 1]; give e.g. 0.1"
+            )),
+        }
+    }
+
     /// Checks the settings together.
     ///
     /// # Errors
-    /// The first setting that is wrong, with what to give instead; a sweep or several
-    /// concurrency levels, which [`Plan::run`] does not run (the command does).
+    /// The first setting that is wrong, with what to give instead.
     pub fn build(self) -> anyhow::Result<Plan> {
         if let Some(error) = self.error {
             anyhow::bail!(error);
         }
         let args = self.args.resolve_peers()?;
         let validated = args.plan()?;
-        if validated.sweep.is_some() {
-            anyhow::bail!("a sweep is run by `tokenmeter bench --sweep`, not by Plan::run");
-        }
         Ok(Plan { args, validated })
     }
 }

@@ -1,6 +1,7 @@
 //! The numeric `run` block of `--json`: when the run started, the version, the command line
 //! without its secrets ([`redact_command_line`]), the load as numbers, the user's `--label`
-//! and `--metadata K=V`, and what `--extra-body` replaced.
+//! and `--metadata K=V`, and what `--extra-body` replaced; with the run's description (URL,
+//! model, load, workload, seed) it is the [`RunInfo`] printed above the table.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,7 +10,7 @@ use serde::Serialize;
 
 use crate::request_shape::redact_command_line;
 use crate::runner::Load;
-use crate::sanitize::Sanitizer;
+use crate::sanitize::{Sanitizer, ServerText};
 
 /// The label and metadata of the `run` block: part of [`BenchArgs`](crate::BenchArgs).
 ///
@@ -144,6 +145,24 @@ fn civil_date(days: u64) -> (u64, u64, u64) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + u64::from(month <= 2);
     (year, month, day)
+}
+
+/// What was run, printed above the numbers.
+#[derive(Clone, Debug, serde::Serialize)]
+pub(crate) struct RunInfo {
+    /// The endpoint (no user info, no query).
+    pub(crate) url: String,
+    /// The model asked for (sanitised: it may come from the server's model list).
+    pub(crate) model: ServerText,
+    /// The load.
+    pub(crate) load: String,
+    /// Input and output length distributions, or the dataset.
+    pub(crate) workload: String,
+    /// The seed.
+    pub(crate) seed: u64,
+    /// Start time, version, command line, load numbers, label and metadata.
+    #[serde(flatten)]
+    pub(crate) numbers: RunNumbers,
 }
 
 #[cfg(test)]

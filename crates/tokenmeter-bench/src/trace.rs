@@ -215,7 +215,7 @@ impl TraceWriter {
     /// Creates (or truncates) the trace at `path` (`-`: stdout) for the run `run`.
     pub(crate) fn create(path: &Path, run: TraceRun) -> anyhow::Result<Self> {
         use anyhow::Context as _;
-        let out: Box<dyn Write + Send> = if crate::output::is_stdout(path) {
+        let out: Box<dyn Write + Send> = if crate::console::is_stdout(path) {
             Box::new(std::io::BufWriter::new(crate::console::Stdout))
         } else {
             let file = std::fs::File::create(path).with_context(|| {
@@ -252,7 +252,7 @@ impl TraceWriter {
         flushed.map_err(|error| {
             anyhow::anyhow!(
                 "cannot write trace file {}: {error}",
-                if crate::output::is_stdout(&self.path) {
+                if crate::console::is_stdout(&self.path) {
                     "(stdout)".to_owned()
                 } else {
                     self.path.display().to_string()

@@ -91,6 +91,13 @@ fn a_wrong_setting_is_named() {
     assert!(error.to_string().contains("is not a URL"), "{error}");
     let error = Plan::builder().slo("ttft=fast").build().unwrap_err();
     assert!(error.to_string().contains("ttft"), "{error}");
+    // Values no flag would take are refused too, naming the setting (a rate of 0 would
+    // otherwise never release a request).
+    let error = Plan::builder().rate(0.0).build().unwrap_err();
+    assert!(
+        error.to_string().starts_with("load.rate (--rate)"),
+        "{error}"
+    );
     let error = Plan::builder().requests(0).build().unwrap_err();
     assert!(
         error.to_string().contains("--requests must be at least 1"),

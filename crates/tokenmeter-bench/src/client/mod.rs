@@ -28,8 +28,8 @@ use serde_json::json;
 use tokenmeter::{ErrorClass, Labels, MeterBuilder, Outcome, Request, Series};
 use tokenmeter_openai::{SseChunks, StreamError, TransportError as _, describe_error};
 
-pub(crate) use crate::api::Api;
-pub(crate) use crate::api_key::ApiKey;
+use crate::api::Api;
+use crate::api_key::ApiKey;
 use crate::clock::BenchClock;
 use crate::format::{format_duration, format_size};
 use crate::measured::{Discrepancy, Measured};

@@ -11,7 +11,8 @@ use crate::summary::BenchSummary;
 use crate::sweep::SweepResult;
 
 use super::charts::{self, colour};
-use super::table::{RunInfo, outcomes_line};
+use super::table::outcomes_line;
+use crate::run_block::RunInfo;
 
 /// Escapes text for HTML.
 pub(crate) fn esc(text: &str) -> String {

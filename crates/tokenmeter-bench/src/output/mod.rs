@@ -4,6 +4,7 @@ pub(crate) mod charts;
 pub(crate) mod classes;
 pub(crate) mod html;
 mod paths;
+pub(crate) mod percentiles;
 pub(crate) mod single;
 pub(crate) mod slices;
 pub(crate) mod stages;
@@ -11,16 +12,13 @@ pub(crate) mod table;
 pub(crate) mod turns;
 pub(crate) mod vllm_json;
 
-pub(crate) use table::RunInfo;
+pub(crate) use crate::run_block::RunInfo;
 
 use std::path::Path;
 
 use anyhow::Context as _;
 
-/// `-`: the output goes to stdout (and the table to stderr).
-pub(crate) fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-"
-}
+pub(crate) use crate::console::is_stdout;
 
 /// Checks every output path before the first request: at most one may be `-` (stdout), none
 /// may be a symbolic link, no two may name the same file (also through `..`, a linked

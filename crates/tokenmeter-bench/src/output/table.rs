@@ -2,30 +2,12 @@
 
 use std::fmt::Write as _;
 
-use crate::sanitize::ServerText;
 use tokenmeter::report::Summary;
 
+use crate::run_block::RunInfo;
 use crate::slo::JudgedFrom;
 use crate::summary::{BenchSummary, Outcomes};
 use crate::sweep::SweepResult;
-
-/// What was run, printed above the numbers.
-#[derive(Clone, Debug, serde::Serialize)]
-pub(crate) struct RunInfo {
-    /// The endpoint (no user info, no query).
-    pub(crate) url: String,
-    /// The model asked for (sanitised: it may come from the server's model list).
-    pub(crate) model: ServerText,
-    /// The load.
-    pub(crate) load: String,
-    /// Input and output length distributions, or the dataset.
-    pub(crate) workload: String,
-    /// The seed.
-    pub(crate) seed: u64,
-    /// Start time, version, command line, load numbers, label and metadata.
-    #[serde(flatten)]
-    pub(crate) numbers: crate::run_block::RunNumbers,
-}
 
 fn ms_row(out: &mut String, name: &str, s: &Summary) {
     let ms = |x: f64| x * 1e3;

@@ -16,8 +16,8 @@ use tokenmeter::report::{Summary, percentile};
 
 use crate::gaps::{GapSpan, Gaps, sorted};
 use crate::measured::Measured;
-use crate::output::RunInfo;
 use crate::peer::{PeerArgs, PercentileMetric};
+use crate::run_block::RunInfo;
 use crate::summary::BenchSummary;
 use crate::workload::ArrivalKind;
 

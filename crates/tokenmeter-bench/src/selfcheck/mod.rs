@@ -36,7 +36,8 @@ use rand::SeedableRng as _;
 use tokenmeter::Meter;
 use tokenmeter::report::Summary;
 
-use crate::client::{Api, Client, Target};
+use crate::api::Api;
+use crate::client::{Client, Target};
 use crate::clock::BenchClock;
 use crate::collect::Collected;
 use crate::progress::Progress;

@@ -8,7 +8,8 @@ use tokenmeter::Meter;
 
 use super::server::{self, Step};
 use super::spec;
-use crate::client::{Api, Client, Target};
+use crate::api::Api;
+use crate::client::{Client, Target};
 use crate::clock::BenchClock;
 use crate::trace::Trace;
 

@@ -11,7 +11,9 @@ use tokenmeter::Meter;
 
 use super::server::{self, Step};
 use super::{client, spec};
-use crate::client::{Api, ApiKey, Client, Target};
+use crate::api::Api;
+use crate::api_key::ApiKey;
+use crate::client::{Client, Target};
 use crate::clock::BenchClock;
 use crate::discover;
 use crate::gaps::Gaps;

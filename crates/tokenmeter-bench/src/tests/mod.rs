@@ -15,7 +15,9 @@ use tokenmeter::sink::{FirstToken, InMemorySink, SeriesSink, Sink};
 use tokenmeter::{Labels, Meter};
 use tokio::sync::watch;
 
-use crate::client::{Api, ApiKey, Client, Target};
+use crate::api::Api;
+use crate::api_key::ApiKey;
+use crate::client::{Client, Target};
 use crate::clock::BenchClock;
 use crate::trace::Trace;
 use crate::workload::{Prompt, RequestSpec};

@@ -14,7 +14,7 @@ use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 use serde::Deserialize;
 
-use super::dataset::{DatasetError, Entry};
+use super::entry::{DatasetError, Entry};
 use super::{Prompt, PromptTokenizer, VOCABULARY};
 
 /// Tokens per hash block, as in the published traces.

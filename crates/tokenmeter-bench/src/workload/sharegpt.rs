@@ -19,7 +19,7 @@ use rand::seq::SliceRandom as _;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::dataset::{DatasetError, Entry, Options};
+use super::entry::{DatasetError, Entry, Options};
 use super::{Prompt, PromptTokenizer};
 
 /// vLLM's bounds on a ShareGPT pair.
@@ -118,7 +118,7 @@ fn length(text: &str, tokenizer: Option<&PromptTokenizer>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::dataset::Format;
+    use crate::workload::entry::Format;
 
     fn options(multi_turn: bool) -> Options<'static> {
         Options {

@@ -1,0 +1,140 @@
+//! The settings checked together into a [`Validated`] plan: `--goodput` and the other peer
+//! flags resolved ([`BenchArgs::resolve_peers`]), then every option checked and the dataset
+//! loaded ([`BenchArgs::plan`]). Below the settings: it reads [`BenchArgs`], which knows
+//! nothing of it.
+
+use std::sync::Arc;
+
+use anyhow::bail;
+
+use crate::args::BenchArgs;
+use crate::peer::{ResultFormat, parse_goodput};
+use crate::runner::Load;
+use crate::schedule::Stage;
+use crate::tls::Tls;
+use crate::workload::{PromptTokenizer, Source};
+
+/// The validated plan of a bench run.
+#[derive(Debug, Clone)]
+pub(crate) struct Validated {
+    /// The endpoint's full URL, or `None` for the embedded simulator.
+    pub(crate) url: Option<reqwest::Url>,
+    /// The endpoint path to use when the URL is a base URL.
+    pub(crate) endpoint: String,
+    /// The load of a single run (its first stage's).
+    pub(crate) load: Load,
+    /// The stages of a single run.
+    pub(crate) stages: Vec<Stage>,
+    /// The sweep's rates: empty for no sweep, `None` inside for auto doubling.
+    pub(crate) sweep: Option<Vec<f64>>,
+    /// Where prompts come from.
+    pub(crate) source: Source,
+    /// How HTTPS servers are verified (`--ca-cert`, `--insecure`).
+    pub(crate) tls: Tls,
+    /// `--tokenizer`, loaded.
+    pub(crate) tokenizer: Option<Arc<PromptTokenizer>>,
+}
+
+impl BenchArgs {
+    /// Checks the options together and loads the dataset.
+    pub(crate) fn plan(&self) -> anyhow::Result<Validated> {
+        crate::checked::values(self)?;
+        if self.requests == Some(0) {
+            bail!("--requests must be at least 1");
+        }
+        if self.load.concurrency.contains(&0) {
+            bail!("--concurrency must be at least 1");
+        }
+        if !(self.sweep_target > 0.0 && self.sweep_target <= 1.0) {
+            bail!("--sweep-target must be in (0, 1], e.g. 0.9");
+        }
+        self.shape.shape()?;
+        let name = self.api_key_env.as_str();
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            bail!("--api-key-env must name an environment variable, e.g. OPENAI_API_KEY");
+        }
+        if !self.endpoint.starts_with('/') || !self.endpoint.ends_with("completions") {
+            bail!(
+                "--endpoint `{}` is not supported; use /v1/chat/completions or /v1/completions",
+                self.endpoint
+            );
+        }
+        let stages = self.load.stages(self.requests)?;
+        let sweeping = self.sweep || !self.sweep_rates.is_empty();
+        if sweeping && (!self.load.stages.is_empty() || self.load.duration.is_some()) {
+            bail!("--sweep runs its own steps; it cannot be used with --stage or --duration");
+        }
+        if sweeping && self.load.rate.is_none() && !self.load.concurrency.is_empty() {
+            bail!(
+                "--sweep varies the request rate; it cannot be used with --concurrency alone (add --rate, or drop --concurrency)"
+            );
+        }
+        let sweep = sweeping.then(|| {
+            let mut rates = self.sweep_rates.clone();
+            rates.sort_by(f64::total_cmp);
+            rates.dedup();
+            rates
+        });
+        let tokenizer = self.workload.tokenizer()?;
+        let source = self.workload.source(tokenizer.clone(), self.seed)?;
+        let replay = match &source {
+            Source::Dataset { entries, .. } if entries.iter().any(|e| e.at.is_some()) => {
+                Some(entries.len())
+            }
+            _ => None,
+        };
+        let stages = match replay {
+            Some(n)
+                if self.load.rate.is_none()
+                    && self.load.concurrency.is_empty()
+                    && self.load.stages.is_empty()
+                    && self.load.ramp_up_strategy.is_none() =>
+            {
+                vec![Stage {
+                    load: Load::Replay {
+                        speed: self.workload.replay_speed,
+                    },
+                    requests: self
+                        .requests
+                        .or((self.load.duration.is_none()).then_some(n)),
+                    duration: self.load.duration,
+                }]
+            }
+            _ => stages,
+        };
+        let load = stages[0].load;
+        Ok(Validated {
+            url: self.url.as_deref().cloned(),
+            endpoint: self.endpoint.clone(),
+            load,
+            stages,
+            sweep,
+            source,
+            tls: Tls::new(self.ca_cert.as_deref(), self.insecure)?,
+            tokenizer,
+        })
+    }
+}
+
+impl BenchArgs {
+    /// These options with `--goodput`, when given, as the objectives (`--slo`'s place), and
+    /// the peer flags checked against the rest.
+    pub(crate) fn resolve_peers(mut self) -> anyhow::Result<Self> {
+        if !self.peer.goodput.is_empty() {
+            self.slo = parse_goodput(&self.peer.goodput)?;
+        }
+        self.slo.judged_from = self.slo_from;
+        let sweeping = self.sweep || !self.sweep_rates.is_empty();
+        if self.peer.result_format == ResultFormat::Vllm && sweeping {
+            anyhow::bail!(
+                "--result-format vllm describes one run; drop it for --sweep (or run each rate alone)"
+            );
+        }
+        if self.peer.save_detailed && self.peer.result_format != ResultFormat::Vllm {
+            anyhow::bail!(
+                "--save-detailed adds vLLM's per-request lists: add --result-format vllm"
+            );
+        }
+        Ok(self)
+    }
+}
