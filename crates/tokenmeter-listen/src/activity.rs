@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::registry::Evictable;
+use crate::evictable::Evictable;
 use crate::timeouts::{Expired, Timeouts};
 
 /// What one connection is doing: told by its [`Watched`](crate::Watched) socket when bytes

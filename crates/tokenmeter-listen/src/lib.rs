@@ -51,6 +51,7 @@
 
 mod accept;
 mod activity;
+mod evictable;
 mod registry;
 #[cfg(test)]
 mod tests;
@@ -59,7 +60,8 @@ mod watched;
 
 pub use accept::is_connection_error;
 pub use activity::{Activity, InFlight, Receiving};
-pub use registry::{Admission, Connections, Evictable, Slot};
+pub use evictable::Evictable;
+pub use registry::{Admission, Connections, Slot};
 pub use timeouts::{Expired, Timeouts};
 pub use watched::Watched;
 
