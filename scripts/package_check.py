@@ -160,7 +160,7 @@ def main():
         return
     start = time.monotonic()
     package_build.self_check()
-    package_build.check(ROOT, metadata, names)
+    package_build.check(metadata, names)
     print(f"==> {len(names)} crates packaged and built from their .crate files "
           f"in {time.monotonic() - start:.0f} s")
 
