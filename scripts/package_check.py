@@ -9,11 +9,30 @@
    `LICENSE-MIT` and `LICENSE-APACHE` in its folder (symbolic links to the root's are fine:
    cargo packages what they point to), and a `version` on every path dependency that is not a
    dev-dependency. The checker first checks itself on a made-up member that lacks all of it.
-2. **Packaging** (skipped with `--metadata-only`). `cargo package` of all of them at once:
-   cargo (1.90 and later) packages crates that depend on each other against a local overlay
-   of the not-yet-published ones, then unpacks each `.crate` and builds it, with the target
-   directory shared with the rest of the run so dependencies already built are reused. Needs
-   the crates.io index (the network).
+2. **Packaging** (skipped with `--metadata-only`). Every publishable crate builds from its
+   packaged form: its `.crate`'s files, its normalized Cargo.toml, README and license texts.
+   `cargo package --no-verify` of all of them at once (cargo packages crates that depend on
+   each other against a local overlay of the not-yet-published ones, and checks each
+   manifest), then every `.crate` is unpacked into one temporary workspace whose
+   `[patch.crates-io]` points each crate's registry dependency on a sibling at the sibling's
+   unpacked package, and `cargo build --workspace --all-features` runs there once, with the
+   repository's Cargo.lock, the root's `[profile.dev]` and the run's target directory: the
+   dependencies the tests already built are reused (the few whose features only the
+   unpublished members widen compile once more) and the packaged crates compile, each once.
+   Cargo's own verification built each crate alone, compiling tokio, hyper, axum, reqwest,
+   opentelemetry and tonic again for each feature set: minutes on a fresh machine. A file
+   left out of a package fails the build, as it would for a crates.io user. All features, so
+   code behind a feature is built from the package too; each crate alone with each of its
+   features is `cargo hack`'s check in scripts/test.sh, on the repository's sources (the same
+   code: a packaged manifest is cargo's normalized copy of the crate's own).
+   The lock: the repository's also holds the unpublished members (examples, benches, tests)
+   and what only they use, which cargo prunes, so `--locked` would refuse it as it stands.
+   Cargo prunes it first (`cargo metadata`), the check fails if that added or changed any
+   entry, and the build then runs `--locked`. Every unpacked file is dated now (cargo dates
+   them all 2006, and the artifacts keep their names from run to run: a changed package would
+   look fresh). The code is scripts/package_build.py; it first checks itself on two made-up
+   packages (they build; changed under the same names, or lacking a module, they must not).
+   Needs the crates.io index (the network).
 
 Usage:
     python3 scripts/package_check.py [--metadata-only]
@@ -27,7 +46,8 @@ import re
 import subprocess
 import sys
 import time
-import tomllib
+
+import package_build
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LICENSE_FILES = ("LICENSE-MIT", "LICENSE-APACHE")
@@ -103,28 +123,6 @@ def problems(metadata):
     return [line for p in packages for line in member_problems(p)], sorted(p["name"] for p in packages)
 
 
-def dev_profile_config():
-    """The root manifest's [profile.dev] as `--config` arguments.
-
-    A packaged crate's manifest has no profile (cargo drops the workspace's), so without these
-    the verification builds would use cargo's default dev profile (full debug info) and
-    compile every dependency once more instead of reusing the test run's builds.
-    """
-    with open(os.path.join(ROOT, "Cargo.toml"), "rb") as file:
-        dev = tomllib.load(file).get("profile", {}).get("dev", {})
-    found = []
-
-    def walk(table, prefix):
-        for key, value in table.items():
-            if isinstance(value, dict):
-                walk(value, f'{prefix}.{json.dumps(key) if "*" in key else key}')
-            else:
-                found.extend(["--config", f"{prefix}.{key}={json.dumps(value)}"])
-
-    walk(dev, "profile.dev")
-    return found
-
-
 def self_check():
     """The checker reports every missing field of a member that has none: else it is broken."""
     bare = {
@@ -160,15 +158,10 @@ def main():
     print(f"==> metadata of the {len(names)} publishable crates: {', '.join(names)}")
     if "--metadata-only" in sys.argv[1:]:
         return
-    command = ["cargo", "package", "--locked", "--allow-dirty", *dev_profile_config()]
-    for name in names:
-        command += ["-p", name]
     start = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, timeout=3600)
-    if done.returncode != 0:
-        sys.exit(f"`{' '.join(command)}` failed (exit {done.returncode}): a crate does not build "
-                 "from its package (a file outside `include`, a path dependency without a version?)")
-    print(f"==> {len(names)} crates packaged and each built from its .crate "
+    package_build.self_check()
+    package_build.check(metadata, names)
+    print(f"==> {len(names)} crates packaged and built from their .crate files "
           f"in {time.monotonic() - start:.0f} s")
 
 

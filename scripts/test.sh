@@ -9,7 +9,8 @@
 #                                 toolchain that Cargo.toml's rust-version names, python3-venv),
 #                                 then the quick tier, then everything else (with
 #                                 scripts/package_check.py: every publishable crate's metadata,
-#                                 and each built from its .crate; needs the crates.io index), and
+#                                 and all of them built once from their unpacked .crate files in
+#                                 one temporary workspace; needs the crates.io index), and
 #                                 last the release binary's checks (scripts/release_checks.py:
 #                                 the wheel, the README's main job run from it, and the server's
 #                                 view). `.ci/run` calls exactly this.
@@ -88,7 +89,7 @@ cargo hack check --workspace --each-feature --exclude-all-features --all-targets
 echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
 cargo deny check --hide-inclusion-graph licenses bans
 
-echo "==> every publishable crate: crates.io metadata, license files, and a build from its .crate (scripts/package_check.py)"
+echo "==> every publishable crate: crates.io metadata, license files, and a build from its unpacked .crate (scripts/package_check.py)"
 python3 scripts/package_check.py
 
 echo "==> the quick-start example runs"
