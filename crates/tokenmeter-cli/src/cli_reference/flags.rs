@@ -17,6 +17,7 @@ const OTHER_PROGRAMS_FLAGS: &[&str] = &[
     "--features",
     "--git",
     "--locked",
+    "--open",
     "--path",
     "--quick",
     "--release",
