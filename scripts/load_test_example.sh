@@ -4,7 +4,9 @@
 # by TOKENMETER_URL (here a `tokenmeter serve` process on a free loopback port).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q -p tokenmeter-cli -p tokenmeter-bench --example load_test
+# The workspace's binaries and examples with all its features, as the test command's run of the
+# tests built them: nothing is compiled again there.
+cargo build -q --workspace --all-features --bins --examples
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 "$target_dir/debug/examples/load_test"
 log="$(mktemp)"

@@ -22,6 +22,9 @@
 #                                 doc tests and unit tests (those that need no outside program).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Each step says when it started, in seconds from the start of the run.
+step() { echo "==> [${SECONDS}s] $*"; }
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 mode="${1:-full}"
@@ -52,19 +55,19 @@ docs_without_warnings() {
 }
 
 quick_tier() {
-  echo "==> [quick] cargo fmt --check"
+  step "[quick] cargo fmt --check"
   cargo fmt --all -- --check
 
-  echo "==> [quick] cargo clippy (all targets, all features, warnings are errors)"
+  step "[quick] cargo clippy (all targets, all features, warnings are errors)"
   cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-  echo "==> [quick] cargo doc (warnings are errors, cargo's own too: an output filename collision)"
+  step "[quick] cargo doc (warnings are errors, cargo's own too: an output filename collision)"
   docs_without_warnings
 
-  echo "==> [quick] doc tests"
+  step "[quick] doc tests"
   cargo test --workspace --all-features --doc
 
-  echo "==> [quick] unit tests (no outside program: promtool's are in the full run)"
+  step "[quick] unit tests (no outside program: promtool's are in the full run)"
   cargo nextest run --workspace --all-features --lib --bins --no-fail-fast -E 'not test(/promtool/)'
 }
 
@@ -81,39 +84,41 @@ install_test_tools
 install_fuzz_tools
 quick_tier
 
-echo "==> every feature alone, and every crate's tests with its default features, build (cargo hack)"
+step "every feature alone, and every crate's tests with its default features, build (cargo hack)"
 # Each package with its default features, with none, and with each feature alone; all targets,
 # so `cargo test -p <crate>` compiles with default features for every crate.
 cargo hack check --workspace --each-feature --exclude-all-features --all-targets
 
-echo "==> cargo deny check licenses bans (deny.toml; needs no network)"
+step "cargo deny check licenses bans (deny.toml; needs no network)"
 cargo deny check --hide-inclusion-graph licenses bans
 
-echo "==> every publishable crate: crates.io metadata, license files, and a build from its unpacked .crate (scripts/package_check.py)"
+step "every publishable crate: crates.io metadata, license files, and a build from its unpacked .crate (scripts/package_check.py)"
 python3 scripts/package_check.py
 
-echo "==> the quick-start example runs"
+step "the quick-start example runs"
 cargo run -q -p tokenmeter-examples --example quickstart >/dev/null
-echo "==> the axum example meters one request it sends itself"
+step "the axum example meters one request it sends itself"
 cargo run -q -p tokenmeter-axum --example axum_sse -- --once >/dev/null
-echo "==> the load test as code: in-process, and against TOKENMETER_URL (a tokenmeter serve process)"
-bash scripts/load_test_example.sh
 
-echo "==> fuzzing, briefly (20 s per target; scripts/fuzz.sh, cargo fuzz on stable Rust)"
+step "fuzzing, briefly (20 s per target; scripts/fuzz.sh, cargo fuzz on stable Rust)"
 bash scripts/fuzz.sh 20
-echo "==> the fuzz crate (outside the workspace): fmt and clippy"
+step "the fuzz crate (outside the workspace): fmt and clippy"
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
 
-echo "==> the rest of the tests (integration, end-to-end, promtool's unit tests; benchmarks once in test mode)"
+step "the rest of the tests (integration, end-to-end, promtool's unit tests; benchmarks once in test mode)"
 cargo nextest run --workspace --all-features --all-targets --no-fail-fast \
   -E 'not (kind(lib) | kind(bin)) | test(/promtool/)'
 
-echo "==> third-party clients hang up on serve (the openai Python SDK, curl): /metrics counts what they got"
+# After the run above, which built every binary and example with the workspace's features.
+step "the load test as code: in-process, and against TOKENMETER_URL (a tokenmeter serve process)"
+bash scripts/load_test_example.sh
+
+step "third-party clients hang up on serve (the openai Python SDK, curl): /metrics counts what they got"
 python3 scripts/third_party_hangups.py
 
-echo "==> the openai Python SDK against serve: models, unknown model (404), bad values (400), stop, n, logprobs"
+step "the openai Python SDK against serve: models, unknown model (404), bad values (400), stop, n, logprobs"
 python3 scripts/openai_sdk_compat.py
 
-echo "==> the release binary: the README's main job (within 60 s) and client − server TTFT on loopback within 0-2 ms"
+step "the release binary: the README's main job (within 60 s) and client − server TTFT on loopback within 0-2 ms"
 python3 scripts/release_checks.py
