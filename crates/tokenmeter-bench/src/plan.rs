@@ -6,9 +6,9 @@
 //!
 //! The defaults are the command's: a plan with nothing set sends `tokenmeter bench`'s 200
 //! requests of 256 input and 128 output tokens, Poisson arrivals at 10 per second, to the
-//! built-in simulated server,
-//! and judges goodput against TTFT ≤ 1 s and TPOT ≤ 50 ms. Nothing is printed (no progress
-//! bar, no table) and no file is written: the outputs are [`Run`]'s.
+//! built-in simulated server, and judges goodput against TTFT ≤ 1 s and TPOT ≤ 50 ms. No
+//! progress bar, no table and no file (but a trace you ask for): the outputs are [`Run`]'s.
+//! One line is still written to stderr: with a warm-up, how many of its requests succeeded.
 
 use std::str::FromStr as _;
 use std::time::Duration;
