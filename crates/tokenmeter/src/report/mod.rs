@@ -5,13 +5,19 @@
 //! `time_per_output_chunk`), and token-weighted (SGLang: an item with k tokens after a gap g
 //! counts as k samples of g/k).
 
+mod bounds;
 mod classes;
+mod confidence;
+#[cfg(test)]
+mod coverage;
 mod interval;
 mod outcomes;
 mod percentile;
 mod render;
 
+pub use bounds::{Bounds, SummaryBounds, mean_bounds, quantile_bounds, quantile_sample_needed};
 pub use classes::{ClassError, ClassSummary, LengthClasses, LengthKey, by_class, by_two_classes};
+pub use confidence::{Confidence, normal_quantile, t_quantile};
 pub use interval::{Z95, wilson};
 pub use outcomes::OutcomeCounts;
 pub use percentile::{percentile, percentile_weighted};
