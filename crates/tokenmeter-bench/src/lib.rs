@@ -95,6 +95,7 @@ mod client;
 mod clock;
 mod collect;
 mod command;
+pub mod compare;
 pub mod console;
 mod counts;
 mod discover;
@@ -123,6 +124,9 @@ mod records;
 mod redirect;
 mod refusal;
 mod request_shape;
+// Used by the interval and comparison code being built; remove this allow when it lands.
+#[allow(dead_code)]
+mod resample;
 mod run_block;
 mod runner;
 mod samples;
