@@ -4,7 +4,7 @@
 //! | Code | Meaning |
 //! |---|---|
 //! | 0 | the run completed and met `--fail-under` and every objective of `--slo-spec` |
-//! | 1 | the run completed but missed `--fail-under` or an objective of `--slo-spec` |
+//! | 1 | the run completed but missed `--fail-under` or an objective of `--slo-spec`; `bench compare` found a significant regression beyond its threshold |
 //! | 2 | bad flags or input (clap's usage errors, a bad dataset, an unset `--api-key-env`) |
 //! | 3 | could not run: the server is unreachable, the test request or the model discovery failed, no request succeeded, an output could not be written |
 //! | 130 | interrupted (Ctrl-C or SIGTERM): what completed was written, marked as interrupted |
@@ -22,6 +22,8 @@ use tokenmeter_slo::RunStatus;
 pub(crate) enum Exit {
     /// An objective (`--fail-under`, `--slo-spec`) was missed: 1.
     ObjectiveMissed,
+    /// `bench compare`: a gating figure regressed significantly beyond the threshold: 1.
+    Regressed,
     /// Bad flags or input: 2, as clap's own usage errors.
     Usage,
     /// The run could not happen: 3.
@@ -34,7 +36,7 @@ impl Exit {
     /// The process exit code.
     pub(crate) fn code(self) -> u8 {
         match self {
-            Exit::ObjectiveMissed => 1,
+            Exit::ObjectiveMissed | Exit::Regressed => 1,
             Exit::Usage => 2,
             Exit::CouldNotRun => 3,
             Exit::Interrupted => 130,

@@ -158,6 +158,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
             "by_class": classes,
             "counts": counts,
             "error_samples": errors,
+            "samples": output::samples_json::of(&merged.measured, &slo),
             "merged": {
                 "files": merged.files,
                 "shards": merged.shards,

@@ -58,7 +58,7 @@ fn upper(max: f64) -> f64 {
 }
 
 /// The empirical CDF of `values` (converted by `scale`), at most `MAX_POINTS` points.
-fn cdf_points(values: &[f64], scale: f64) -> Vec<(f64, f64)> {
+pub(crate) fn cdf_points(values: &[f64], scale: f64) -> Vec<(f64, f64)> {
     let mut sorted: Vec<f64> = values
         .iter()
         .map(|v| v * scale)

@@ -30,7 +30,7 @@ pub(crate) fn esc(text: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:16px 24px;color:#222;background:#fff}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:16px 24px;color:#222;background:#fff}\
 h1{font-size:22px;margin:0 0 4px}p.meta{margin:2px 0;color:#555;font-size:13px}\
 table{border-collapse:collapse;margin:10px 0;font-size:13px}\
 td,th{border:1px solid #ddd;padding:3px 9px;text-align:right}th{background:#f4f4f4}\

@@ -198,6 +198,7 @@ impl Run {
             "stopped_early": self.stopped_early,
             "planned_requests": self.planned,
             "server_batching": self.server_batching.as_ref().map(BatchAnalysis::table),
+            "samples": output::samples_json::of(self.traces(), &self.summary.slo),
         })
     }
 
