@@ -203,3 +203,52 @@ fn the_sweep_report_shows_the_attainment_curve() {
     assert_drawn(&rgb, w, SWEEP_GOODPUT, "sweep goodput");
     assert_drawn(&rgb, w, TTFT, "TTFT CDF of the best rate");
 }
+
+/// `bench compare --html`: two runs' traces compared, the page shows both sides' CDFs (base
+/// in the TTFT blue, new in the in-flight red) and the differences chart. Needs the
+/// statistics of `bench compare` (the bootstrap and verdicts).
+#[test]
+fn the_compare_page_overlays_both_runs() {
+    let dir = temp_dir("html-compare");
+    let (base, new, html) = (
+        dir.join("base.jsonl"),
+        dir.join("new.jsonl"),
+        dir.join("compare.html"),
+    );
+    for trace in [&base, &new] {
+        let output = bench(&[
+            "-n",
+            "60",
+            "--rate",
+            "60",
+            "--output-tokens",
+            "16..64",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--no-progress",
+        ]);
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+    }
+    let output = support::tokenmeter()
+        .args(["bench", "compare"])
+        .args([&base, &new])
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .expect("tokenmeter bench compare runs");
+    let (stdout, stderr) = text(&output);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{stdout}\n{stderr}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("class=\"differences\""),
+        "the differences chart"
+    );
+    assert!(!page.contains("<script") && !page.contains("src=\"http"));
+    let (w, _, rgb) = screenshot(&html, &dir);
+    assert_drawn(&rgb, w, TTFT, "base side's CDFs");
+    assert_drawn(&rgb, w, IN_FLIGHT, "new side's CDFs");
+}

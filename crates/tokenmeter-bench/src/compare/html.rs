@@ -88,7 +88,6 @@ pub(crate) fn render(comparison: &Comparison, base: &Side, new: &Side) -> Result
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(line));
     }
     out.push_str(&differences::svg(comparison));
-    figure_table(&mut out, &comparison.figures);
     out.push_str("<div class=\"charts\">\n");
     let mut charts = vec![
         cdf("TTFT: base vs new", base, new, |r| {
@@ -108,7 +107,9 @@ pub(crate) fn render(comparison: &Comparison, base: &Side, new: &Side) -> Result
         out.push_str(&svg);
         out.push('\n');
     }
-    out.push_str("</div>\n</body></html>\n");
+    out.push_str("</div>\n");
+    figure_table(&mut out, &comparison.figures);
+    out.push_str("</body></html>\n");
     Ok(out)
 }
 
@@ -141,3 +142,6 @@ fn figure_table(out: &mut String, figures: &[FigureComparison]) {
     }
     out.push_str("</table>\n");
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,4 +1,5 @@
-//! [`BenchCommand`]: `tokenmeter bench merge` and its flags ([`MergeFlags`]).
+//! [`BenchCommand`]: `tokenmeter bench merge` and its flags ([`MergeFlags`]); `compare`'s are
+//! in [`compare`](super::compare).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,10 @@ pub(crate) enum BenchCommand {
     /// Merge the --trace files of several bench processes (the shards of one run, see
     /// --shard) into the summary, JSON and HTML of their union.
     Merge(MergeFlags),
+    /// Compare two runs (their --json or --trace files, or --repeat's runs): each figure's
+    /// difference, its confidence interval and a verdict; exit code 1 on a significant
+    /// regression beyond --threshold.
+    Compare(super::compare::CompareFlags),
 }
 
 /// Options of `tokenmeter bench merge`.

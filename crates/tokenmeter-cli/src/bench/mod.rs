@@ -12,9 +12,11 @@
 //! | [`slices`] | `--slice`, `--server-metrics`, `--scrape-interval` |
 //! | [`shard`] | `--shard`, `--shards`, `--start-at` |
 //! | [`merge`] | the `merge` subcommand |
+//! | [`compare`] | the `compare` subcommand |
 //! | [`enums`] | the possible values of the enum flags |
 
 mod args;
+mod compare;
 mod enums;
 mod load;
 mod merge;
@@ -30,10 +32,14 @@ mod tests;
 
 pub(crate) use args::BenchFlags;
 
-/// Runs `tokenmeter bench`, or its `merge` subcommand.
+/// Runs `tokenmeter bench`, or its `merge` or `compare` subcommand.
 pub(crate) async fn run(mut flags: BenchFlags) -> anyhow::Result<()> {
     match flags.command.take() {
         Some(merge::BenchCommand::Merge(merge)) => tokenmeter_bench::merge(&merge.settings()),
+        Some(merge::BenchCommand::Compare(compare)) => {
+            let comparison = tokenmeter_bench::compare::run(&compare.settings())?;
+            tokenmeter_bench::compare::verdict(&comparison)
+        }
         None => tokenmeter_bench::run(flags.settings()).await,
     }
 }

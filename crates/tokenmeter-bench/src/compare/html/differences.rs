@@ -57,6 +57,15 @@ pub(super) fn svg(comparison: &Comparison) -> String {
             value * 100.0
         );
     }
+    for end in [-reach, reach] {
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{:+.0}%</text>",
+            x(end),
+            bottom + 14.0,
+            end * 100.0
+        );
+    }
     for (i, f) in figures.iter().enumerate() {
         let y = TOP + ROW * (i as f64 + 0.5);
         let (colour, words) = look(f.verdict);

@@ -1,0 +1,109 @@
+//! `tokenmeter bench compare BASE NEW` and its flags ([`CompareFlags`]).
+
+use std::path::PathBuf;
+
+use tokenmeter::report::Confidence;
+use tokenmeter_bench::compare::CompareArgs;
+
+use super::enums::JudgedFrom;
+
+/// Options of `tokenmeter bench compare`.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct CompareFlags {
+    /// The base run: its --json (one run, or --repeat's runs) or its --trace file.
+    #[arg(value_name = "BASE")]
+    pub(crate) base: PathBuf,
+
+    /// The new run, as BASE.
+    #[arg(value_name = "NEW")]
+    pub(crate) new: PathBuf,
+
+    /// A relative difference that does not matter, in percent of the base's value: a figure
+    /// regresses only when it is significantly worse by more than this (`5%` or `5`).
+    #[arg(long, default_value = "5%", value_parser = percent, value_name = "PERCENT")]
+    pub(crate) threshold: f64,
+
+    /// The confidence level of the intervals, in percent (`95` or `95%`).
+    #[arg(long, default_value = "95", value_parser = level, value_name = "PERCENT")]
+    pub(crate) confidence: Confidence,
+
+    /// Bootstrap resamples of each side's requests.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+    pub(crate) resamples: u32,
+
+    /// The bootstrap's seed: the same files and seed give the same intervals.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+
+    /// Per-request objectives a --trace's requests are judged by for goodput, as the runs'
+    /// --slo (a --json holds its run's own verdicts).
+    #[arg(long, default_value = "ttft=1s,tpot=50ms")]
+    pub(crate) slo: tokenmeter_bench::Slo,
+
+    /// From when a --trace's TTFT and E2E are judged against --slo, as the runs' --slo-from.
+    #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
+    pub(crate) slo_from: JudgedFrom,
+
+    /// Compare runs of different shapes (model, lengths, load, objectives) anyway.
+    #[arg(long)]
+    pub(crate) allow_different_shapes: bool,
+
+    /// Write the comparison as JSON to FILE (`-`: stdout, the table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+
+    /// Write a self-contained HTML page (both runs' CDFs, the differences) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+}
+
+/// `5%` or `5` → 0.05: at least 0%, below 1000%.
+fn percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!(
+            "`{text}` is not a percentage from 0 to 1000; write it as `5%` or `5`"
+        )),
+    }
+}
+
+/// `95` or `95%` → the level 0.95: strictly between 0% and 100%.
+fn level(text: &str) -> Result<Confidence, String> {
+    percent(text)
+        .ok()
+        .and_then(Confidence::new)
+        .ok_or_else(|| format!("`{text}` is not a confidence level between 0 and 100 (percent); write it as `95` or `99%`"))
+}
+
+impl CompareFlags {
+    /// The library's compare settings.
+    pub(crate) fn settings(self) -> CompareArgs {
+        let mut args = CompareArgs::new(self.base, self.new);
+        args.settings.threshold = self.threshold;
+        args.settings.confidence = self.confidence;
+        args.settings.resamples = self.resamples;
+        args.settings.seed = self.seed;
+        args.settings.allow_different_shapes = self.allow_different_shapes;
+        args.slo = self.slo;
+        args.slo_from = self.slo_from.into();
+        args.json = self.json;
+        args.html = self.html;
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_are_read_with_or_without_their_sign() {
+        assert_eq!(percent("5%"), Ok(0.05));
+        assert_eq!(percent("12.5"), Ok(0.125));
+        assert!(percent("-1%").unwrap_err().contains("`5%`"));
+        assert_eq!(level("99%").map(Confidence::level), Ok(0.99));
+        assert!(level("100").unwrap_err().contains("between 0 and 100"));
+        assert!(level("0").is_err());
+    }
+}
