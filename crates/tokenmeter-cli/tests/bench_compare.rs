@@ -99,7 +99,11 @@ fn the_json_holds_each_request_and_compare_refuses_what_it_cannot_compare() {
     let dir = TempDir::new("bench-compare-inputs");
     let path = |name: &str| dir.0.join(name);
     let p = |name: &str| path(name).display().to_string();
-    bench(&server, "16..32", &["--json", &p("base.json")]);
+    bench(
+        &server,
+        "16..32",
+        &["--json", &p("base.json"), "--trace", &p("base.jsonl")],
+    );
     let base = read(&path("base.json"));
     let (samples, summary) = (&base["samples"], &base["summary"]);
     assert_eq!(samples["ok"].as_array().unwrap().len(), 150);
@@ -114,6 +118,31 @@ fn the_json_holds_each_request_and_compare_refuses_what_it_cannot_compare() {
     agree(samples, "ttft_ms", &summary["ttft"]);
     agree(samples, "tpot_ms", &summary["tpot"]);
     agree(samples, "e2e_ms", &summary["e2e"]);
+    // `bench merge` of the run's trace writes the same samples (in request order).
+    let merged = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .args([
+            "bench",
+            "merge",
+            &p("base.jsonl"),
+            "--json",
+            &p("merged.json"),
+        ])
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", text(&merged));
+    let merged = read(&path("merged.json"));
+    for name in ["ttft_ms", "tpot_ms", "e2e_ms"] {
+        let sorted = |s: &Value| {
+            let mut v = column(s, name);
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let (live, replayed) = (sorted(samples), sorted(&merged["samples"]));
+        assert_eq!(live.len(), replayed.len(), "{name}");
+        for (a, b) in live.iter().zip(&replayed) {
+            assert!((a - b).abs() <= 1e-9, "{name}: {a} vs {b}");
+        }
+    }
 
     // Other lengths: another shape, refused with each facet that differs, unless allowed.
     bench(&server, "4", &["--json", &p("short.json")]);
