@@ -214,3 +214,18 @@ fn different_shapes_are_refused_unless_allowed() {
             .contains("new side () has no request")
     );
 }
+
+/// The command's full size: two 2,000-request sides with 128 inter-token gaps each, at the
+/// default 2,000 resamples. Slow in a debug build: run it in a release build to see the time
+/// a comparison takes (`cargo test --release -p tokenmeter-bench --test compare_statistics
+/// -- --ignored`).
+#[test]
+#[ignore = "full size: run in a release build"]
+fn a_full_size_comparison() {
+    let mut rng = StdRng::seed_from_u64(19);
+    let base = side(vec![run(&mut rng, 2_000, 1.0, 128)]);
+    let new = side(vec![run(&mut rng, 2_000, 1.0, 128)]);
+    let c = compare(&base, &new, &CompareSettings::default()).unwrap();
+    assert!(!alarm(&c), "{c:?}");
+    assert!(figure(&c, "itl_p95_ms").relative_bounds.is_some());
+}
