@@ -10,7 +10,8 @@ use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 use rand_distr::{Distribution as _, LogNormal};
 use tokenmeter_bench::compare::{
-    CompareSettings, Comparison, RequestFigures, RunRequests, Side, Verdict, compare,
+    CompareSettings, Comparison, RequestFigures, RunRequests, Side, Verdict, compare, table,
+    to_json,
 };
 
 /// One run of `n` requests at 10 requests/s: TTFT log-normal (median 200 ms × `ttft_scale`,
@@ -108,7 +109,13 @@ fn the_same_seed_gives_the_same_comparison() {
     let base = side(vec![run(&mut rng, 300, 1.0, 4), run(&mut rng, 300, 1.0, 4)]);
     let new = side(vec![run(&mut rng, 300, 1.05, 4)]);
     let a = compare(&base, &new, &settings(3)).unwrap();
-    assert_eq!(a, compare(&base, &new, &settings(3)).unwrap());
+    let again = compare(&base, &new, &settings(3)).unwrap();
+    assert_eq!(a, again);
+    let text = table(&a);
+    println!("{text}");
+    assert_eq!(text, table(&again));
+    assert_eq!(to_json(&a), to_json(&again));
+    assert!(text.contains("(2 runs)") && text.lines().all(|l| l.chars().count() <= 110));
     assert!(a.figures.iter().any(|f| f.name == "itl_p95_ms"));
     let other = compare(&base, &new, &settings(4)).unwrap();
     assert_ne!(

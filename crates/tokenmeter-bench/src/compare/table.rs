@@ -34,6 +34,13 @@ pub fn table(comparison: &Comparison) -> String {
     let c = comparison;
     let s = &c.settings;
     let mut out = String::new();
+    let named = |source: &str| {
+        if source.is_empty() {
+            "(unnamed)".to_owned()
+        } else {
+            source.to_owned()
+        }
+    };
     let runs = |n: usize| {
         if n == 1 {
             "1 run".into()
@@ -44,9 +51,9 @@ pub fn table(comparison: &Comparison) -> String {
     let _ = writeln!(
         out,
         "base: {} ({})\nnew:  {} ({})",
-        c.base.0,
+        named(&c.base.0),
         runs(c.base.1),
-        c.new.0,
+        named(&c.new.0),
         runs(c.new.1)
     );
     let gate_level = c.figures.iter().find(|f| f.gates).map(|f| f.level);
