@@ -236,3 +236,31 @@ fn a_full_size_comparison() {
     assert!(!alarm(&c), "{c:?}");
     assert!(figure(&c, "itl_p95_ms").relative_bounds.is_some());
 }
+
+#[test]
+fn odd_values_neither_panic_nor_poison_the_figures() {
+    let mut rng = StdRng::seed_from_u64(23);
+    let mut odd = run(&mut rng, 200, 1.0, 2);
+    // A library caller's odd data: non-finite latencies and gaps, a run of no time, an empty run.
+    odd.requests[0].ttft = Some(f64::NAN);
+    odd.requests[1].e2e = Some(f64::INFINITY);
+    for r in &mut odd.requests[2..40] {
+        r.itl = vec![f64::NAN, -f64::INFINITY];
+    }
+    let mut no_time = run(&mut rng, 50, 1.0, 2);
+    no_time.duration_s = 0.0;
+    let base = side(vec![odd, no_time, RunRequests::default()]);
+    let new = side(vec![run(&mut rng, 200, 1.0, 2)]);
+    let c = compare(&base, &new, &settings(1)).unwrap();
+    for f in &c.figures {
+        assert!(f.base.is_finite() && f.new.is_finite(), "{}: {f:?}", f.name);
+        if let Some((lo, hi)) = f.difference_bounds.interval() {
+            assert!(
+                lo.is_finite() && hi.is_finite() && lo <= hi,
+                "{}: {f:?}",
+                f.name
+            );
+        }
+    }
+    assert!(to_json(&c)["figures"].as_array().unwrap().len() == c.figures.len());
+}

@@ -26,8 +26,6 @@ pub(crate) struct Pooled {
     output: Vec<f64>,
     /// TTFT, TPOT, E2E and ITL in ms of successful requests, ascending, with their request.
     sorted: [Vec<(f64, u32)>; 4],
-    /// Each request's ITL gap count (0 for a failed one).
-    gaps: Vec<u32>,
     /// The runs.
     pub(crate) runs: Vec<RunSpan>,
 }
@@ -40,7 +38,6 @@ impl Pooled {
             good: Vec::new(),
             output: Vec::new(),
             sorted: Default::default(),
-            gaps: Vec::new(),
             runs: Vec::new(),
         };
         for run in &side.runs {
@@ -56,14 +53,14 @@ impl Pooled {
                 pooled
                     .output
                     .push(if r.ok { r.output_tokens as f64 } else { 0.0 });
-                pooled.gaps.push(if r.ok { r.itl.len() as u32 } else { 0 });
                 if !r.ok {
                     continue;
                 }
                 for (list, value) in pooled.sorted.iter_mut().zip([r.ttft, r.tpot, r.e2e]) {
                     list.extend(value.filter(|v| v.is_finite()).map(|v| (v * 1e3, i)));
                 }
-                pooled.sorted[3].extend(r.itl.iter().map(|&g| (g * 1e3, i)));
+                let gaps = r.itl.iter().filter(|g| g.is_finite());
+                pooled.sorted[3].extend(gaps.map(|&g| (g * 1e3, i)));
             }
         }
         for list in &mut pooled.sorted {
