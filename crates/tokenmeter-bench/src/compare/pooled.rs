@@ -26,6 +26,9 @@ pub(crate) struct Pooled {
     output: Vec<f64>,
     /// TTFT, TPOT, E2E and ITL in ms of successful requests, ascending, with their request.
     sorted: [Vec<(f64, u32)>; 4],
+    /// Each request's finite ITL gaps in `sorted` (0 for a failed one): the resample's gap
+    /// count without a walk over every gap.
+    gaps: Vec<u32>,
     /// The runs.
     pub(crate) runs: Vec<RunSpan>,
 }
@@ -38,6 +41,7 @@ impl Pooled {
             good: Vec::new(),
             output: Vec::new(),
             sorted: Default::default(),
+            gaps: Vec::new(),
             runs: Vec::new(),
         };
         for run in &side.runs {
@@ -50,6 +54,8 @@ impl Pooled {
                 let i = pooled.ok.len() as u32;
                 pooled.ok.push(r.ok);
                 pooled.good.push(r.good);
+                let finite = r.itl.iter().filter(|g| g.is_finite()).count();
+                pooled.gaps.push(if r.ok { finite as u32 } else { 0 });
                 pooled
                     .output
                     .push(if r.ok { r.output_tokens as f64 } else { 0.0 });
@@ -109,17 +115,20 @@ impl Pooled {
         out: &mut Vec<f64>,
     ) {
         let mut sent = 0u64;
-        let (mut ok, mut good, mut tokens) = (0u64, 0u64, 0.0);
+        let (mut ok, mut good, mut tokens, mut gaps) = (0u64, 0u64, 0.0, 0u64);
         for (i, &c) in counts.iter().enumerate() {
             let c = u64::from(c);
             sent += c;
             ok += c * u64::from(self.ok[i]);
             good += c * u64::from(self.good[i]);
             tokens += c as f64 * self.output[i];
+            gaps += c * u64::from(self.gaps[i]);
         }
-        // Each latency's value count and sum in the resample.
+        // Each latency's value count and sum in the resample (ITL has no mean: its count is
+        // the gaps', its sum unused).
         let mut totals = [(0u64, 0.0f64); 4];
-        for (list, total) in self.sorted.iter().zip(&mut totals) {
+        totals[3].0 = gaps;
+        for (list, total) in self.sorted[..3].iter().zip(&mut totals) {
             for &(v, i) in list {
                 let c = counts[i as usize];
                 total.0 += u64::from(c);
