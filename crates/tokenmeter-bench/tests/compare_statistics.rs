@@ -3,8 +3,8 @@
 //! 10% TTFT shift is detected, the bootstrap is deterministic, and repeated runs that differ
 //! widen the interval. Fewer resamples than the default (300) and few pairs keep the tests
 //! fast in debug builds; the intervals' level and the verdicts' rules are the command's. Set
-//! `TOKENMETER_COMPARE_PAIRS=N` to run N times as many pairs (the figures in the guide were
-//! measured so, in a release build).
+//! `TOKENMETER_COMPARE_PAIRS=N` to run N times as many pairs and `TOKENMETER_COMPARE_RESAMPLES`
+//! to change the resamples (the guide's release-build figures were measured so).
 
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
@@ -43,9 +43,12 @@ fn side(runs: Vec<RunRequests>) -> Side {
     side
 }
 
+/// 300 resamples, or `TOKENMETER_COMPARE_RESAMPLES` (the command's default is 2,000).
 fn settings(seed: u64) -> CompareSettings {
     let mut s = CompareSettings::default();
-    (s.resamples, s.seed) = (300, seed);
+    let resamples = std::env::var("TOKENMETER_COMPARE_RESAMPLES").ok();
+    s.resamples = resamples.and_then(|v| v.parse().ok()).unwrap_or(300);
+    s.seed = seed;
     s
 }
 
@@ -82,7 +85,10 @@ fn same_distribution_pairs_raise_no_alarm_in_95_percent() {
         alarms += u64::from(alarm(&c));
     }
     let rate = 1.0 - alarms as f64 / pairs as f64;
-    println!("A/A: no alarm in {rate:.3} of {pairs} pairs (300 requests a side)");
+    println!(
+        "A/A: no alarm in {rate:.3} of {pairs} pairs (300 requests a side, {} resamples)",
+        settings(0).resamples
+    );
     assert!(rate >= 0.95, "A/A pairs without alarm: {rate}");
 }
 
@@ -104,7 +110,10 @@ fn a_ten_percent_ttft_shift_is_detected() {
     let strict = beyond as f64 / pairs as f64;
     println!("the interval wholly beyond 5% in {strict:.3} of {pairs} pairs");
     let power = detected as f64 / pairs as f64;
-    println!("power: TTFT ×1.10 detected in {power:.3} of {pairs} pairs (2,000 requests a side)");
+    println!(
+        "power: TTFT ×1.10 detected in {power:.3} of {pairs} pairs (2,000 requests a side, {} resamples)",
+        settings(0).resamples
+    );
     assert!(power >= 0.75, "power {power}");
 }
 
