@@ -124,8 +124,6 @@ mod records;
 mod redirect;
 mod refusal;
 mod request_shape;
-// Used by the interval and comparison code being built; remove this allow when it lands.
-#[allow(dead_code)]
 mod resample;
 mod run_block;
 mod runner;

@@ -1,9 +1,23 @@
 //! [`Comparison`]: each figure of two sides, their difference with its confidence interval,
 //! and a [`Verdict`]; [`CompareSettings`], what a comparison is asked for.
+//!
+//! ```
+//! use tokenmeter_bench::compare::comparison::{CompareSettings, Verdict};
+//! assert_eq!(CompareSettings::default().confidence.level(), 0.95);
+//! assert_eq!(Verdict::Regressed.as_str(), "regressed");
+//! ```
 
 use tokenmeter::report::{Bounds, Confidence};
 
 /// How a comparison is made.
+///
+/// ```
+/// use tokenmeter_bench::compare::CompareSettings;
+///
+/// let mut settings = CompareSettings::default();
+/// assert_eq!((settings.threshold, settings.resamples), (0.05, 2_000));
+/// settings.threshold = 0.10; // changes under 10% do not matter
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CompareSettings {
@@ -20,6 +34,24 @@ pub struct CompareSettings {
     pub allow_different_shapes: bool,
 }
 
+impl Verdict {
+    /// The verdict as the table and the JSON write it: `regressed`, `improved`,
+    /// `no significant difference`, `too few samples`.
+    ///
+    /// ```
+    /// use tokenmeter_bench::compare::Verdict;
+    /// assert_eq!(Verdict::NoSignificantDifference.as_str(), "no significant difference");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Regressed => "regressed",
+            Self::Improved => "improved",
+            Self::NoSignificantDifference => "no significant difference",
+            Self::TooFew => "too few samples",
+        }
+    }
+}
+
 impl Default for CompareSettings {
     fn default() -> Self {
         Self {
@@ -33,6 +65,11 @@ impl Default for CompareSettings {
 }
 
 /// What a figure's difference means.
+///
+/// ```
+/// use tokenmeter_bench::compare::Verdict;
+/// assert_ne!(Verdict::Regressed, Verdict::TooFew);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Verdict {
@@ -47,6 +84,23 @@ pub enum Verdict {
 }
 
 /// One figure of both sides.
+///
+/// ```
+/// use tokenmeter_bench::compare::{compare, CompareSettings, RequestFigures, RunRequests, Side};
+///
+/// let mut run = RunRequests::default();
+/// run.duration_s = 10.0;
+/// let mut r = RequestFigures::default();
+/// (r.ok, r.good) = (true, true);
+/// run.requests = vec![r; 20];
+/// let mut side = Side::default();
+/// side.runs.push(run);
+/// let comparison = compare(&side, &side, &CompareSettings::default())?;
+/// let rate = comparison.figures.iter().find(|f| f.name == "request_throughput").unwrap();
+/// assert_eq!((rate.base, rate.new, rate.difference), (2.0, 2.0, 0.0));
+/// assert!(!rate.gates && rate.level == 0.95);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct FigureComparison {
@@ -72,9 +126,29 @@ pub struct FigureComparison {
     pub verdict: Verdict,
     /// It decides the exit code (a regression of it fails the comparison).
     pub gates: bool,
+    /// The two-sided level of this figure's intervals: the level asked, or for a gating
+    /// figure the stricter level that keeps the whole comparison's false alarm rate within it
+    /// (Bonferroni over the gating figures).
+    pub level: f64,
 }
 
-/// Two sides compared figure by figure.
+/// Two sides compared figure by figure: [`compare`](super::compare) makes it,
+/// [`table`](super::table) and [`to_json`](super::to_json) render it.
+///
+/// ```
+/// use tokenmeter_bench::compare::{compare, CompareSettings, RequestFigures, RunRequests, Side};
+///
+/// let mut run = RunRequests::default();
+/// run.duration_s = 10.0;
+/// let mut r = RequestFigures::default();
+/// (r.ok, r.good) = (true, true);
+/// run.requests = vec![r; 20];
+/// let mut side = Side::default();
+/// side.runs.push(run);
+/// let comparison = compare(&side, &side, &CompareSettings::default())?;
+/// assert!(!comparison.regressed());
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Comparison {
@@ -95,6 +169,27 @@ pub struct Comparison {
 
 impl Comparison {
     /// A gating figure regressed: the comparison fails (exit code 1).
+    ///
+    /// ```
+    /// use tokenmeter_bench::compare::{compare, CompareSettings, RequestFigures, RunRequests, Side};
+    ///
+    /// let side = |good: usize| {
+    ///     let mut run = RunRequests::default();
+    ///     run.duration_s = 100.0;
+    ///     let mut r = RequestFigures::default();
+    ///     r.ok = true;
+    ///     run.requests = vec![r; 1000];
+    ///     run.requests[..good].iter_mut().for_each(|r| r.good = true);
+    ///     let mut side = Side::default();
+    ///     side.runs.push(run);
+    ///     side
+    /// };
+    /// let settings = CompareSettings::default();
+    /// // Goodput 9 → 6 requests/s: a regression of a gating figure.
+    /// assert!(compare(&side(900), &side(600), &settings)?.regressed());
+    /// assert!(!compare(&side(900), &side(900), &settings)?.regressed());
+    /// # Ok::<(), anyhow::Error>(())
+    /// ```
     pub fn regressed(&self) -> bool {
         self.figures
             .iter()

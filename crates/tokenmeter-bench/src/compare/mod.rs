@@ -2,6 +2,23 @@
 //! repeated runs) real? For each figure, the difference, its confidence interval from a
 //! bootstrap over the raw per-request data, and a verdict.
 //!
+//! ```
+//! use tokenmeter_bench::compare::{compare, table, to_json, CompareSettings, RequestFigures, RunRequests, Side};
+//!
+//! let mut run = RunRequests::default();
+//! run.duration_s = 10.0;
+//! let mut r = RequestFigures::default();
+//! (r.ok, r.good, r.ttft) = (true, true, Some(0.25));
+//! run.requests = vec![r; 100];
+//! let mut side = Side::default();
+//! side.runs.push(run);
+//! let comparison = compare(&side, &side, &CompareSettings::default())?;
+//! assert!(!comparison.regressed());
+//! println!("{}", table(&comparison));
+//! assert_eq!(to_json(&comparison)["regressed"], false);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
 //! | Module | Concept |
 //! |---|---|
 //! | [`comparison`] | each figure's difference, its interval and verdict; the settings |
@@ -10,19 +27,31 @@
 //! | `shape` | the facets of a run that make two runs incomparable |
 //! | `html` | the `--html` page: both sides' CDFs, the differences with their intervals |
 //! | `command` | the command as a library call ([`run`], [`CompareArgs`]) and its verdict |
-//!
-//! (Being built: the bootstrap and verdicts.)
+//! | `figures` | which figures are compared, which way is worse, which gate the exit code |
+//! | `pooled` | a side's requests laid out for resampling; the figures of a resample |
+//! | `bootstrap` | the two-level bootstrap of every figure's difference |
+//! | `rule` | a verdict from a difference's interval and the threshold; the gating level |
+//! | `compute` | [`compare`]: the figures, the bootstrap, the verdicts |
+//! | `table` | [`table`]: the terminal table |
+//! | `json` | [`to_json`]: the JSON |
 
+mod bootstrap;
 mod command;
 pub mod comparison;
+mod compute;
+mod figures;
 mod html;
 mod input;
-// TEMPORARY: stand-ins for the statistics being merged; deleted with the merge.
-mod pending;
+mod json;
+mod pooled;
+mod rule;
 mod shape;
 pub mod side;
+mod table;
 
 pub use command::{CompareArgs, run, verdict};
 pub use comparison::{CompareSettings, Comparison, FigureComparison, Verdict};
-pub use pending::{compare, table, to_json};
+pub use compute::{MIN_RESAMPLES, compare};
+pub use json::to_json;
 pub use side::{RequestFigures, RunRequests, Shape, Side};
+pub use table::table;

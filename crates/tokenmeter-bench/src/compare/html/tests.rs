@@ -56,6 +56,7 @@ fn figure(name: &str, relative: f64, verdict: Verdict, gates: bool) -> FigureCom
         }),
         verdict,
         gates,
+        level: 0.95,
     }
 }
 
