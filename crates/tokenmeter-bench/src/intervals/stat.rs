@@ -32,6 +32,18 @@ pub struct StatBounds {
     pub mean: Bounds,
 }
 
+/// Intervals made from values, read by name.
+///
+/// ```
+/// use tokenmeter::report::{Bounds, Confidence};
+/// use tokenmeter_bench::StatBounds;
+///
+/// let bounds = StatBounds::of(vec![3.0, 1.0, 2.0, 5.0, 4.0, 6.0, 7.0], Confidence::P95);
+/// let (name, p50) = bounds.named()[0];
+/// assert_eq!(name, "p50");
+/// assert!(matches!(p50, Bounds::Within { .. }));
+/// assert!(bounds.too_few().iter().any(|&(name, have, _)| name == "p99" && have == 7));
+/// ```
 impl StatBounds {
     /// Order-statistic intervals of each percentile and a Student-t interval of the mean of
     /// `values` (any order), as [`SummaryBounds::of`] computes them.

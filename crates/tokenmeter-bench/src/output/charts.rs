@@ -501,7 +501,23 @@ mod tests {
         let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT, &[bar]).unwrap();
         // One segment and two ticks, in the bars' colour.
         assert_eq!(svg.matches("#5A5A5A").count(), 3, "{svg}");
-        // The axis reaches the bar's upper end (900 ms), beyond the largest value (300 ms).
-        assert!(svg.contains(">900<") || svg.contains(">800<"), "{svg}");
+        // The axis reaches the bar's upper end (900 ms, beyond the largest value, 300 ms):
+        // the bar ends inside the 560-pixel chart, three times as far right as the CDF's
+        // last point.
+        let xs = |colour: &str| -> Vec<f64> {
+            let at = svg.find(&format!("{colour}\" stroke-width=\"2\" points=\"")).unwrap();
+            let points = svg[at..].split("points=\"").nth(1).unwrap();
+            let points = points.split('"').next().unwrap();
+            points
+                .split_whitespace()
+                .map(|p| p.split(',').next().unwrap().parse().unwrap())
+                .collect()
+        };
+        let bar = xs("#5A5A5A");
+        let line = xs("#1F77B4");
+        let origin = line[0] - 100.0 * (line[line.len() - 1] - line[0]) / 200.0;
+        assert!(bar[1] < 560.0, "{bar:?}");
+        let ratio = (bar[1] - origin) / (line[line.len() - 1] - origin);
+        assert!((ratio - 3.0).abs() < 0.1, "{ratio} {bar:?} {line:?}");
     }
 }
