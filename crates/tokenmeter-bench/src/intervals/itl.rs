@@ -122,9 +122,7 @@ impl Clusters {
                 break;
             }
         }
-        for j in k..4 {
-            out[j] = lows[j];
-        }
+        out[k..].copy_from_slice(&lows[k..]);
         (sum / total as f64, out)
     }
 }

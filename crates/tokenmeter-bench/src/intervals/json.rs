@@ -66,10 +66,9 @@ pub(crate) fn annotate(summary: &mut Value, intervals: &RunIntervals) {
             }
         }
     }
-    if intervals.itl.is_none() {
-        if let Some(object) = summary.get_mut("itl").and_then(Value::as_object_mut) {
-            object.insert("ci".into(), Value::Null);
-        }
+    let itl = summary.get_mut("itl").and_then(Value::as_object_mut);
+    if let (None, Some(object)) = (intervals.itl, itl) {
+        object.insert("ci".into(), Value::Null);
     }
     let mut ci = Map::new();
     ci.insert("level".into(), json!(level));

@@ -17,8 +17,6 @@ pub(crate) mod rates;
 mod rows;
 mod stat;
 
-use std::borrow::Borrow;
-
 use tokenmeter::report::{Bounds, Confidence};
 
 use crate::gaps::{GapSpan, Gaps};
@@ -116,8 +114,8 @@ pub struct RunIntervals {
 }
 
 /// What a run's intervals are computed from.
-pub(crate) struct Inputs<'a, M> {
-    pub(crate) measured: &'a [M],
+pub(crate) struct Inputs<'a> {
+    pub(crate) measured: &'a [Measured],
     pub(crate) gaps: &'a Gaps,
     pub(crate) summary: &'a BenchSummary,
     pub(crate) slices: &'a Slices,
@@ -127,18 +125,36 @@ pub(crate) struct Inputs<'a, M> {
 
 impl RunIntervals {
     /// The intervals of a run (or a merge) summarised as `inputs.summary`.
-    pub(crate) fn of<M: Borrow<Measured>>(inputs: &Inputs<'_, M>) -> Self {
+    pub(crate) fn of(inputs: &Inputs<'_>) -> Self {
         let level = inputs.level;
         let r = rows::Rows::of(inputs.measured, level);
         let spans: Vec<GapSpan> = inputs
             .measured
             .iter()
-            .map(Borrow::borrow)
             .filter(|m| m.succeeded())
             .map(|m| m.gaps)
             .collect();
         let itl = itl::bounds(&itl::Clusters::of(inputs.gaps, &spans), level, inputs.seed);
-        let rates = rates::Rates::of(inputs.summary, inputs.slices, level);
+        let finer;
+        let slices = if (inputs.slices.slices.len() as u64) < rates::MIN_SLICES {
+            // A short run: its report's slices (1 s at least) are too few; cut it in ten.
+            let span = crate::summary::duration(inputs.measured);
+            let width =
+                span.div_f64(rates::FALLBACK_SLICES as f64) + std::time::Duration::from_nanos(1);
+            finer = (span > std::time::Duration::ZERO).then(|| {
+                Slices::of(
+                    inputs.measured,
+                    inputs.gaps,
+                    &inputs.summary.slo,
+                    Some(width),
+                    None,
+                )
+            });
+            finer.as_ref().unwrap_or(inputs.slices)
+        } else {
+            inputs.slices
+        };
+        let rates = rates::Rates::of(inputs.summary, slices, level);
         Self {
             level,
             ttft: r.ttft,

@@ -4,9 +4,11 @@
 //! - Throughputs (requests, output tokens, total tokens, goodput, good output tokens per
 //!   second): a Student-t interval from the variation of the rate between the run's time
 //!   slices (`slices`, the same cut the report shows): the run's rate ± t(k − 1) · s / √k over
-//!   k slices, s the slices' standard deviation. A run's first and last slices (ramp-up,
-//!   drain) vary the most, which widens the interval rather than narrowing it. Fewer than
-//!   [`MIN_SLICES`] slices: too few.
+//!   k slices, s the slices' standard deviation (a last slice shorter than half the others
+//!   left out). A run's first and last slices (ramp-up,
+//!   drain) vary the most, which widens the interval rather than narrowing it. A run whose
+//!   report has fewer than [`MIN_SLICES`] slices (automatic slices are 1 s at least: a run
+//!   of under 3 s) is cut into [`FALLBACK_SLICES`] equal slices for its intervals instead.
 
 use tokenmeter::report::{Bounds, Confidence, wilson};
 
@@ -15,6 +17,9 @@ use crate::summary::BenchSummary;
 
 /// Slices a throughput interval needs.
 pub(crate) const MIN_SLICES: u64 = 3;
+
+/// Slices a short run is cut into for its throughputs' intervals.
+pub(crate) const FALLBACK_SLICES: u32 = 10;
 
 /// The intervals of the run's proportions and rates.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,7 +67,9 @@ impl Rates {
         let kept: Vec<&BenchSummary> = slices
             .slices
             .iter()
-            .filter(|s| s.end_s > s.start_s)
+            // A last slice much shorter than the others (the run's tail) would give a rate
+            // from a few requests over a sliver of time: left out.
+            .filter(|s| s.end_s - s.start_s >= slices.width_s / 2.0 && s.end_s > s.start_s)
             .map(|s| &s.summary)
             .collect();
         let of = |point: f64, pick: fn(&BenchSummary) -> f64| {

@@ -505,7 +505,9 @@ mod tests {
         // the bar ends inside the 560-pixel chart, three times as far right as the CDF's
         // last point.
         let xs = |colour: &str| -> Vec<f64> {
-            let at = svg.find(&format!("{colour}\" stroke-width=\"2\" points=\"")).unwrap();
+            let at = svg
+                .find(&format!("{colour}\" stroke-width=\"2\" points=\""))
+                .unwrap();
             let points = svg[at..].split("points=\"").nth(1).unwrap();
             let points = points.split('"').next().unwrap();
             points

@@ -13,11 +13,14 @@ use crate::sweep::SweepResult;
 /// Width of a value cell: `1234.56 ±12.34` fits.
 const CELL: usize = 15;
 
+/// (statistic, have, need): a statistic whose sample was too small.
+type TooFew = (&'static str, u64, u64);
+
 /// A row's statistics with their intervals beside them, and the footnotes they need.
 struct Rows<'a> {
     out: &'a mut String,
-    /// (statistic, have, need) → the rows too small for it.
-    too_few: Vec<((&'static str, u64, u64), Vec<String>)>,
+    /// Each too-small statistic and the rows it was too small in.
+    too_few: Vec<(TooFew, Vec<String>)>,
 }
 
 /// `32.44 ±1.30` (± the wider side of the interval), `—` when the sample is too small, the
@@ -182,11 +185,18 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary, iv: &RunIntervals) -> Str
     if !too_few.is_empty() {
         let _ = writeln!(out, "  —: too few samples for a {level}% interval:");
         for ((stat, have, need), names) in too_few {
-            let _ = writeln!(
-                out,
-                "     {stat} (have {have}, need {need}): {}",
-                names.join(", ")
-            );
+            let mut line = format!("     {stat} (have {have}, need {need}):");
+            for (i, name) in names.iter().enumerate() {
+                let sep = if i == 0 { " " } else { ", " };
+                if line.chars().count() + sep.len() + name.chars().count() > 100 {
+                    let _ = writeln!(out, "{},", line);
+                    line = format!("       {name}");
+                } else {
+                    line += sep;
+                    line += name;
+                }
+            }
+            let _ = writeln!(out, "{line}");
         }
     }
     let _ = writeln!(out);
