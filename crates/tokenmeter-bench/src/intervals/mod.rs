@@ -135,26 +135,16 @@ impl RunIntervals {
             .map(|m| m.gaps)
             .collect();
         let itl = itl::bounds(&itl::Clusters::of(inputs.gaps, &spans), level, inputs.seed);
-        let finer;
-        let slices = if (inputs.slices.slices.len() as u64) < rates::MIN_SLICES {
+        let mut rates = rates::Rates::of(inputs.summary, inputs.slices, level);
+        let span = crate::summary::duration(inputs.measured);
+        if rates.slices < rates::MIN_SLICES && span > std::time::Duration::ZERO {
             // A short run: its report's slices (1 s at least) are too few; cut it in ten.
-            let span = crate::summary::duration(inputs.measured);
-            let width =
-                span.div_f64(rates::FALLBACK_SLICES as f64) + std::time::Duration::from_nanos(1);
-            finer = (span > std::time::Duration::ZERO).then(|| {
-                Slices::of(
-                    inputs.measured,
-                    inputs.gaps,
-                    &inputs.summary.slo,
-                    Some(width),
-                    None,
-                )
-            });
-            finer.as_ref().unwrap_or(inputs.slices)
-        } else {
-            inputs.slices
-        };
-        let rates = rates::Rates::of(inputs.summary, slices, level);
+            let width = span.div_f64(f64::from(rates::FALLBACK_SLICES))
+                + std::time::Duration::from_nanos(1);
+            let slo = &inputs.summary.slo;
+            let finer = Slices::of(inputs.measured, inputs.gaps, slo, Some(width), None);
+            rates = rates::Rates::of(inputs.summary, &finer, level);
+        }
         Self {
             level,
             ttft: r.ttft,

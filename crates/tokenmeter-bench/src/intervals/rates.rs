@@ -7,8 +7,9 @@
 //!   k slices, s the slices' standard deviation (a last slice shorter than half the others
 //!   left out). A run's first and last slices (ramp-up,
 //!   drain) vary the most, which widens the interval rather than narrowing it. A run whose
-//!   report has fewer than [`MIN_SLICES`] slices (automatic slices are 1 s at least: a run
-//!   of under 3 s) is cut into [`FALLBACK_SLICES`] equal slices for its intervals instead.
+//!   report has fewer than [`MIN_SLICES`] such slices (automatic slices are 1 s at least: a
+//!   run of a few seconds) is cut into [`FALLBACK_SLICES`] equal slices for its intervals
+//!   instead (`RunIntervals::of`).
 
 use tokenmeter::report::{Bounds, Confidence, wilson};
 
