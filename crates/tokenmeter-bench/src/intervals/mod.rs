@@ -54,8 +54,8 @@ pub use stat::StatBounds;
 /// assert_eq!(intervals.level.level(), 0.95);
 /// let (lo, hi) = intervals.ttft.p50.interval().expect("40 requests bound the median");
 /// assert!(lo <= run.ttft().p50 && run.ttft().p50 <= hi);
-/// // 40 requests cannot bound p99 at 95%: the interval says how many would.
-/// assert_eq!(intervals.ttft.too_few(), vec![("p99", 40, 368)]);
+/// // 40 requests cannot bound p95 or p99 at 95%: the bounds say how many would.
+/// assert_eq!(intervals.ttft.too_few(), vec![("p95", 40, 72), ("p99", 40, 368)]);
 /// let (lo, hi) = intervals.attainment.interval().unwrap();
 /// assert!(lo <= run.attainment() && run.attainment() <= hi);
 /// # Ok(())
