@@ -10,8 +10,8 @@ use crate::slo::JudgedFrom;
 use crate::summary::{BenchSummary, Outcomes};
 use crate::sweep::SweepResult;
 
-/// Width of a value cell: `1234.56 ±12.34` fits.
-const CELL: usize = 15;
+/// Width of a value cell: ` 1234.56 ±123.45` fits.
+const CELL: usize = 17;
 
 /// (statistic, have, need): a statistic whose sample was too small.
 type TooFew = (&'static str, u64, u64);
@@ -50,9 +50,15 @@ impl Rows<'_> {
         for (i, point) in points.into_iter().enumerate() {
             let b = bounds.map(|b| b.named()[i].1);
             let d = if i == 4 { mean_digits } else { digits };
-            let _ = write!(self.out, "{:>CELL$}", cell(point, b, scale, d));
+            // A leading space keeps cells apart when a value is wider than its column.
+            let _ = write!(
+                self.out,
+                "{:>CELL$}",
+                format!(" {}", cell(point, b, scale, d))
+            );
         }
-        let _ = writeln!(self.out, "{:>10.digits$}{:>8}", s.max * scale, s.count);
+        let max = format!(" {:.digits$}", s.max * scale);
+        let _ = writeln!(self.out, "{max:>10}{:>8}", s.count);
         for key in bounds.iter().flat_map(StatBounds::too_few) {
             let label = name.split(" (").next().unwrap_or(name).to_owned();
             match self.too_few.iter_mut().find(|(k, _)| *k == key) {
@@ -338,4 +344,50 @@ pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
         let _ = writeln!(out, "  warning: {warning}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use tokenmeter::report::{Bounds, Summary};
+
+    use super::*;
+
+    #[test]
+    fn wide_cells_stay_apart_and_too_few_is_a_dash() {
+        let mut out = String::new();
+        let mut rows = Rows {
+            out: &mut out,
+            too_few: Vec::new(),
+        };
+        let s = Summary::of(vec![2.846_8, 5.821_09, 6.2, 6.3]);
+        let wide = Bounds::Within { lo: 2.0, hi: 3.6 };
+        let few = Bounds::TooFew { have: 4, need: 368 };
+        let b = StatBounds::uniform(wide);
+        let b = StatBounds { p99: few, ..b };
+        rows.ms("TTFT (ms)", &s, Some(b));
+        let too_few = std::mem::take(&mut rows.too_few);
+        let line = out.lines().next().unwrap();
+        // Every value is its own whitespace-separated word: none runs into the next.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            &words[..3],
+            ["TTFT", "(ms)", &format!("{:.2}", s.p50 * 1e3)],
+            "{line}"
+        );
+        assert_eq!(
+            words.iter().filter(|w| w.starts_with('±')).count(),
+            4,
+            "{line}"
+        );
+        assert_eq!(words.iter().filter(|w| **w == "—").count(), 1, "{line}");
+        for word in &words[2..] {
+            let number = word.trim_start_matches('±');
+            assert!(
+                *word == "—" || number.parse::<f64>().is_ok(),
+                "{word:?} in {line}"
+            );
+        }
+        assert_eq!(words.len(), 2 + 4 * 2 + 1 + 2, "{line}");
+        assert_eq!(too_few, vec![(("p99", 4, 368), vec!["TTFT".to_owned()])]);
+    }
 }
