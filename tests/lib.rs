@@ -39,6 +39,8 @@ mod guide {
     mod bench_server_view {}
     #[doc = include_str!("../docs/src/bench/outputs.md")]
     mod bench_outputs {}
+    #[doc = include_str!("../docs/src/bench/intervals.md")]
+    mod bench_intervals {}
     #[doc = include_str!("../docs/src/bench/hostile.md")]
     mod bench_hostile {}
     #[doc = include_str!("../docs/src/serve.md")]

@@ -117,6 +117,8 @@ pub struct BenchArgs {
     pub self_check_client: bool,
     /// One run split over processes: the shard and the start time.
     pub shard: ShardArgs,
+    /// The level of every figure's confidence interval (`--confidence`); default 95%.
+    pub confidence: tokenmeter::report::Confidence,
 }
 
 /// The API path of [`BenchArgs::endpoint`] by default.
@@ -224,6 +226,7 @@ impl Default for BenchArgs {
             fail_under: None,
             self_check_client: false,
             shard: ShardArgs::default(),
+            confidence: tokenmeter::report::Confidence::default(),
         }
     }
 }

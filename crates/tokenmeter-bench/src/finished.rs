@@ -12,6 +12,7 @@ use tokenmeter_slo::batching::BatchAnalysis;
 use crate::api::Api;
 use crate::args::BenchArgs;
 use crate::collect::Collected;
+use crate::intervals::{Inputs, RunIntervals};
 use crate::run_block::RunInfo;
 use crate::saturation::StoppedEarly;
 use crate::schedule::Stage;
@@ -181,6 +182,20 @@ impl Run {
     /// Output tokens per second over the run's duration, successful requests.
     pub fn output_throughput(&self) -> f64 {
         self.summary.output_throughput
+    }
+
+    /// The confidence interval of every figure of the summary, at the plan's level
+    /// ([`BenchArgs::confidence`], 95% by default): see [`RunIntervals`]. Computed on each
+    /// call (the ITL's resampling takes a moment on a long run); the same every time.
+    pub fn intervals(&self) -> RunIntervals {
+        RunIntervals::of(&Inputs {
+            measured: &self.collected.measured,
+            gaps: &self.collected.gaps,
+            summary: &self.summary,
+            slices: &self.slices,
+            level: self.args.confidence,
+            seed: self.args.seed,
+        })
     }
 
     /// Each request's record as the core made it (phases, first and last token, tokens,

@@ -73,6 +73,7 @@
 //! | `sanitize` | the one path of server strings to any output: key redacted, controls stripped |
 //! | `trace` | the per-request raw timestamps (`--trace`), written from the records |
 //! | `summary` | the `vllm bench serve` statistics of the core's records |
+//! | `intervals` | how sure is each figure: the confidence interval of every figure of the summary |
 //! | `peer` | vLLM's and AIPerf's `--goodput`, `--percentile-metrics`, `--metric-percentiles`, `--result-format` |
 //! | `output` | table, `--json`, `--html` with charts; a single run's report (`output::single`); the chosen percentiles (`output::percentiles`) |
 //! | `preflight` | the test request before a run, that fails fast with the server's message |
@@ -105,6 +106,7 @@ mod finished;
 mod format;
 mod gaps;
 mod interrupt;
+mod intervals;
 mod load;
 mod load_args;
 mod load_check;
@@ -157,6 +159,7 @@ pub use args::{
 pub use command::run;
 pub use exit::code as exit_code;
 pub use finished::Run;
+pub use intervals::{RunIntervals, StatBounds};
 pub use load_args::{DEFAULT_BURSTINESS, DEFAULT_REQUESTS, LoadArgs};
 pub use merge::{MergeArgs, run as merge};
 pub use peer::{PeerArgs, PercentileMetric, ResultFormat};

@@ -321,6 +321,15 @@ impl PlanBuilder {
         self.set(|a| a.seed = seed)
     }
 
+    /// The level of every figure's confidence interval ([`Run::intervals`](crate::Run::intervals)),
+    /// in percent as `--confidence` takes it: `95`, `99.5`, `95%`. Default: 95.
+    pub fn confidence(self, percent: &str) -> Self {
+        match crate::parse::parse_confidence(percent) {
+            Ok(level) => self.set(|a| a.confidence = level),
+            Err(error) => self.fail(error),
+        }
+    }
+
     /// Skips the test request sent before the run. Default: one test request, whose
     /// failure stops the run before it starts.
     pub fn no_preflight(self) -> Self {

@@ -22,12 +22,14 @@ use crate::args::DEFAULT_SLO;
 use crate::counts::{self, Counts};
 use crate::exit::{self, Exit};
 use crate::gaps::Gaps;
+use crate::intervals::{Inputs, RunIntervals};
 use crate::load_check::LoadCheck;
 use crate::measured::Measured;
 use crate::output::{self, RunInfo, html, table};
 use crate::run_block::{RunNumbers, utc};
 use crate::samples;
 use crate::sanitize::Sanitizer;
+use crate::slices::Slices;
 use crate::slo::{JudgedFrom, Slo};
 use crate::summary::summarize;
 
@@ -56,6 +58,8 @@ pub struct MergeArgs {
     pub slo: Slo,
     /// From when TTFT and E2E are judged, as the runs'; default [`JudgedFrom::Schedule`].
     pub slo_from: JudgedFrom,
+    /// The level of every figure's confidence interval (`--confidence`); default 95%.
+    pub confidence: tokenmeter::report::Confidence,
 }
 
 impl Default for MergeArgs {
@@ -66,6 +70,7 @@ impl Default for MergeArgs {
             html: None,
             slo: DEFAULT_SLO,
             slo_from: JudgedFrom::Schedule,
+            confidence: tokenmeter::report::Confidence::default(),
         }
     }
 }
@@ -132,7 +137,16 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
     };
     let summary = summarize(&merged.measured, &merged.gaps, &slo);
     let info = info(&merged);
-    output::show(quiet, &table::render(&info, &summary));
+    let slices = Slices::of(&merged.measured, &merged.gaps, &slo, None, None);
+    let intervals = RunIntervals::of(&Inputs {
+        measured: &merged.measured,
+        gaps: &merged.gaps,
+        summary: &summary,
+        slices: &slices,
+        level: args.confidence,
+        seed: merged.seed.unwrap_or(0),
+    });
+    output::show(quiet, &table::render(&info, &summary, &intervals));
     // The traces do not say the load they were sent at: the rates are not judged, the wait for
     // slots and the client's lag are (see load_check).
     let load = LoadCheck::of(&[], &merged.measured, &summary, None);
@@ -150,6 +164,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
     let errors = samples::error_samples(&merged.measured);
     output::show(quiet, &samples::render(&errors));
     if let Some(path) = &args.json {
+        let mut summary = json!(summary);
+        crate::intervals::json::annotate(&mut summary, &intervals);
         let value = json!({
             "run": info,
             "summary": summary,
@@ -169,7 +185,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
         output::write_json(path, &value)?;
     }
     if let Some(path) = &args.html {
-        let report = html::render(&info, &summary, &merged.measured, &merged.gaps)
+        let report = html::render(&info, &summary, &merged.measured, &merged.gaps, &intervals)
             .map(|h| counts::insert_html(h, &counts.html(html::esc)));
         output::write_html(path, report)?;
     }

@@ -78,10 +78,33 @@ pub(crate) fn cdf_points(values: &[f64], scale: f64) -> Vec<(f64, f64)> {
     points
 }
 
-/// A CDF chart of latencies given in seconds, drawn in milliseconds.
-pub(crate) fn cdf(title: &str, seconds: &[f64], colour: RGBColor) -> Result<String> {
+/// An error bar on a CDF: the interval `lo..=hi` (seconds) of the percentile at the
+/// cumulative fraction `at`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ErrorBar {
+    /// The percentile as a fraction (0.95 for p95).
+    pub(crate) at: f64,
+    /// Lower end, seconds.
+    pub(crate) lo: f64,
+    /// Upper end, seconds.
+    pub(crate) hi: f64,
+}
+
+/// Colour of the error bars.
+pub(crate) const BAR: RGBColor = RGBColor(90, 90, 90);
+
+/// A CDF chart of latencies given in seconds, drawn in milliseconds, with an error bar at
+/// each percentile of `bars` (a horizontal segment from its interval's lower to its upper
+/// end, with a tick at each end).
+pub(crate) fn cdf(
+    title: &str,
+    seconds: &[f64],
+    colour: RGBColor,
+    bars: &[ErrorBar],
+) -> Result<String> {
     let points = cdf_points(seconds, 1e3);
-    let x_max = upper(points.last().map_or(0.0, |p| p.0));
+    let widest = bars.iter().map(|b| b.hi * 1e3).fold(0.0, f64::max);
+    let x_max = upper(points.last().map_or(0.0, |p| p.0).max(widest));
     let frame = Frame {
         caption: title,
         x_max,
@@ -92,11 +115,30 @@ pub(crate) fn cdf(title: &str, seconds: &[f64], colour: RGBColor) -> Result<Stri
         empty: points.is_empty(),
         legend: false,
     };
+    let bar_style = ShapeStyle {
+        color: BAR.to_rgba(),
+        filled: false,
+        stroke_width: 2,
+    };
+    let tick = 0.02;
     plot(&frame, |chart| {
         chart
             .draw_series(LineSeries::new(points, style(colour)))
-            .map(|_| ())
-            .map_err(err)
+            .map_err(err)?;
+        for bar in bars {
+            let (lo, hi, y) = (bar.lo * 1e3, bar.hi * 1e3, bar.at);
+            let segments = [
+                vec![(lo, y), (hi, y)],
+                vec![(lo, y - tick), (lo, y + tick)],
+                vec![(hi, y - tick), (hi, y + tick)],
+            ];
+            for segment in segments {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(segment, bar_style)))
+                    .map_err(err)?;
+            }
+        }
+        Ok(())
     })
 }
 
@@ -441,10 +483,43 @@ mod tests {
 
     #[test]
     fn charts_are_svg_with_the_series_colour() {
-        let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT).unwrap();
+        let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT, &[]).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("#1F77B4"), "line colour missing");
+        assert!(!svg.contains("#5A5A5A"), "no error bar asked for");
         let empty = histogram("ITL", &[], colour::ITL).unwrap();
         assert!(empty.contains("no data"));
+    }
+
+    #[test]
+    fn error_bars_are_drawn_at_their_percentile_and_widen_the_axis() {
+        let bar = ErrorBar {
+            at: 0.5,
+            lo: 0.15,
+            hi: 0.9,
+        };
+        let svg = cdf("TTFT", &[0.1, 0.2, 0.3], colour::TTFT, &[bar]).unwrap();
+        // One segment and two ticks, in the bars' colour.
+        assert_eq!(svg.matches("#5A5A5A").count(), 3, "{svg}");
+        // The axis reaches the bar's upper end (900 ms, beyond the largest value, 300 ms):
+        // the bar ends inside the 560-pixel chart, three times as far right as the CDF's
+        // last point.
+        let xs = |colour: &str| -> Vec<f64> {
+            let at = svg
+                .find(&format!("{colour}\" stroke-width=\"2\" points=\""))
+                .unwrap();
+            let points = svg[at..].split("points=\"").nth(1).unwrap();
+            let points = points.split('"').next().unwrap();
+            points
+                .split_whitespace()
+                .map(|p| p.split(',').next().unwrap().parse().unwrap())
+                .collect()
+        };
+        let bar = xs("#5A5A5A");
+        let line = xs("#1F77B4");
+        let origin = line[0] - 100.0 * (line[line.len() - 1] - line[0]) / 200.0;
+        assert!(bar[1] < 560.0, "{bar:?}");
+        let ratio = (bar[1] - origin) / (line[line.len() - 1] - origin);
+        assert!((ratio - 3.0).abs() < 0.1, "{ratio} {bar:?} {line:?}");
     }
 }

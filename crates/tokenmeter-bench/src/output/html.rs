@@ -2,15 +2,16 @@
 
 use std::fmt::Write as _;
 
-use tokenmeter::report::Summary;
+use tokenmeter::report::{Bounds, Summary};
 
 use crate::gaps::{GapSpan, Gaps};
+use crate::intervals::{RunIntervals, StatBounds};
 use crate::measured::Measured;
 use crate::slo::Judge;
 use crate::summary::BenchSummary;
 use crate::sweep::SweepResult;
 
-use super::charts::{self, colour};
+use super::charts::{self, ErrorBar, colour};
 use super::table::outcomes_line;
 use crate::run_block::RunInfo;
 
@@ -38,26 +39,90 @@ td:first-child,th:first-child{text-align:left}\
 .charts{display:grid;grid-template-columns:repeat(2,560px);gap:12px}\
 .charts svg{border:1px solid #eee}";
 
-fn stat_row(out: &mut String, name: &str, s: &Summary, scale: f64, digits: usize) {
-    let _ = write!(out, "<tr><td>{}</td>", esc(name));
-    for v in [s.p50, s.p90, s.p95, s.p99, s.mean, s.max] {
-        let _ = write!(out, "<td>{:.*}</td>", digits, v * scale);
+/// A value cell, with its interval when there is one: `32.44 ±1.30` (both ends in the
+/// cell's title), `—` when the sample is too small.
+fn cell(out: &mut String, point: f64, bounds: Option<Bounds>, scale: f64, digits: usize) {
+    let Some(b) = bounds else {
+        let _ = write!(out, "<td>{:.*}</td>", digits, point * scale);
+        return;
+    };
+    match (b.half_width(point), b) {
+        (Some(half), Bounds::Within { lo, hi }) => {
+            let _ = write!(
+                out,
+                "<td title=\"{:.*} – {:.*}\">{:.*} ±{:.*}</td>",
+                digits,
+                lo * scale,
+                digits,
+                hi * scale,
+                digits,
+                point * scale,
+                digits,
+                half * scale
+            );
+        }
+        (_, Bounds::TooFew { have, need }) => {
+            let _ = write!(
+                out,
+                "<td title=\"too few samples: {have}, an interval needs {need}\">—</td>"
+            );
+        }
+        _ => {
+            let _ = write!(out, "<td>{:.*}</td>", digits, point * scale);
+        }
     }
+}
+
+fn stat_row(
+    out: &mut String,
+    name: &str,
+    s: &Summary,
+    bounds: Option<StatBounds>,
+    scale: f64,
+    digits: usize,
+) {
+    let _ = write!(out, "<tr><td>{}</td>", esc(name));
+    for (i, v) in [s.p50, s.p90, s.p95, s.p99, s.mean].into_iter().enumerate() {
+        cell(out, v, bounds.map(|b| b.named()[i].1), scale, digits);
+    }
+    let _ = write!(out, "<td>{:.*}</td>", digits, s.max * scale);
     let _ = writeln!(out, "<td>{}</td></tr>", s.count);
 }
 
-fn summary_table(out: &mut String, s: &BenchSummary) {
+fn summary_table(out: &mut String, s: &BenchSummary, iv: Option<&RunIntervals>) {
+    if let Some(iv) = iv {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">±: the wider side of each figure's {}% confidence interval \
+             (both ends in the cell's title and in --json); —: too few samples for one; the \
+             maximum has none. Percentiles: order statistics; means: Student t; ITL: {} \
+             resamples of the requests; error bars on the CDFs: p50, p90, p95, p99.</p>",
+            iv.level.level() * 100.0,
+            iv.itl_resamples
+        );
+    }
     out.push_str(
         "<table><tr><th></th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>mean</th>\
          <th>max</th><th>n</th></tr>\n",
     );
-    stat_row(out, "TTFT (ms)", &s.ttft, 1e3, 2);
-    stat_row(out, "TPOT (ms)", &s.tpot, 1e3, 2);
-    stat_row(out, "ITL (ms)", &s.itl, 1e3, 2);
-    stat_row(out, "E2E (ms)", &s.e2e, 1e3, 2);
-    stat_row(out, "E2E to the stream's end (ms)", &s.e2e_stream, 1e3, 2);
-    stat_row(out, "input tokens", &s.input_tokens, 1.0, 0);
-    stat_row(out, "output tokens", &s.output_tokens, 1.0, 0);
+    let pick = |f: fn(&RunIntervals) -> StatBounds| iv.map(f);
+    stat_row(out, "TTFT (ms)", &s.ttft, pick(|i| i.ttft), 1e3, 2);
+    stat_row(out, "TPOT (ms)", &s.tpot, pick(|i| i.tpot), 1e3, 2);
+    stat_row(out, "ITL (ms)", &s.itl, iv.and_then(|i| i.itl), 1e3, 2);
+    stat_row(out, "E2E (ms)", &s.e2e, pick(|i| i.e2e), 1e3, 2);
+    let to_end = pick(|i| i.e2e_stream);
+    stat_row(
+        out,
+        "E2E to the stream's end (ms)",
+        &s.e2e_stream,
+        to_end,
+        1e3,
+        2,
+    );
+    let input = pick(|i| i.input_tokens);
+    stat_row(out, "input tokens", &s.input_tokens, input, 1.0, 0);
+    let output = pick(|i| i.output_tokens);
+    stat_row(out, "output tokens", &s.output_tokens, output, 1.0, 0);
     out.push_str("</table>\n");
     let _ = writeln!(
         out,
@@ -72,6 +137,9 @@ fn summary_table(out: &mut String, s: &BenchSummary) {
         s.requests,
         esc(&s.slo.to_string())
     );
+    if let Some(iv) = iv {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&rates_line(iv)));
+    }
     let _ = writeln!(
         out,
         "<p class=\"meta\">outcomes: {}</p>",
@@ -80,6 +148,33 @@ fn summary_table(out: &mut String, s: &BenchSummary) {
     if let Some(line) = crate::output::table::per_request_gap_line(s) {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&line));
     }
+}
+
+/// The intervals of the rates, both ends.
+fn rates_line(iv: &RunIntervals) -> String {
+    let parts: Vec<String> = iv
+        .rates()
+        .into_iter()
+        .map(|(name, b)| match b {
+            Bounds::Within { lo, hi } => format!("{name} {lo:.3}–{hi:.3}"),
+            Bounds::TooFew { have, need } => format!("{name} — (have {have}, need {need})"),
+        })
+        .collect();
+    format!(
+        "{}% intervals: {} (throughputs from {} time slices)",
+        iv.level.level() * 100.0,
+        parts.join(" · "),
+        iv.throughput_slices
+    )
+}
+
+/// The error bars of a row: its percentiles that have an interval.
+fn bars(bounds: Option<StatBounds>) -> Vec<ErrorBar> {
+    let Some(b) = bounds else { return Vec::new() };
+    [(0.5, b.p50), (0.9, b.p90), (0.95, b.p95), (0.99, b.p99)]
+        .into_iter()
+        .filter_map(|(at, b)| b.interval().map(|(lo, hi)| ErrorBar { at, lo, hi }))
+        .collect()
 }
 
 fn header(out: &mut String, title: &str, info: &RunInfo) {
@@ -123,7 +218,9 @@ fn run_charts(
     traces: &[Measured],
     gaps: &Gaps,
     summary: &BenchSummary,
+    iv: Option<&RunIntervals>,
 ) -> Result<(), String> {
+    let row = |f: fn(&RunIntervals) -> StatBounds| bars(iv.map(f));
     let ok: Vec<&Measured> = traces.iter().filter(|t| t.succeeded()).collect();
     let records = || ok.iter().filter_map(|t| t.record.as_ref());
     let ttft: Vec<f64> = records()
@@ -140,9 +237,24 @@ fn run_charts(
     let itl = itl_sample(gaps, &spans);
     out.push_str("<div class=\"charts\">\n");
     for svg in [
-        charts::cdf("TTFT: cumulative distribution", &ttft, colour::TTFT)?,
-        charts::cdf("TPOT: cumulative distribution", &tpot, colour::TPOT)?,
-        charts::cdf("E2E latency: cumulative distribution", &e2e, colour::E2E)?,
+        charts::cdf(
+            "TTFT: cumulative distribution",
+            &ttft,
+            colour::TTFT,
+            &row(|i| i.ttft),
+        )?,
+        charts::cdf(
+            "TPOT: cumulative distribution",
+            &tpot,
+            colour::TPOT,
+            &row(|i| i.tpot),
+        )?,
+        charts::cdf(
+            "E2E latency: cumulative distribution",
+            &e2e,
+            colour::E2E,
+            &row(|i| i.e2e),
+        )?,
         charts::histogram("Inter-token latency", &itl, colour::ITL)?,
         charts::in_flight(traces)?,
         charts::goodput(traces, &Judge::new(&summary.slo))?,
@@ -160,11 +272,12 @@ pub(crate) fn render(
     summary: &BenchSummary,
     traces: &[Measured],
     gaps: &Gaps,
+    iv: &RunIntervals,
 ) -> Result<String, String> {
     let mut out = String::new();
     header(&mut out, "tokenmeter bench report", info);
-    summary_table(&mut out, summary);
-    run_charts(&mut out, traces, gaps, summary)?;
+    summary_table(&mut out, summary, Some(iv));
+    run_charts(&mut out, traces, gaps, summary, Some(iv))?;
     out.push_str("</body></html>\n");
     Ok(out)
 }
@@ -232,8 +345,8 @@ pub(crate) fn render_sweep(
             .cloned()
             .collect();
         let _ = writeln!(out, "<h2>At {:.2} req/s</h2>", step.rate);
-        summary_table(&mut out, &step.summary);
-        run_charts(&mut out, &step_traces, gaps, &step.summary)?;
+        summary_table(&mut out, &step.summary, None);
+        run_charts(&mut out, &step_traces, gaps, &step.summary, None)?;
     }
     out.push_str("</body></html>\n");
     Ok(out)

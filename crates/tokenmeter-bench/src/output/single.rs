@@ -12,6 +12,7 @@ use crate::counts::{self, Counts};
 use crate::exit::{self, Exit};
 use crate::finished::Run;
 use crate::interrupt;
+use crate::intervals::RunIntervals;
 use crate::load_check::LoadCheck;
 use crate::output::classes::ByClass;
 use crate::output::percentiles::{self, Chosen};
@@ -35,6 +36,8 @@ struct Computed {
     counts: Counts,
     /// The `--slo-spec` monitor's status over the run.
     status: Option<RunStatus>,
+    /// Every figure's confidence interval.
+    intervals: RunIntervals,
 }
 
 /// A finished run's reports: the command's table, its two JSON formats and its HTML page,
@@ -78,6 +81,7 @@ impl Run {
             counts: Counts::of(traces, &args.slo),
             // Over the run only: no window, budget or alert longer than the run.
             status: self.monitor.as_ref().map(SloMonitor::run_status),
+            intervals: self.intervals(),
         }
     }
 
@@ -124,7 +128,7 @@ impl Run {
         let (summary, info, args) = (&self.summary, &self.info, &self.args);
         let mut text = String::new();
         if summary.successful > 0 {
-            text += &table::render(info, summary);
+            text += &table::render(info, summary, &c.intervals);
             text += &c.load.render();
             if let Some(diagnosis) = &c.phases.diagnosis {
                 text += &format!("  diagnosis: {diagnosis}\n");
@@ -181,9 +185,11 @@ impl Run {
     }
 
     fn json(&self, c: &Computed) -> serde_json::Value {
+        let mut summary = json!(self.summary);
+        crate::intervals::json::annotate(&mut summary, &c.intervals);
         json!({
             "run": self.info,
-            "summary": self.summary,
+            "summary": summary,
             "load": c.load,
             "phases": c.phases,
             "stages": c.stages,
@@ -217,7 +223,7 @@ impl Run {
 
     fn html_of(&self, c: &Computed) -> Result<String, String> {
         let (traces, gaps) = (self.traces(), &self.collected.gaps);
-        let report = html::render(&self.info, &self.summary, traces, gaps)
+        let report = html::render(&self.info, &self.summary, traces, gaps, &c.intervals)
             .map(|h| counts::insert_html(h, &samples::html(&c.samples, html::esc)))
             .map(|h| match &c.chosen {
                 Some(chosen) => counts::insert_html(h, &chosen.html(html::esc)),

@@ -2,34 +2,79 @@
 
 use std::fmt::Write as _;
 
-use tokenmeter::report::Summary;
+use tokenmeter::report::{Bounds, Summary};
 
+use crate::intervals::{RunIntervals, StatBounds};
 use crate::run_block::RunInfo;
 use crate::slo::JudgedFrom;
 use crate::summary::{BenchSummary, Outcomes};
 use crate::sweep::SweepResult;
 
-fn ms_row(out: &mut String, name: &str, s: &Summary) {
-    let ms = |x: f64| x * 1e3;
-    let _ = writeln!(
-        out,
-        "  {name:<14}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>8}",
-        ms(s.p50),
-        ms(s.p90),
-        ms(s.p95),
-        ms(s.p99),
-        ms(s.mean),
-        ms(s.max),
-        s.count
-    );
+/// Width of a value cell: ` 1234.56 ±123.45` fits.
+const CELL: usize = 17;
+
+/// (statistic, have, need): a statistic whose sample was too small.
+type TooFew = (&'static str, u64, u64);
+
+/// A row's statistics with their intervals beside them, and the footnotes they need.
+struct Rows<'a> {
+    out: &'a mut String,
+    /// Each too-small statistic and the rows it was too small in.
+    too_few: Vec<(TooFew, Vec<String>)>,
 }
 
-fn tok_row(out: &mut String, name: &str, s: &Summary) {
-    let _ = writeln!(
-        out,
-        "  {name:<14}{:>10.0}{:>10.0}{:>10.0}{:>10.0}{:>10.1}{:>10.0}{:>8}",
-        s.p50, s.p90, s.p95, s.p99, s.mean, s.max, s.count
-    );
+/// `32.44 ±1.30` (± the wider side of the interval), `—` when the sample is too small, the
+/// bare value when there is no interval.
+fn cell(point: f64, bounds: Option<Bounds>, scale: f64, digits: usize) -> String {
+    match bounds {
+        None => format!("{:.digits$}", point * scale),
+        Some(b) => match b.half_width(point) {
+            Some(half) => format!("{:.digits$} ±{:.digits$}", point * scale, half * scale),
+            None => "—".to_owned(),
+        },
+    }
+}
+
+impl Rows<'_> {
+    fn row(
+        &mut self,
+        name: &str,
+        s: &Summary,
+        bounds: Option<StatBounds>,
+        scale: f64,
+        digits: [usize; 2],
+    ) {
+        let [digits, mean_digits] = digits;
+        let points = [s.p50, s.p90, s.p95, s.p99, s.mean];
+        let _ = write!(self.out, "  {name:<14}");
+        for (i, point) in points.into_iter().enumerate() {
+            let b = bounds.map(|b| b.named()[i].1);
+            let d = if i == 4 { mean_digits } else { digits };
+            // A leading space keeps cells apart when a value is wider than its column.
+            let _ = write!(
+                self.out,
+                "{:>CELL$}",
+                format!(" {}", cell(point, b, scale, d))
+            );
+        }
+        let max = format!(" {:.digits$}", s.max * scale);
+        let _ = writeln!(self.out, "{max:>10}{:>8}", s.count);
+        for key in bounds.iter().flat_map(StatBounds::too_few) {
+            let label = name.split(" (").next().unwrap_or(name).to_owned();
+            match self.too_few.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, rows)) => rows.push(label),
+                None => self.too_few.push((key, vec![label])),
+            }
+        }
+    }
+
+    fn ms(&mut self, name: &str, s: &Summary, bounds: Option<StatBounds>) {
+        self.row(name, s, bounds, 1e3, [2, 2]);
+    }
+
+    fn tokens(&mut self, name: &str, s: &Summary, bounds: Option<StatBounds>) {
+        self.row(name, s, bounds, 1.0, [0, 1]);
+    }
 }
 
 /// `success 195 · error 5 (rate_limited 3, timeout 2)`.
@@ -61,8 +106,16 @@ pub(crate) fn shows_schedule(s: &BenchSummary) -> bool {
     s.client_queue.count > 0 && s.client_queue.max > QUEUE_SHOWN
 }
 
-/// The table of one run.
-pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
+/// `12.34 ±0.56 unit` (± the wider side), or the bare value when the interval is missing.
+fn rate(point: f64, b: Bounds, digits: usize, unit: &str) -> String {
+    match b.half_width(point) {
+        Some(half) => format!("{point:.digits$} ±{half:.digits$} {unit}"),
+        None => format!("{point:.digits$} {unit}"),
+    }
+}
+
+/// The table of one run, each figure with its interval from `iv`.
+pub(crate) fn render(info: &RunInfo, s: &BenchSummary, iv: &RunIntervals) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -84,46 +137,115 @@ pub(crate) fn render(info: &RunInfo, s: &BenchSummary) -> String {
         "duration {:.2} s · SLO {}{judged}",
         s.duration_s, s.slo
     );
+    let level = iv.level.level() * 100.0;
+    let _ = writeln!(
+        out,
+        "±: {level}% confidence interval, its wider side (--json has both ends); max has none"
+    );
+    let itl = match iv.itl {
+        Some(_) => format!("ITL: {} resamples of the requests", iv.itl_resamples),
+        None => format!("ITL: none (over {} gaps)", crate::intervals::itl::MAX_GAPS),
+    };
+    let _ = writeln!(
+        out,
+        "   percentiles: order statistics over each row's n · means: Student t · {itl}"
+    );
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "  {:<14}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>8}",
+        "  {:<14}{:>CELL$}{:>CELL$}{:>CELL$}{:>CELL$}{:>CELL$}{:>10}{:>8}",
         "", "p50", "p90", "p95", "p99", "mean", "max", "n"
     );
-    ms_row(&mut out, "TTFT (ms)", &s.ttft);
+    let mut rows = Rows {
+        out: &mut out,
+        too_few: Vec::new(),
+    };
+    rows.ms("TTFT (ms)", &s.ttft, Some(iv.ttft));
     if s.ttfot != s.ttft {
         // reasoning came first: the answer's first token is later
-        ms_row(&mut out, "TTFOT (ms)", &s.ttfot);
+        rows.ms("TTFOT (ms)", &s.ttfot, Some(iv.ttfot));
     }
-    ms_row(&mut out, "TTST (ms)", &s.ttst);
-    ms_row(&mut out, "TPOT (ms)", &s.tpot);
-    ms_row(&mut out, "NTPOT (ms)", &s.ntpot);
-    ms_row(&mut out, "ITL (ms)", &s.itl);
-    ms_row(&mut out, "E2E (ms)", &s.e2e);
-    ms_row(&mut out, "to end (ms)", &s.e2e_stream);
+    rows.ms("TTST (ms)", &s.ttst, Some(iv.ttst));
+    rows.ms("TPOT (ms)", &s.tpot, Some(iv.tpot));
+    rows.ms("NTPOT (ms)", &s.ntpot, Some(iv.ntpot));
+    rows.ms("ITL (ms)", &s.itl, iv.itl);
+    rows.ms("E2E (ms)", &s.e2e, Some(iv.e2e));
+    rows.ms("to end (ms)", &s.e2e_stream, Some(iv.e2e_stream));
     if shows_schedule(s) {
         // Timed from when each request was due: what its user felt (see load_check).
-        ms_row(&mut out, "client queue", &s.client_queue);
-        ms_row(&mut out, "TTFT sched.", &s.ttft_from_schedule);
-        ms_row(&mut out, "E2E sched.", &s.e2e_from_schedule);
+        rows.ms("client queue", &s.client_queue, Some(iv.client_queue));
+        rows.ms(
+            "TTFT sched.",
+            &s.ttft_from_schedule,
+            Some(iv.ttft_from_schedule),
+        );
+        rows.ms(
+            "E2E sched.",
+            &s.e2e_from_schedule,
+            Some(iv.e2e_from_schedule),
+        );
     }
-    tok_row(&mut out, "input tokens", &s.input_tokens);
-    tok_row(&mut out, "output tokens", &s.output_tokens);
+    rows.tokens("input tokens", &s.input_tokens, Some(iv.input_tokens));
+    rows.tokens("output tokens", &s.output_tokens, Some(iv.output_tokens));
+    let too_few = std::mem::take(&mut rows.too_few);
+    if !too_few.is_empty() {
+        let _ = writeln!(out, "  —: too few samples for a {level}% interval:");
+        for ((stat, have, need), names) in too_few {
+            let mut line = format!("     {stat} (have {have}, need {need}):");
+            for (i, name) in names.iter().enumerate() {
+                let sep = if i == 0 { " " } else { ", " };
+                if line.chars().count() + sep.len() + name.chars().count() > 100 {
+                    let _ = writeln!(out, "{},", line);
+                    line = format!("       {name}");
+                } else {
+                    line += sep;
+                    line += name;
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "  throughput    {:.2} req/s · {:.1} output tok/s · {:.1} total tok/s",
-        s.request_throughput, s.output_throughput, s.total_token_throughput
+        "  throughput    {} · {} · {}",
+        rate(s.request_throughput, iv.request_throughput, 2, "req/s"),
+        rate(s.output_throughput, iv.output_throughput, 1, "output tok/s"),
+        rate(
+            s.total_token_throughput,
+            iv.total_token_throughput,
+            1,
+            "total tok/s"
+        ),
     );
+    let attainment = match iv.attainment.interval() {
+        Some((lo, hi)) => format!(
+            "{:.1}% [{:.1}–{:.1}%]",
+            s.attainment * 100.0,
+            lo * 100.0,
+            hi * 100.0
+        ),
+        None => format!("{:.1}%", s.attainment * 100.0),
+    };
     let _ = writeln!(
         out,
-        "  goodput       {:.2} req/s · {:.1} output tok/s · attainment {:.1}% ({}/{} good)",
-        s.goodput,
-        s.goodput_output_tokens,
-        s.attainment * 100.0,
+        "  goodput       {} · {} · attainment {attainment} ({}/{} good)",
+        rate(s.goodput, iv.goodput, 2, "req/s"),
+        rate(
+            s.goodput_output_tokens,
+            iv.goodput_output_tokens,
+            1,
+            "output tok/s"
+        ),
         s.good_requests,
         s.requests
     );
+    if let Bounds::TooFew { have, need } = iv.request_throughput {
+        let _ = writeln!(
+            out,
+            "                (no interval on the rates: {have} time slices, {need} needed)"
+        );
+    }
     let _ = writeln!(out, "  outcomes      {}", outcomes_line(&s.outcomes));
     if let Some(line) = per_request_gap_line(s) {
         let _ = writeln!(out, "  {line}");
@@ -222,4 +344,50 @@ pub(crate) fn render_sweep(info: &RunInfo, sweep: &SweepResult) -> String {
         let _ = writeln!(out, "  warning: {warning}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use tokenmeter::report::{Bounds, Summary};
+
+    use super::*;
+
+    #[test]
+    fn wide_cells_stay_apart_and_too_few_is_a_dash() {
+        let mut out = String::new();
+        let mut rows = Rows {
+            out: &mut out,
+            too_few: Vec::new(),
+        };
+        let s = Summary::of(vec![2.846_8, 5.821_09, 6.2, 6.3]);
+        let wide = Bounds::Within { lo: 2.0, hi: 3.6 };
+        let few = Bounds::TooFew { have: 4, need: 368 };
+        let b = StatBounds::uniform(wide);
+        let b = StatBounds { p99: few, ..b };
+        rows.ms("TTFT (ms)", &s, Some(b));
+        let too_few = std::mem::take(&mut rows.too_few);
+        let line = out.lines().next().unwrap();
+        // Every value is its own whitespace-separated word: none runs into the next.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            &words[..3],
+            ["TTFT", "(ms)", &format!("{:.2}", s.p50 * 1e3)],
+            "{line}"
+        );
+        assert_eq!(
+            words.iter().filter(|w| w.starts_with('±')).count(),
+            4,
+            "{line}"
+        );
+        assert_eq!(words.iter().filter(|w| **w == "—").count(), 1, "{line}");
+        for word in &words[2..] {
+            let number = word.trim_start_matches('±');
+            assert!(
+                *word == "—" || number.parse::<f64>().is_ok(),
+                "{word:?} in {line}"
+            );
+        }
+        assert_eq!(words.len(), 2 + 4 * 2 + 1 + 2, "{line}");
+        assert_eq!(too_few, vec![(("p99", 4, 368), vec!["TTFT".to_owned()])]);
+    }
 }

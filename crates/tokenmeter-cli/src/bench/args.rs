@@ -205,6 +205,12 @@ pub(crate) struct BenchFlags {
     #[arg(long, value_parser = parse::parse_fraction, value_name = "FRACTION")]
     pub(crate) fail_under: Option<f64>,
 
+    /// Confidence level of the interval beside every figure, in percent (`95`, `99.5`,
+    /// `95%`): each percentile's from the order statistics, ITL's by resampling requests,
+    /// rates' (Wilson) and throughputs' (from the time slices).
+    #[arg(long, value_parser = parse::parse_confidence, default_value = "95", value_name = "PERCENT")]
+    pub(crate) confidence: tokenmeter::report::Confidence,
+
     /// Measure the client itself against a server streaming at known times (64 streams, 20 ms
     /// TTFT, 2 ms between tokens) and report its CPU cost and timing error.
     #[arg(long, hide = true)]
@@ -260,6 +266,7 @@ impl BenchFlags {
         args.no_progress = self.no_progress;
         args.no_preflight = self.no_preflight;
         args.fail_under = self.fail_under;
+        args.confidence = self.confidence;
         args.self_check_client = self.self_check_client;
         args.shard = self.shard.settings();
         args

@@ -41,6 +41,11 @@ pub(crate) struct MergeFlags {
     /// From when TTFT and E2E are judged against --slo, as the runs' --slo-from.
     #[arg(long, value_enum, default_value = "schedule", value_name = "FROM")]
     pub(crate) slo_from: JudgedFrom,
+
+    /// Confidence level of the interval beside every figure, in percent (`95`, `99.5`,
+    /// `95%`), as the runs' --confidence.
+    #[arg(long, value_parser = tokenmeter_bench::parse::parse_confidence, default_value = "95", value_name = "PERCENT")]
+    pub(crate) confidence: tokenmeter::report::Confidence,
 }
 
 impl MergeFlags {
@@ -52,6 +57,7 @@ impl MergeFlags {
         merge.html = self.html;
         merge.slo = self.slo;
         merge.slo_from = self.slo_from.into();
+        merge.confidence = self.confidence;
         merge
     }
 }

@@ -1,0 +1,201 @@
+//! The ITL's intervals by resampling requests (a cluster bootstrap).
+//!
+//! The gaps of one request are not independent (a slow request is slow at every token; a
+//! batch that grows slows every stream in it), so an order-statistic interval over all gaps
+//! would be far too narrow. Instead: draw the run's requests with replacement, pool the gaps
+//! of those drawn, take the pooled percentiles and mean; repeat; each interval is the
+//! central `level` of what the repetitions gave (the percentile bootstrap). Seeded from
+//! `--seed` mixed with a constant of its own (as `seeds` does for every other purpose), so
+//! a run's intervals are the same every time it is reported.
+
+use tokenmeter::report::{Bounds, Confidence, quantile_sample_needed};
+
+use super::stat::StatBounds;
+use crate::gaps::{GapSpan, Gaps};
+use crate::resample::{Resample, percentile_unsorted};
+
+/// Mixed into `--seed` for the ITL's resampling.
+const SEED_MIX: u64 = 0x17e_b007;
+
+/// Resamples at most.
+pub(crate) const MAX_RESAMPLES: usize = 1000;
+
+/// Resamples at least, when there are many gaps.
+const MIN_RESAMPLES: usize = 200;
+
+/// Gaps copied over all resamples, at most beyond [`MIN_RESAMPLES`]: fewer resamples for a
+/// long run, so the intervals stay quick to compute.
+const WORK: usize = 50_000_000;
+
+/// More gaps than this and no interval is computed (it would take too long).
+pub(crate) const MAX_GAPS: usize = 2_000_000;
+
+/// The ITL's intervals and how they were made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ItlBounds {
+    /// `None` when the run had more than [`MAX_GAPS`] gaps.
+    pub(crate) bounds: Option<StatBounds>,
+    /// Resamples drawn.
+    pub(crate) resamples: usize,
+    /// Gaps, over all requests resampled.
+    pub(crate) gaps: u64,
+    /// Requests with at least one gap.
+    pub(crate) requests: u64,
+}
+
+/// The requests' gaps in seconds, sorted once, each with the request it belongs to: a
+/// resample is then a weight per request (how many times it was drawn), and its pooled
+/// percentiles one walk up the sorted gaps (numpy's percentile of the pooled sample, without
+/// copying or sorting the pool).
+pub(crate) struct Clusters {
+    /// (gap, request), ascending.
+    sorted: Vec<(f64, u32)>,
+    /// Per request: Σ of its gaps and their count.
+    sums: Vec<(f64, u64)>,
+}
+
+impl Clusters {
+    /// The gaps of the requests of `spans` that have any.
+    pub(crate) fn of(gaps: &Gaps, spans: &[GapSpan]) -> Self {
+        Self::from_requests(
+            spans
+                .iter()
+                .filter(|s| s.len() > 0)
+                .map(|&span| gaps.raw(span).map(|ns| ns as f64 / 1e9).collect()),
+        )
+    }
+
+    /// The gaps of each request, one `Vec` a request (those with none are left out).
+    pub(crate) fn from_requests(requests: impl IntoIterator<Item = Vec<f64>>) -> Self {
+        let (mut sorted, mut sums) = (Vec::new(), Vec::new());
+        for one in requests.into_iter().filter(|r| !r.is_empty()) {
+            let id = u32::try_from(sums.len()).unwrap_or(u32::MAX);
+            sums.push((one.iter().sum(), one.len() as u64));
+            sorted.extend(one.into_iter().map(|gap| (gap, id)));
+        }
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Self { sorted, sums }
+    }
+
+    fn requests(&self) -> usize {
+        self.sums.len()
+    }
+
+    /// The pooled sample's mean and percentiles at `percents` (ascending) when request `i`
+    /// is drawn `weights[i]` times.
+    pub(crate) fn pooled(&self, weights: &[u64], percents: &[f64; 4]) -> (f64, [f64; 4]) {
+        let (mut sum, mut total) = (0.0, 0_u64);
+        for (&(s, n), &w) in self.sums.iter().zip(weights) {
+            sum += s * w as f64;
+            total += n * w;
+        }
+        let mut out = [f64::NAN; 4];
+        if total == 0 {
+            return (f64::NAN, out);
+        }
+        // numpy: rank = p · (total − 1), between the values at floor(rank) and floor + 1.
+        let ranks = percents.map(|p| p / 100.0 * (total - 1) as f64);
+        let mut lows = [f64::NAN; 4];
+        let (mut k, mut seen) = (0, 0_u64);
+        for &(gap, id) in &self.sorted {
+            let w = weights[id as usize];
+            if w == 0 {
+                continue;
+            }
+            seen += w; // positions seen − w .. seen of the pooled sample hold `gap`
+            while k < 4 {
+                let lo = ranks[k].floor();
+                let frac = ranks[k] - lo;
+                if lows[k].is_nan() {
+                    if lo as u64 >= seen {
+                        break;
+                    }
+                    lows[k] = gap;
+                }
+                if frac > 0.0 && lo as u64 + 1 >= seen {
+                    break; // the upper neighbour is further up
+                }
+                out[k] = lows[k] + (gap - lows[k]) * frac;
+                k += 1;
+            }
+            if k == 4 {
+                break;
+            }
+        }
+        out[k..].copy_from_slice(&lows[k..]);
+        (sum / total as f64, out)
+    }
+}
+
+/// Resamples for `gaps` gaps: 1,000, fewer (down to 200) beyond 50,000 gaps.
+pub(crate) fn resamples_for(gaps: usize) -> usize {
+    (WORK / gaps.max(1)).clamp(MIN_RESAMPLES, MAX_RESAMPLES)
+}
+
+/// The ITL's intervals at `level`, resampling the requests of `clusters` with a generator
+/// drawn from `seed`.
+pub(crate) fn bounds(clusters: &Clusters, level: Confidence, seed: u64) -> ItlBounds {
+    let n = clusters.sorted.len();
+    let requests = clusters.requests();
+    let mut out = ItlBounds {
+        bounds: None,
+        resamples: 0,
+        gaps: n as u64,
+        requests: requests as u64,
+    };
+    if n > MAX_GAPS {
+        return out;
+    }
+    if requests < 2 {
+        let few = Bounds::TooFew {
+            have: requests as u64,
+            need: 2,
+        };
+        out.bounds = Some(StatBounds::uniform(few));
+        return out;
+    }
+    out.resamples = resamples_for(n);
+    let percents = [50.0, 90.0, 95.0, 99.0];
+    let mut draws: [Vec<f64>; 5] = Default::default();
+    let mut resample = Resample::new(seed ^ SEED_MIX);
+    let (mut picked, mut weights) = (Vec::new(), vec![0_u64; requests]);
+    for _ in 0..out.resamples {
+        resample.indices(requests, &mut picked);
+        weights.fill(0);
+        for &i in &picked {
+            weights[i] += 1;
+        }
+        let (mean, at) = clusters.pooled(&weights, &percents);
+        if mean.is_nan() {
+            continue;
+        }
+        draws[4].push(mean);
+        for (k, value) in at.into_iter().enumerate() {
+            draws[k].push(value);
+        }
+    }
+    let tail = level.tail() * 100.0;
+    let mut central = |k: usize, needed: u64| {
+        if (n as u64) < needed {
+            return Bounds::TooFew {
+                have: n as u64,
+                need: needed,
+            };
+        }
+        let lo = percentile_unsorted(&mut draws[k], tail);
+        let hi = percentile_unsorted(&mut draws[k], 100.0 - tail);
+        match (lo, hi) {
+            (Some(lo), Some(hi)) => Bounds::Within { lo, hi },
+            _ => Bounds::TooFew { have: 0, need: 2 },
+        }
+    };
+    let need = |p: f64| quantile_sample_needed(p, level);
+    out.bounds = Some(StatBounds {
+        p50: central(0, need(50.0)),
+        p90: central(1, need(90.0)),
+        p95: central(2, need(95.0)),
+        p99: central(3, need(99.0)),
+        mean: central(4, 2),
+    });
+    out
+}

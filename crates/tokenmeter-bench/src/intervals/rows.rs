@@ -1,0 +1,56 @@
+//! The per-request rows of the summary and their intervals: each row's values selected
+//! exactly as `summary::summarize_over` selects them (the same requests, the same record
+//! fields), so an interval surrounds the very figure printed beside it.
+
+use std::borrow::Borrow;
+use std::time::Duration;
+
+use tokenmeter::report::Confidence;
+
+use super::stat::StatBounds;
+use crate::measured::Measured;
+
+/// The intervals of the per-request rows (ITL aside: its gaps are not independent).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Rows {
+    pub(crate) ttft: StatBounds,
+    pub(crate) ttfot: StatBounds,
+    pub(crate) ttst: StatBounds,
+    pub(crate) tpot: StatBounds,
+    pub(crate) ntpot: StatBounds,
+    pub(crate) e2e: StatBounds,
+    pub(crate) e2e_stream: StatBounds,
+    pub(crate) client_queue: StatBounds,
+    pub(crate) ttft_from_schedule: StatBounds,
+    pub(crate) e2e_from_schedule: StatBounds,
+    pub(crate) input_tokens: StatBounds,
+    pub(crate) output_tokens: StatBounds,
+}
+
+fn secs(values: impl Iterator<Item = Duration>) -> Vec<f64> {
+    values.map(|d| d.as_secs_f64()).collect()
+}
+
+impl Rows {
+    /// The rows of `measured` at `level`.
+    pub(crate) fn of<M: Borrow<Measured>>(measured: &[M], level: Confidence) -> Self {
+        let all = || measured.iter().map(Borrow::borrow);
+        let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
+        let records = || ok.iter().filter_map(|m| m.record.as_ref());
+        let of = |values: Vec<f64>| StatBounds::of(values, level);
+        Self {
+            ttft: of(secs(records().filter_map(|r| r.ttft))),
+            ttfot: of(secs(records().filter_map(|r| r.first_output))),
+            ttst: of(secs(records().filter_map(|r| r.second_token))),
+            tpot: of(ok.iter().filter_map(|m| m.tpot_seconds()).collect()),
+            ntpot: of(secs(records().filter_map(|r| r.normalized_tpot()))),
+            e2e: of(secs(ok.iter().filter_map(|m| m.latency()))),
+            e2e_stream: of(secs(records().map(|r| r.e2e))),
+            client_queue: of(secs(all().filter_map(Measured::client_queue))),
+            ttft_from_schedule: of(secs(ok.iter().filter_map(|m| m.ttft_from_schedule()))),
+            e2e_from_schedule: of(secs(ok.iter().filter_map(|m| m.latency_from_schedule()))),
+            input_tokens: of(ok.iter().map(|m| m.prompt_tokens() as f64).collect()),
+            output_tokens: of(ok.iter().map(|m| m.output_tokens() as f64).collect()),
+        }
+    }
+}
