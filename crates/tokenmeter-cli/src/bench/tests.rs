@@ -160,6 +160,8 @@ fn every_flag_reaches_its_field() {
         "--insecure",
         "--seed",
         "7",
+        "--confidence",
+        "99",
         "--json",
         "a.json",
         "--trace",
@@ -249,6 +251,7 @@ fn every_flag_reaches_its_field() {
     want.ca_cert = Some("ca.pem".into());
     want.insecure = true;
     want.seed = 7;
+    want.confidence = tokenmeter::report::Confidence::new(0.99).unwrap();
     want.json = Some("a.json".into());
     want.trace = Some("a.jsonl".into());
     want.html = Some("a.html".into());

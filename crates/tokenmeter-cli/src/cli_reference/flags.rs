@@ -16,6 +16,7 @@ const OTHER_PROGRAMS_FLAGS: &[&str] = &[
     "--example",
     "--features",
     "--git",
+    "--ignored",
     "--locked",
     "--open",
     "--path",
