@@ -11,7 +11,7 @@
 //! the same figures for the same run. A JSON written before the `samples` section existed is
 //! refused, with how to fix it.
 
-mod samples;
+pub(super) mod samples;
 
 use std::path::Path;
 

@@ -24,6 +24,7 @@
 //! | [`comparison`] | each figure's difference, its interval and verdict; the settings |
 //! | [`side`] | what a side of a comparison is: each run's per-request figures and its shape |
 //! | `input` | a side read from a run's `--json`, a `--repeat` JSON or a `--trace` |
+//! | `of_run` | a side made of finished runs ([`Side::of_runs`]) |
 //! | `shape` | the facets of a run that make two runs incomparable |
 //! | `html` | the `--html` page: both sides' CDFs, the differences with their intervals |
 //! | `command` | the command as a library call ([`run`], [`CompareArgs`]) and its verdict |
@@ -43,6 +44,7 @@ mod figures;
 mod html;
 mod input;
 mod json;
+mod of_run;
 mod pooled;
 mod rule;
 mod shape;

@@ -41,7 +41,7 @@ fn latency(v: &Value) -> Option<Option<f64>> {
 }
 
 /// Reads a `samples` section.
-pub(super) fn parse(section: &Value) -> anyhow::Result<RunRequests> {
+pub(in crate::compare) fn parse(section: &Value) -> anyhow::Result<RunRequests> {
     let ok = column(section, "ok", None, Value::as_bool)?;
     let n = Some(ok.len());
     let good = column(section, "good", n, Value::as_bool)?;

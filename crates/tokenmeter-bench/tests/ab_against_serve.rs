@@ -1,0 +1,81 @@
+//! A real A/B against the simulated server (`tokenmeter-server`, in-process, real HTTP on
+//! loopback): two engines whose decode steps are 10% apart are told apart by
+//! `compare`, and the same engine measured twice is not.
+//!
+//! The load is closed-loop at a fixed concurrency, so both engines decode the same batch
+//! sizes and their true TPOT differs by the decode table's 10%. The verdicts asserted are
+//! TPOT's: the figure whose true difference is known. (TTFT on a shared 2-core machine moves
+//! with whatever else runs; that is a real difference of what was measured, not the
+//! comparison's false alarm, and the statistics' own A/A rate is measured with synthetic
+//! samples in `compare_statistics.rs`.)
+
+use std::time::Duration;
+
+use tokenmeter_bench::compare::{CompareSettings, Comparison, Side, Verdict, compare};
+use tokenmeter_bench::{Plan, Run};
+use tokenmeter_server::{Config, Server};
+
+/// Runs the plan against an engine whose decode steps are `scale` times the default's.
+async fn measure(scale: f64) -> anyhow::Result<Run> {
+    let table: Vec<(u32, Duration)> = tokenmeter_sim::H100_8B_DECODE
+        .iter()
+        .map(|&(batch, step)| (batch, step.mul_f64(scale)))
+        .collect();
+    let server = Server::start(
+        Config::default().decode_table(table),
+        "127.0.0.1:0".parse()?,
+    )
+    .await?;
+    let run = Plan::builder()
+        .url(&server.url())
+        .requests(160)
+        .concurrency(8)
+        .input_tokens(32)
+        .output_tokens(24)
+        .slo("none")
+        .seed(3)
+        .build()?
+        .run()
+        .await?;
+    server.shutdown().await?;
+    assert_eq!(run.successful(), 160, "every request answered");
+    Ok(run)
+}
+
+fn verdict(comparison: &Comparison, name: &str) -> Verdict {
+    comparison
+        .figures
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no figure {name}"))
+        .verdict
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decode_tables_10_percent_apart_are_told_apart_and_one_engine_twice_is_not()
+-> anyhow::Result<()> {
+    let base = measure(1.0).await?;
+    let again = measure(1.0).await?;
+    let slower = measure(1.1).await?;
+    let side = |name, run: &Run| Side::of_runs(name, [run]);
+    let settings = CompareSettings::default();
+
+    let ab = compare(&side("base", &base)?, &side("slower", &slower)?, &settings)?;
+    let aa = compare(&side("base", &base)?, &side("again", &again)?, &settings)?;
+    let report = format!(
+        "A/B:\n{}\nA/A:\n{}",
+        tokenmeter_bench::compare::table(&ab),
+        tokenmeter_bench::compare::table(&aa)
+    );
+    for name in ["tpot_p50_ms", "tpot_p95_ms", "tpot_mean_ms"] {
+        assert_eq!(verdict(&ab, name), Verdict::Regressed, "{name}\n{report}");
+        assert_eq!(
+            verdict(&aa, name),
+            Verdict::NoSignificantDifference,
+            "{name}\n{report}"
+        );
+    }
+    assert!(ab.regressed(), "TPOT p95 gates\n{report}");
+    eprintln!("{report}");
+    Ok(())
+}
