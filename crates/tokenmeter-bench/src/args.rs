@@ -117,6 +117,11 @@ pub struct BenchArgs {
     pub self_check_client: bool,
     /// One run split over processes: the shard and the start time.
     pub shard: ShardArgs,
+    /// Times the same plan is run (same seed: same prompts and arrival times), at least 1;
+    /// default 1. Above 1, the report adds each figure's across-run mean and interval.
+    pub repeat: usize,
+    /// The pause between repeated runs; default 0 s (no pause).
+    pub cooldown: Duration,
 }
 
 /// The API path of [`BenchArgs::endpoint`] by default.
@@ -224,6 +229,8 @@ impl Default for BenchArgs {
             fail_under: None,
             self_check_client: false,
             shard: ShardArgs::default(),
+            repeat: 1,
+            cooldown: Duration::ZERO,
         }
     }
 }

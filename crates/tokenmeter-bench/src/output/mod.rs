@@ -5,6 +5,7 @@ pub(crate) mod classes;
 pub(crate) mod html;
 mod paths;
 pub(crate) mod percentiles;
+pub(crate) mod repeat;
 pub(crate) mod single;
 pub(crate) mod slices;
 pub(crate) mod stages;
