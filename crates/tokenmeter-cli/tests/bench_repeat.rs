@@ -30,7 +30,8 @@ impl Drop for Dir {
     }
 }
 
-/// Runs `tokenmeter bench` with `args` against `url` (a small, fast workload).
+/// Runs `tokenmeter bench` with `args` against `url` (a small, fast workload: the default
+/// 256-token prompts, 4 output tokens).
 fn bench(url: Option<&str>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tokenmeter"));
     command.env_remove("OPENAI_API_KEY").arg("bench");
@@ -38,13 +39,7 @@ fn bench(url: Option<&str>, args: &[&str]) -> Output {
         command.args(["--url", url, "--model", "sim-llama-3-8b"]);
     }
     command
-        .args([
-            "--no-progress",
-            "--input-tokens",
-            "8",
-            "--output-tokens",
-            "4",
-        ])
+        .args(["--no-progress", "--output-tokens", "4"])
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -113,11 +108,8 @@ fn three_runs_print_the_across_run_table_and_the_json_holds_each_runs_report() {
         );
     }
     assert!(stdout.contains("across 3 runs"), "{stdout}");
-    assert!(stdout.contains("95% intervals"), "{stdout}");
-    assert!(
-        stdout.contains("Student t with 2 degrees of freedom"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("[95% interval]"), "{stdout}");
+    assert!(stdout.contains("Student t, 2 degrees of"), "{stdout}");
     let row = |label: &str| {
         stdout
             .lines()
@@ -132,9 +124,9 @@ fn three_runs_print_the_across_run_table_and_the_json_holds_each_runs_report() {
         "TPOT p50 ms",
         "ITL p95 ms",
         "E2E p95 ms",
-        "requests/s",
+        "throughput req/s",
         "output tok/s",
-        "goodput",
+        "goodput req/s",
         "attainment %",
     ] {
         row(label);
@@ -355,4 +347,30 @@ fn combinations_that_make_no_sense_are_refused_before_anything_is_sent() {
             "{args:?} should say {says:?}: {stderr}"
         );
     }
+}
+
+/// Every run sends the same prompts: a server with a prefix cache (the simulator's is on by
+/// default) serves later runs' prompts from it, and the report says the runs were not served
+/// alike; with the cache off, it says nothing.
+#[test]
+fn a_prompt_cache_that_warms_later_runs_is_said() {
+    let note = "served unequal shares of the prompts from its prompt cache";
+    let run = |server: &Hosted| {
+        let output = bench(
+            Some(&server.url()),
+            &["-n", "6", "--rate", "inf", "--repeat", "2"],
+        );
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        stdout
+    };
+    let cached = run(&Hosted::start(steady_config(Duration::from_millis(2))));
+    assert!(cached.contains(note), "{cached}");
+    assert!(
+        cached.contains("(0%, "),
+        "run 1's prompts were new: {cached}"
+    );
+    let uncached = Hosted::start(steady_config(Duration::from_millis(2)).no_prefix_caching(true));
+    let stdout = run(&uncached);
+    assert!(!stdout.contains(note), "{stdout}");
 }

@@ -36,13 +36,15 @@ impl Repeated {
     pub fn table(&self) -> String {
         let n = self.runs.len();
         let level = self.level.level() * 100.0;
+        let df = n.saturating_sub(1);
         let mut out = format!(
-            "\nacross {n} runs · the same plan each run (same prompts, lengths and arrival times) · \
-             {level:.0}% intervals in [ ]\n  pooled: every run's requests as one sample (order \
-             statistics for a percentile, Wilson for the attainment, no interval for a rate)\n  \
-             across runs: the mean of the runs' own values, Student t with {} degrees of freedom: \
-             how much a figure moves between runs\n\n",
-            n.saturating_sub(1)
+            "\nacross {n} runs · the same plan each run (same prompts, lengths and arrival times)\n  \
+             pooled: every run's requests as one sample; [{level:.0}% interval] from order \
+             statistics\n    (percentiles), Wilson (attainment), none for a rate; (n<72): too \
+             few requests for one\n  across runs: the mean of the runs' own values; \
+             [{level:.0}% interval] Student t, {df} degree{} of\n    freedom: how much a figure \
+             moves from run to run\n\n",
+            if df == 1 { "" } else { "s" }
         );
         let each = if n > RUNS_LISTED {
             "runs (min–max)"
@@ -74,6 +76,9 @@ impl Repeated {
             let name = format!("{} {unit}", figure.label);
             let _ = writeln!(out, "  {name:<18}{pooled:<28}{across:<28}{runs}");
         }
+        if let Some(note) = cache_note(&self.cached_prompt_shares()) {
+            out += &note;
+        }
         out
     }
 
@@ -92,6 +97,7 @@ impl Repeated {
                 "asked": self.runs.first().map_or(self.runs.len(), |r| r.args.repeat),
                 "cooldown_s": self.cooldown.as_secs_f64(),
                 "confidence": self.level.level(),
+                "cached_prompt_share": self.cached_prompt_shares(),
                 "figures": figures,
             },
             "runs": self.runs.iter().map(Run::to_json).collect::<Vec<_>>(),
@@ -117,6 +123,32 @@ pub(crate) fn run_line(k: usize, n: usize, run: &Run) -> String {
         number(s.output_throughput),
         s.duration_s
     )
+}
+
+/// Runs whose shares of prompt tokens served from the server's cache differ by more than this
+/// were not served alike.
+const CACHE_SPREAD: f64 = 0.1;
+
+/// A note when the runs' shares of cached prompt tokens differ by more than [`CACHE_SPREAD`]:
+/// a server with a prefix cache finds the repeated prompts cached after the first run.
+fn cache_note(shares: &[Option<f64>]) -> Option<String> {
+    let known = || shares.iter().flatten().copied();
+    let lo = known().min_by(f64::total_cmp)?;
+    let hi = known().max_by(f64::total_cmp)?;
+    if hi - lo <= CACHE_SPREAD {
+        return None;
+    }
+    let each: Vec<String> = shares
+        .iter()
+        .map(|s| s.map_or_else(|| "—".to_owned(), |s| format!("{:.0}%", s * 100.0)))
+        .collect();
+    Some(format!(
+        "\nnote: the server served unequal shares of the prompts from its prompt cache\n  \
+         ({}, by run): every run sends the same prompts, so later runs find them cached,\n  \
+         and the across-run interval holds that difference too. Compare the runs after the\n  \
+         first (its prompts were new), or turn the server's prefix cache off to measure.\n",
+        each.join(", ")
+    ))
 }
 
 /// The factor and unit a figure is shown in: seconds as ms, fractions as %.
@@ -167,4 +199,17 @@ fn figure_json(f: &AcrossRuns) -> Value {
         "pooled_ci": interval(f.pooled_bounds),
         "pooled_ci_needs": needs(f.pooled_bounds),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unequal_cached_prompt_shares_are_said_and_equal_ones_are_not() {
+        let note = cache_note(&[Some(0.0), Some(0.94), Some(1.0)]).expect("a note");
+        assert!(note.contains("(0%, 94%, 100%, by run)"), "{note}");
+        assert_eq!(cache_note(&[Some(0.5), Some(0.55), None]), None);
+        assert_eq!(cache_note(&[None, None]), None);
+    }
 }

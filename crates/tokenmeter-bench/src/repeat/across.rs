@@ -39,7 +39,8 @@ pub struct AcrossRuns {
     pub runs: Vec<Option<f64>>,
     /// The mean of the runs' values; `None` when no run has one.
     pub mean: Option<f64>,
-    /// The interval of that mean (Student t); [`Bounds::TooFew`] below two values.
+    /// The interval of that mean (Student t), clipped to the values the figure can take (at
+    /// least 0; at most 1 for a fraction); [`Bounds::TooFew`] below two values.
     pub mean_bounds: Bounds,
     /// The figure of all runs' requests as one sample (rates: all requests over the runs'
     /// summed durations); `None` when there is none.

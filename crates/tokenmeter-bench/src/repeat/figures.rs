@@ -122,16 +122,11 @@ const FIGURES: [Figure; 13] = [
     ),
     Figure(
         "request_throughput",
-        "requests/s",
+        "throughput",
         "req/s",
         Kind::RequestRate,
     ),
-    Figure(
-        "output_throughput",
-        "output tok/s",
-        "tok/s",
-        Kind::OutputRate,
-    ),
+    Figure("output_throughput", "output", "tok/s", Kind::OutputRate),
     Figure("goodput", "goodput", "req/s", Kind::Goodput),
     Figure("attainment", "attainment", "fraction", Kind::Attainment),
 ];
@@ -167,6 +162,7 @@ fn of_parts(parts: &[Part<'_>], level: Confidence) -> Vec<AcrossRuns> {
                 .map(|run| one_run(run.summary, *kind))
                 .collect();
             let (mean, mean_bounds) = AcrossRuns::mean_of(&each, level);
+            let mean_bounds = possible(mean_bounds, unit);
             let (value, bounds) = pooled.figure(*kind, level);
             AcrossRuns {
                 name,
@@ -180,6 +176,25 @@ fn of_parts(parts: &[Part<'_>], level: Confidence) -> Vec<AcrossRuns> {
             }
         })
         .collect()
+}
+
+/// `bounds` clipped to the values the figure can take (every figure is at least 0; a
+/// fraction at most 1): the true mean lies there, so the clipped interval covers it as often.
+fn possible(bounds: Bounds, unit: &str) -> Bounds {
+    match bounds {
+        Bounds::Within { lo, hi } => {
+            let top = if unit == "fraction" {
+                1.0
+            } else {
+                f64::INFINITY
+            };
+            Bounds::Within {
+                lo: lo.clamp(0.0, top),
+                hi: hi.clamp(0.0, top),
+            }
+        }
+        too_few => too_few,
+    }
 }
 
 /// The figure of one run, as its own report prints it; `None` for a latency of a run where
@@ -363,6 +378,10 @@ mod tests {
         // Attainment: good (TTFT ≤ 35 ms: 3 of 3, then 0 of 5) over all sent, Wilson.
         let attainment = get("attainment");
         assert_eq!(attainment.runs, vec![Some(1.0), Some(0.0)]);
+        // Its t interval (0.5 ± 6.35) is clipped to what an attainment can be.
+        assert_eq!(attainment.mean_bounds, Bounds::Within { lo: 0.0, hi: 1.0 });
+        let (lo, _) = get("ttft_p50").mean_bounds.interval().unwrap();
+        assert!(lo >= 0.0, "a latency is not negative: {lo}");
         assert!(close(attainment.pooled.unwrap(), 3.0 / 8.0));
         let (lo, hi) = wilson(3, 8, Confidence::P95.z()).unwrap();
         assert_eq!(attainment.pooled_bounds, Some(Bounds::Within { lo, hi }));

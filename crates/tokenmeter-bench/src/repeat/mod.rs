@@ -81,6 +81,7 @@ pub struct Repeated {
 /// assert_eq!((attainment.mean, attainment.pooled), (Some(1.0), Some(1.0)));
 /// assert_eq!(repeated.cooldown(), Duration::from_millis(10));
 /// assert_eq!(repeated.confidence(), Confidence::P95);
+/// assert_eq!(repeated.cached_prompt_shares().len(), 3);
 /// # Ok(())
 /// # }
 /// ```
@@ -121,5 +122,21 @@ impl Repeated {
     /// The level of every interval.
     pub fn confidence(&self) -> Confidence {
         self.level
+    }
+
+    /// Each run's share of its prompt tokens that the server said it served from its prompt
+    /// cache (`usage.prompt_tokens_details.cached_tokens` over the prompt tokens of successful
+    /// requests); `None` for a run with none. Every run sends the same prompts, so a server
+    /// with a prefix cache finds later runs' prompts cached: unequal shares mean the runs
+    /// were not served alike.
+    pub fn cached_prompt_shares(&self) -> Vec<Option<f64>> {
+        self.runs
+            .iter()
+            .map(|run| {
+                let s = &run.summary;
+                (s.total_input_tokens > 0)
+                    .then(|| s.total_cached_input_tokens as f64 / s.total_input_tokens as f64)
+            })
+            .collect()
     }
 }
