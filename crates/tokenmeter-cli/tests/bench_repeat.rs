@@ -374,3 +374,92 @@ fn a_prompt_cache_that_warms_later_runs_is_said() {
     let stdout = run(&uncached);
     assert!(!stdout.contains(note), "{stdout}");
 }
+
+/// Ctrl-C during a cool-down ends the series at once: the runs made are reported and written
+/// (`repeat.n` below `asked`), and the exit code is 130 — not after the 120 s pause.
+#[cfg(unix)]
+#[test]
+fn an_interrupt_during_the_cooldown_ends_the_series_with_what_was_run() {
+    use std::io::{BufRead as _, BufReader};
+    use std::sync::mpsc::channel;
+
+    const DEADLINE: Duration = Duration::from_secs(30);
+    let server = Hosted::start(steady_config(Duration::from_millis(2)));
+    let dir = Dir::new("interrupt");
+    let json = dir.0.join("out.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .env_remove("OPENAI_API_KEY")
+        .args(["bench", "--url", &server.url(), "--model", "sim-llama-3-8b"])
+        .args([
+            "--no-progress",
+            "--output-tokens",
+            "4",
+            "-n",
+            "3",
+            "--rate",
+            "inf",
+        ])
+        .args(["--repeat", "2", "--cooldown", "120s", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tokenmeter bench starts");
+    // Wait (bounded) for run 1's line: the cool-down has begun.
+    let stdout = child.stdout.take().expect("stdout");
+    let (line_tx, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let started = Instant::now();
+    while !seen.iter().any(|l: &String| l.starts_with("run 1 of 2")) {
+        let left = DEADLINE.saturating_sub(started.elapsed());
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no run 1 line: {seen:?}"));
+        seen.push(line);
+    }
+    let interrupted = Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let (done, result) = channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let output = result
+        .recv_timeout(DEADLINE)
+        .expect("the bench exits in time, not after the cool-down")
+        .expect("its output");
+    assert!(interrupted.elapsed() < DEADLINE);
+    let rest: Vec<String> = lines.try_iter().collect();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{seen:?} {rest:?}\n{stderr}"
+    );
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        rest.iter().any(|l| l.contains("across 1 run ·")),
+        "{rest:?}"
+    );
+    let value = read_json(&json);
+    assert_eq!(
+        (
+            value["repeat"]["n"].as_u64(),
+            value["repeat"]["asked"].as_u64()
+        ),
+        (Some(1), Some(2))
+    );
+    assert_eq!(value["runs"].as_array().map(Vec::len), Some(1));
+}

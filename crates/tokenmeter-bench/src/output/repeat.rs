@@ -38,12 +38,13 @@ impl Repeated {
         let level = self.level.level() * 100.0;
         let df = n.saturating_sub(1);
         let mut out = format!(
-            "\nacross {n} runs · the same plan each run (same prompts, lengths and arrival times)\n  \
+            "\nacross {n} run{} · the same plan each run (same prompts, lengths and arrival times)\n  \
              pooled: every run's requests as one sample; [{level:.0}% interval] from order \
              statistics\n    (percentiles), Wilson (attainment), none for a rate; (n<72): too \
              few requests for one\n  across runs: the mean of the runs' own values; \
              [{level:.0}% interval] Student t, {df} degree{} of\n    freedom: how much a figure \
              moves from run to run\n\n",
+            if n == 1 { "" } else { "s" },
             if df == 1 { "" } else { "s" }
         );
         let each = if n > RUNS_LISTED {
