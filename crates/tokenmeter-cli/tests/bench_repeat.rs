@@ -347,6 +347,25 @@ fn combinations_that_make_no_sense_are_refused_before_anything_is_sent() {
             "{args:?} should say {says:?}: {stderr}"
         );
     }
+    // A run's trace file is checked with the other outputs: --json may not overwrite run 1's
+    // trace at the end.
+    let dir = Dir::new("collide");
+    let (trace, json) = (dir.0.join("t.jsonl"), dir.0.join("t.run1.jsonl"));
+    let output = bench(
+        None,
+        &[
+            "--repeat",
+            "2",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("name the same file"), "{stderr}");
+    assert!(!json.exists(), "nothing written");
 }
 
 /// Every run sends the same prompts: a server with a prefix cache (the simulator's is on by

@@ -57,15 +57,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     .into_iter()
     .filter_map(|(path, flag)| path.map(|p| (p, flag)))
     .collect();
-    output::check_paths(
-        &[
-            (args.json.as_deref(), "--json"),
-            (args.trace.as_deref(), "--trace"),
-            (args.html.as_deref(), "--html"),
-        ],
-        &inputs,
-    )
-    .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let traces = repeat::trace_paths(&args);
+    let mut outputs = vec![(args.json.as_deref(), "--json")];
+    outputs.extend(traces.iter().map(|path| (Some(path.as_path()), "--trace")));
+    outputs.push((args.html.as_deref(), "--html"));
+    output::check_paths(&outputs, &inputs).map_err(|e| exit::classify(e, Exit::Usage))?;
     let key = args
         .api_key()
         .map_err(|e| exit::classify(e, Exit::Usage))?

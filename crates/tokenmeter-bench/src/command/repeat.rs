@@ -2,6 +2,8 @@
 //! runs" table, `--json` with every run's report, and the verdict of `--fail-under` on the
 //! pooled attainment.
 
+use std::path::PathBuf;
+
 use tokenmeter::report::Confidence;
 use tokenmeter_slo::batching::BatchAnalysis;
 
@@ -11,9 +13,20 @@ use crate::exit;
 use crate::interrupt::Interrupt;
 use crate::measured::Measured;
 use crate::output;
-use crate::pipeline::{Target, prepare, repeat, run_args};
+use crate::pipeline::{Target, prepare, repeat, run_args, trace_path};
 use crate::repeat::Repeated;
 use crate::validate::Validated;
+
+/// The trace files the command writes: one per run with `--repeat` N ≥ 2
+/// (`trace.run1.jsonl`, …), else `--trace`'s own; checked with the other outputs before the
+/// first request.
+pub(super) fn trace_paths(args: &BenchArgs) -> Vec<PathBuf> {
+    match (&args.trace, args.repeat) {
+        (None, _) => Vec::new(),
+        (Some(path), 0 | 1) => vec![path.clone()],
+        (Some(path), n) => (1..=n).map(|k| trace_path(path, k)).collect(),
+    }
+}
 
 /// What the repeated runs leave to the command: every run's requests (for its warnings and
 /// checks), the traces' end, and the verdict.

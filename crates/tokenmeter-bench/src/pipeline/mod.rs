@@ -11,5 +11,5 @@ mod warm_up;
 
 pub(crate) use measure::measure;
 pub(crate) use prepare::{Prepared, prepare};
-pub(crate) use repeat::{Target, repeat, run_args};
+pub(crate) use repeat::{Target, repeat, run_args, trace_path};
 pub(crate) use sweep::{Swept, sweep};
