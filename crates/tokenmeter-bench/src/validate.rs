@@ -175,10 +175,6 @@ impl BenchArgs {
                 "--result-format vllm describes one run; drop it (--json with --repeat holds each run's figures)",
             ),
             (
-                self.html.is_some(),
-                "--html draws one run's report; drop it (--json with --repeat holds each run's complete report), or run once",
-            ),
-            (
                 self.trace.as_deref().is_some_and(|p| p.as_os_str() == "-"),
                 "--trace - would mix the runs' traces on stdout; give a file name (one file per run: trace.run1.jsonl, …)",
             ),

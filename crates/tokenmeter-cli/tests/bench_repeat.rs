@@ -322,10 +322,6 @@ fn combinations_that_make_no_sense_are_refused_before_anything_is_sent() {
         ),
         (&["--repeat", "2", "--shard", "1/2"][..], "--shard"),
         (
-            &["--repeat", "2", "--html", "r.html"][..],
-            "--html draws one run's report",
-        ),
-        (
             &["--repeat", "2", "--result-format", "vllm"][..],
             "--result-format vllm",
         ),
@@ -481,4 +477,85 @@ fn an_interrupt_during_the_cooldown_ends_the_series_with_what_was_run() {
         (Some(1), Some(2))
     );
     assert_eq!(value["runs"].as_array().map(Vec::len), Some(1));
+}
+
+/// Screenshots `html` in headless Chromium (Debian's `chromium`) at 1200×900: RGB pixels.
+fn screenshot(html: &Path, dir: &Path) -> Vec<[u8; 3]> {
+    let chromium = [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .into_iter()
+    .find(|c| Path::new(c).exists())
+    .expect("headless Chromium is needed: apt-get install -y chromium");
+    let png = dir.join("shot.png");
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .args([
+            "--disable-background-networking",
+            "--disable-component-update",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1200,900")
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        png.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let channels = info.color_type.samples();
+    assert!(channels >= 3, "{:?}", info.color_type);
+    let pixels = (info.width * info.height) as usize;
+    buf[..pixels * channels]
+        .chunks(channels)
+        .map(|px| [px[0], px[1], px[2]])
+        .collect()
+}
+
+#[test]
+fn the_html_page_draws_each_figure_with_both_intervals_in_chromium() {
+    let server = Hosted::start(steady_config(Duration::from_millis(2)));
+    let dir = Dir::new("html");
+    let html = dir.0.join("repeat.html");
+    let output = bench(
+        Some(&server.url()),
+        &[
+            "-n",
+            "12",
+            "--rate",
+            "200",
+            "--repeat",
+            "3",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let page = std::fs::read_to_string(&html).expect("--html written");
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("across 3 runs"));
+    // 13 figures, each with a dot per run on its own axis.
+    assert_eq!(page.matches("<tr class=\"figure\">").count(), 13);
+    assert_eq!(page.matches("<circle").count(), 13 * 3);
+    // 36 requests bound no p99: the page says the sample it needs, as the table does.
+    assert!(page.contains("(n&lt;368)"), "{page}");
+    // Drawn: the across-run bars (#1f77b4) and the pooled ones (#ff7f0e) are on screen.
+    let pixels = screenshot(&html, &dir.0);
+    let count = |rgb: [u8; 3]| pixels.iter().filter(|p| **p == rgb).count();
+    let (across, pooled) = (count([31, 119, 180]), count([255, 127, 14]));
+    assert!(across > 200, "across-run bars: {across} pixels");
+    assert!(pooled > 200, "pooled bars: {pooled} pixels");
 }

@@ -72,6 +72,9 @@ pub(super) async fn bench(
     if let Some(path) = &args.json {
         output::write_json(path, &repeated.to_json())?;
     }
+    if let Some(path) = &args.html {
+        output::write_html(path, Ok(repeated.html()))?;
+    }
     let pooled = repeated.figure("attainment").and_then(|f| f.pooled);
     let verdict = exit::fail_under(pooled.unwrap_or(0.0), args.fail_under);
     let traces = repeated

@@ -6,6 +6,7 @@ pub(crate) mod html;
 mod paths;
 pub(crate) mod percentiles;
 pub(crate) mod repeat;
+mod repeat_html;
 pub(crate) mod single;
 pub(crate) mod slices;
 pub(crate) mod stages;

@@ -217,8 +217,9 @@ pub(crate) struct BenchFlags {
     /// Run the same plan N times, one after the other (the same seed: the same prompts and
     /// arrival times), and report each key figure across the runs: the pooled value of all
     /// runs' requests and the mean of the runs' own values, each with its 95% interval.
-    /// --json holds every run's complete report. Not with --sweep, --shard, --html,
-    /// --slo-spec or --result-format vllm; --trace writes one file per run (trace.run1.jsonl, …).
+    /// --json holds every run's complete report, --html the table with each figure drawn.
+    /// Not with --sweep, --shard, --slo-spec or --result-format vllm; --trace writes one file
+    /// per run (trace.run1.jsonl, …).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) repeat: u32,
 
