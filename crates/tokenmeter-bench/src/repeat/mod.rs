@@ -4,9 +4,12 @@
 //! |---|---|
 //! | `across` | one figure across runs: each run's value, their mean and Student-t interval, the pooled value and its interval |
 //! | `figures` | the figures reported, read from one run and from all runs pooled |
+//! | `tests` | the figures of runs measured on a manual clock |
 
 mod across;
 mod figures;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 
