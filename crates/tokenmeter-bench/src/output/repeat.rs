@@ -106,7 +106,8 @@ impl Repeated {
     }
 }
 
-/// One line for run `k` of `n` as it ends: its counts, TTFT, output rate and duration.
+/// One line for run `k` of `n` as it ends: its counts, TTFT, output rate and duration, and
+/// whether it stopped early or was interrupted (its `--json` entry says why).
 pub(crate) fn run_line(k: usize, n: usize, run: &Run) -> String {
     let s = &run.summary;
     let ttft = match s.ttft.count {
@@ -117,13 +118,27 @@ pub(crate) fn run_line(k: usize, n: usize, run: &Run) -> String {
             number(s.ttft.p95 * 1e3)
         ),
     };
-    format!(
-        "run {k} of {n}: {} sent, {} succeeded · {ttft} · {} output tok/s · {:.2} s\n",
+    let mut line = format!(
+        "run {k} of {n}: {} sent, {} succeeded · {ttft} · {} output tok/s · {:.2} s",
         s.requests,
         s.successful,
         number(s.output_throughput),
         s.duration_s
-    )
+    );
+    if let Some(stopped) = &run.stopped_early {
+        let _ = write!(
+            line,
+            " · stopped early ({}) after {} requests",
+            stopped.reason, stopped.after_requests
+        );
+    }
+    if let Some((sent, planned)) = run.interrupted {
+        let _ = write!(
+            line,
+            " · interrupted: {sent} of {planned} planned requests sent"
+        );
+    }
+    line + "\n"
 }
 
 /// Runs whose shares of prompt tokens served from the server's cache differ by more than this
