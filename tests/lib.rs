@@ -33,6 +33,8 @@ mod guide {
     mod bench_load {}
     #[doc = include_str!("../docs/src/bench/sweeps.md")]
     mod bench_sweeps {}
+    #[doc = include_str!("../docs/src/bench/repeat.md")]
+    mod bench_repeat {}
     #[doc = include_str!("../docs/src/bench/slices.md")]
     mod bench_slices {}
     #[doc = include_str!("../docs/src/bench/server-view.md")]

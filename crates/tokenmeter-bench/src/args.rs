@@ -119,6 +119,11 @@ pub struct BenchArgs {
     pub shard: ShardArgs,
     /// The level of every figure's confidence interval (`--confidence`); default 95%.
     pub confidence: tokenmeter::report::Confidence,
+    /// Times the same plan is run (same seed: same prompts and arrival times), at least 1;
+    /// default 1. Above 1, the report adds each figure's across-run mean and interval.
+    pub repeat: usize,
+    /// The pause between repeated runs; default 0 s (no pause).
+    pub cooldown: Duration,
 }
 
 /// The API path of [`BenchArgs::endpoint`] by default.
@@ -227,6 +232,8 @@ impl Default for BenchArgs {
             self_check_client: false,
             shard: ShardArgs::default(),
             confidence: tokenmeter::report::Confidence::default(),
+            repeat: 1,
+            cooldown: Duration::ZERO,
         }
     }
 }

@@ -80,6 +80,7 @@
 //! | `exit` | the exit codes: objective missed, usage, could not run, interrupted |
 //! | `interrupt` | Ctrl-C and SIGTERM: drain, then cancel; what completed is written |
 //! | `samples` | a few error messages per class |
+//! | `repeat` | `--repeat N`: one plan run N times, each figure across the runs ([`Repeated`]) |
 //! | `sweep` | increasing rates and the capacity at the attainment target |
 //! | `swept` | a finished sweep as a library caller reads it ([`Sweep`]) |
 //! | `selfcheck` | the client's own cost and timing error (`--self-check-client`) |
@@ -125,6 +126,7 @@ mod progress;
 mod records;
 mod redirect;
 mod refusal;
+mod repeat;
 mod request_shape;
 mod resample;
 mod run_block;
@@ -164,6 +166,7 @@ pub use load_args::{DEFAULT_BURSTINESS, DEFAULT_REQUESTS, LoadArgs};
 pub use merge::{MergeArgs, run as merge};
 pub use peer::{PeerArgs, PercentileMetric, ResultFormat};
 pub use plan::{Plan, PlanBuilder};
+pub use repeat::{AcrossRuns, Repeated};
 pub use request_shape::{ExtraBody, HeaderArg, MaxTokensField, ShapeArgs};
 /// The URL type of [`BenchArgs::url`] and [`MetricsTarget::Url`] (`reqwest`'s).
 pub use reqwest::Url;

@@ -19,7 +19,8 @@ use crate::args::BenchArgs;
 use crate::embedded;
 use crate::finished::Run;
 use crate::interrupt::Interrupt;
-use crate::pipeline::{Prepared, measure, prepare, sweep};
+use crate::pipeline::{Prepared, Target, measure, prepare, repeat, run_args, sweep};
+use crate::repeat::Repeated;
 use crate::slo::Slo;
 use crate::swept::{Sweep, SweepRates};
 use crate::validate::Validated;
@@ -108,7 +109,7 @@ impl Plan {
         }
         let (args, plan) = (&self.args, &self.validated);
         let (run, written) = self
-            .against_the_server(async |prepared, url, batching| {
+            .against_the_server(args, async |prepared, url, batching| {
                 let stop = Interrupt::never();
                 measure(args, plan, prepared, url, batching, &stop).await
             })
@@ -159,7 +160,7 @@ impl Plan {
         };
         let (args, plan) = (&self.args, &self.validated);
         let swept = self
-            .against_the_server(async |prepared, _url, _batching| {
+            .against_the_server(args, async |prepared, _url, _batching| {
                 let stop = Interrupt::never();
                 anyhow::Ok(sweep(args, plan, rates, prepared, &stop, false).await)
             })
@@ -169,16 +170,65 @@ impl Plan {
         Ok(Sweep::of(&swept.result))
     }
 
-    /// Prepares the run against the plan's server (the built-in simulated server when no URL
-    /// was given: started on 127.0.0.1 on a free port, and stopped after `work`) and does
-    /// `work` on it.
+    /// Runs the plan [`PlanBuilder::repeat`] times, one after the other against the same
+    /// server, [`PlanBuilder::cooldown`] apart: each run the same requests at the same times
+    /// (the same seed), so the differences between runs are the server's and the machine's.
+    /// Returns every run and each key figure across them ([`Repeated`]). A plan with no
+    /// repeat set runs once. A trace is written per run: `trace.jsonl` → `trace.run1.jsonl`,
+    /// `trace.run2.jsonl`, …
+    ///
+    /// ```no_run
+    /// # async fn example() -> anyhow::Result<()> {
+    /// use std::time::Duration;
+    ///
+    /// let plan = tokenmeter_bench::Plan::builder()
+    ///     .url("http://127.0.0.1:8000/v1")
+    ///     .requests(500)
+    ///     .repeat(3)
+    ///     .cooldown(Duration::from_secs(30))
+    ///     .build()?;
+    /// let repeated = plan.run_repeated().await?;
+    /// let p95 = repeated.figure("ttft_p95").unwrap();
+    /// println!("TTFT p95 {:?} s over the runs, mean {:?}", p95.runs, p95.mean);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Plan::run`], for any of the runs.
+    pub async fn run_repeated(&self) -> anyhow::Result<Repeated> {
+        if self.validated.sweep.is_some() {
+            anyhow::bail!("this plan is a sweep (PlanBuilder::sweep): run it with Plan::sweep");
+        }
+        let (args, plan) = (&self.args, &self.validated);
+        let first = run_args(args, 1, None);
+        let (runs, written) = self
+            .against_the_server(&first, async |prepared, base, server_batching| {
+                let stop = Interrupt::never();
+                let key = args.api_key()?.map(crate::api_key::ApiKey::new);
+                let target = Target {
+                    base,
+                    key,
+                    server_batching,
+                };
+                repeat(args, plan, prepared, target, &stop, |_, _| ()).await
+            })
+            .await?;
+        written?;
+        Ok(Repeated::of(runs, args.cooldown, args.confidence))
+    }
+
+    /// Prepares the run of `args` (the plan's, or one repetition's) against the plan's server
+    /// (the built-in simulated server when no URL was given: started on 127.0.0.1 on a free
+    /// port, and stopped after `work`) and does `work` on it.
     async fn against_the_server<T>(
         &self,
+        args: &BenchArgs,
         work: impl AsyncFnOnce(Prepared, &reqwest::Url, Option<&BatchAnalysis>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
         let stop = Interrupt::never();
-        let key = self.args.api_key()?.map(crate::api_key::ApiKey::new);
-        let (args, plan) = (&self.args, &self.validated);
+        let key = args.api_key()?.map(crate::api_key::ApiKey::new);
+        let plan = &self.validated;
         match plan.url.clone() {
             Some(url) => {
                 crate::discover::reachable(&url, &plan.tls).await?;
@@ -395,6 +445,19 @@ impl PlanBuilder {
                 "sweep resolution {fraction} is not a fraction in (0, 1]; give e.g. 0.1"
             )),
         }
+    }
+
+    /// Runs the plan this many times with [`Plan::run_repeated`] (at least 1). Default: 1.
+    pub fn repeat(self, runs: usize) -> Self {
+        match runs {
+            0 => self.fail("repeat must be at least 1 (1 runs the plan once)".into()),
+            _ => self.set(|a| a.repeat = runs),
+        }
+    }
+
+    /// The pause between repeated runs ([`PlanBuilder::repeat`]). Default: none.
+    pub fn cooldown(self, pause: Duration) -> Self {
+        self.set(|a| a.cooldown = pause)
     }
 
     /// Checks the settings together.

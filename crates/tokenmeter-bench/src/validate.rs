@@ -59,6 +59,7 @@ impl BenchArgs {
                 self.endpoint
             );
         }
+        self.check_repeat()?;
         let stages = self.load.stages(self.requests)?;
         let sweeping = self.sweep || !self.sweep_rates.is_empty();
         if sweeping && (!self.load.stages.is_empty() || self.load.duration.is_some()) {
@@ -136,5 +137,55 @@ impl BenchArgs {
             );
         }
         Ok(self)
+    }
+}
+
+impl BenchArgs {
+    /// `--repeat` and `--cooldown` against the rest: repeated runs are single runs of one
+    /// plan, each reported as one, so what describes several runs already, or one alone, is
+    /// refused with what to do instead.
+    fn check_repeat(&self) -> anyhow::Result<()> {
+        if self.repeat == 0 {
+            bail!("--repeat must be at least 1 (1 runs the plan once)");
+        }
+        if self.repeat == 1 {
+            if !self.cooldown.is_zero() {
+                bail!("--cooldown is the pause between repeated runs; add --repeat N (N >= 2)");
+            }
+            return Ok(());
+        }
+        let sweeping = self.sweep || !self.sweep_rates.is_empty();
+        let refused = [
+            (
+                sweeping,
+                "--sweep runs its own steps; repeat the sweep by running the command again",
+            ),
+            (
+                self.shard.shard.is_some()
+                    || self.shard.shards.is_some()
+                    || self.shard.start_at.is_some(),
+                "--shard and --start-at split one run over processes; run each repetition as its own sharded run",
+            ),
+            (
+                self.self_check_client,
+                "--self-check-client measures the client, not a plan",
+            ),
+            (
+                self.peer.result_format == ResultFormat::Vllm,
+                "--result-format vllm describes one run; drop it (--json with --repeat holds each run's figures)",
+            ),
+            (
+                self.trace.as_deref().is_some_and(|p| p.as_os_str() == "-"),
+                "--trace - would mix the runs' traces on stdout; give a file name (one file per run: trace.run1.jsonl, …)",
+            ),
+            (
+                self.slo_spec.is_some(),
+                "--slo-spec judges one run's windows and budgets; drop it (--slo and --fail-under judge the pooled runs)",
+            ),
+        ];
+        match refused.into_iter().find(|(refuse, _)| *refuse) {
+            Some((_, why)) => bail!("--repeat {} cannot be used here: {why}", self.repeat),
+            None => Ok(()),
+        }
     }
 }

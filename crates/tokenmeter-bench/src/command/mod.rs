@@ -4,6 +4,7 @@
 //!
 //! [`exit`]: crate::exit_code
 
+mod repeat;
 mod sweep;
 
 use std::path::Path;
@@ -56,15 +57,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     .into_iter()
     .filter_map(|(path, flag)| path.map(|p| (p, flag)))
     .collect();
-    output::check_paths(
-        &[
-            (args.json.as_deref(), "--json"),
-            (args.trace.as_deref(), "--trace"),
-            (args.html.as_deref(), "--html"),
-        ],
-        &inputs,
-    )
-    .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let traces = repeat::trace_paths(&args);
+    let mut outputs = vec![(args.json.as_deref(), "--json")];
+    outputs.extend(traces.iter().map(|path| (Some(path.as_path()), "--trace")));
+    outputs.push((args.html.as_deref(), "--html"));
+    output::check_paths(&outputs, &inputs).map_err(|e| exit::classify(e, Exit::Usage))?;
     let key = args
         .api_key()
         .map_err(|e| exit::classify(e, Exit::Usage))?
@@ -119,6 +116,11 @@ async fn bench(
     server_batching: Option<&BatchAnalysis>,
     stop: &Interrupt,
 ) -> anyhow::Result<()> {
+    if args.repeat > 1 {
+        let done =
+            repeat::bench(args, plan, &base, key, default_model, server_batching, stop).await?;
+        return settle(args, done.traces, done.written, done.verdict, stop);
+    }
     let prepared = prepare(args, plan, &base, key, default_model, server_batching, stop).await?;
     let verdict;
     let (done, written) = match &plan.sweep {
@@ -134,8 +136,19 @@ async fn bench(
             sweep::write(args, swept, stop)?
         }
     };
+    settle(args, done.measured, written, verdict, stop)
+}
+
+/// After the runs: the trace's end, the warnings of every request, an interrupt, a run with
+/// no success, then the verdict.
+fn settle(
+    args: &BenchArgs,
+    traces: Vec<Measured>,
+    written: anyhow::Result<()>,
+    verdict: anyhow::Result<()>,
+    stop: &Interrupt,
+) -> anyhow::Result<()> {
     written?;
-    let traces = done.measured;
     let warnings = Counts::of(&traces, &args.slo).warnings();
     let odd = oddities::warnings(&traces);
     for warning in summary::usage_warnings(&traces)

@@ -5,6 +5,8 @@ pub(crate) mod classes;
 pub(crate) mod html;
 mod paths;
 pub(crate) mod percentiles;
+pub(crate) mod repeat;
+mod repeat_html;
 pub(crate) mod samples_json;
 pub(crate) mod single;
 pub(crate) mod slices;

@@ -220,6 +220,19 @@ pub(crate) struct BenchFlags {
     #[command(flatten)]
     pub(crate) shard: ShardFlags,
 
+    /// Run the same plan N times, one after the other (the same seed: the same prompts and
+    /// arrival times), and report each key figure across the runs: the pooled value of all
+    /// runs' requests and the mean of the runs' own values, each with its 95% interval.
+    /// --json holds every run's complete report, --html the table with each figure drawn.
+    /// Not with --sweep, --shard, --slo-spec or --result-format vllm; --trace writes one file
+    /// per run (trace.run1.jsonl, …).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) repeat: u32,
+
+    /// The pause between repeated runs (--repeat), e.g. 30s, for the server to settle.
+    #[arg(long, default_value = "0s", value_parser = parse::parse_duration_arg, value_name = "DURATION")]
+    pub(crate) cooldown: Duration,
+
     /// `tokenmeter bench merge`.
     #[command(subcommand)]
     pub(crate) command: Option<BenchCommand>,
@@ -269,6 +282,8 @@ impl BenchFlags {
         args.confidence = self.confidence;
         args.self_check_client = self.self_check_client;
         args.shard = self.shard.settings();
+        args.repeat = self.repeat as usize;
+        args.cooldown = self.cooldown;
         args
     }
 }

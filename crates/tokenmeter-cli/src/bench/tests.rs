@@ -188,6 +188,10 @@ fn every_flag_reaches_its_field() {
         "1/3",
         "--start-at",
         "1767225600",
+        "--repeat",
+        "3",
+        "--cooldown",
+        "2s",
     ]);
     let mut want = BenchArgs::default();
     want.url = Some(Box::new(Url::parse("http://127.0.0.1:9/v1").unwrap()));
@@ -267,6 +271,8 @@ fn every_flag_reaches_its_field() {
     want.self_check_client = true;
     want.shard.shard = Some(parse::parse_shard("1/3").unwrap());
     want.shard.start_at = Some(parse::parse_start_at("1767225600").unwrap());
+    want.repeat = 3;
+    want.cooldown = Duration::from_secs(2);
     assert_eq!(flags.settings(), want);
 
     // The flags that conflict with some above.
