@@ -228,27 +228,58 @@ fn attainment_and_success_are_wilson_intervals() {
 fn throughputs_vary_by_slice_and_need_three_slices() {
     let level = Confidence::P95;
     assert_eq!(
-        rates::rate(5.0, &[5.0, 5.0], level),
+        rates::rate(5.0, &[5.0, 5.0], 4.0, level),
         Bounds::TooFew { have: 2, need: 3 }
     );
     assert_eq!(
-        rates::rate(5.0, &[5.0; 4], level),
+        rates::rate(5.0, &[5.0; 4], 6.0, level),
         Bounds::Within { lo: 5.0, hi: 5.0 },
         "the same rate in every slice"
     );
-    // Slices 4, 5, 6: s = 1, half-width t(2) / √3 = 4.303 / 1.732.
-    let (lo, hi) = rates::rate(5.0, &[4.0, 5.0, 6.0], level)
+    // Interior slices 4, 5, 6 of a run 5 slices long: s = 1, half-width t(2) / √5.
+    let (lo, hi) = rates::rate(5.0, &[4.0, 5.0, 6.0], 5.0, level)
         .interval()
         .unwrap();
-    let half = level.t(2) / 3f64.sqrt();
+    let half = level.t(2) / 5f64.sqrt();
     assert!((hi - 5.0 - half).abs() < 1e-12 && (5.0 - lo - half).abs() < 1e-12);
     assert_eq!(
-        rates::rate(0.1, &[0.0, 0.0, 3.0], level)
+        rates::rate(0.1, &[0.0, 0.0, 3.0], 5.0, level)
             .interval()
             .unwrap()
             .0,
         0.0
     );
+}
+
+#[test]
+fn the_first_and_last_slices_ramp_and_drain_outside_the_variation() {
+    // A steady 10 requests a second, one request every 100 ms for 10 s, each 1 s long: the
+    // first slice (nothing ended yet) and the last (the drain) differ by how a run starts and
+    // ends, not by chance; the interior slices are steady, so the interval is tight.
+    let mut run = Run::new();
+    for i in 0..100u32 {
+        run.ok(MS * (i * 100), MS * 50, MS * 105, 10);
+    }
+    let slo = Slo::default();
+    let summary = summarize(&run.measured, &run.gaps, &slo);
+    let slices = Slices::of(
+        &run.measured,
+        &run.gaps,
+        &slo,
+        Some(Duration::from_secs(1)),
+        None,
+    );
+    assert!(slices.slices.len() >= 5, "{}", slices.slices.len());
+    let first = slices.slices[0].summary.request_throughput;
+    assert!(first < 1.0, "nothing ends in the first second: {first}");
+    let rates = rates::Rates::of(&summary, &slices, Confidence::P95);
+    let (lo, hi) = rates.request_throughput.interval().unwrap();
+    let point = summary.request_throughput;
+    assert!(
+        hi - lo < 0.1 * point,
+        "steady interior slices give a tight interval: {lo}..{hi} around {point}"
+    );
+    assert_eq!(rates.slices as usize, slices.slices.len() - 2);
 }
 
 #[test]
