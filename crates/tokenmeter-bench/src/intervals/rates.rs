@@ -48,7 +48,7 @@ pub(crate) fn proportion(successes: u64, n: u64, level: Confidence) -> Bounds {
 /// slice (`per_slice`) of a run `length` slices long.
 pub(crate) fn rate(point: f64, per_slice: &[f64], length: f64, level: Confidence) -> Bounds {
     let k = per_slice.len() as u64;
-    if k < MIN_SLICES || !(length > 0.0) {
+    if k < MIN_SLICES || length.is_nan() || length <= 0.0 {
         return Bounds::TooFew {
             have: k,
             need: MIN_SLICES,
