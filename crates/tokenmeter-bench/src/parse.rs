@@ -23,6 +23,7 @@ pub use crate::args::{
     parse_boxed_url, parse_duration_arg, parse_fraction, parse_resolution, parse_share, parse_size,
     parse_timeout,
 };
+pub use crate::compare::parse_threshold;
 pub use crate::intervals::parse_confidence;
 pub use crate::output::classes::parse_edges;
 pub use crate::peer::parse_percentile;

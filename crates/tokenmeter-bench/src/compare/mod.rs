@@ -34,6 +34,7 @@
 //! | `rule` | a verdict from a difference's interval and the threshold; the gating level |
 //! | `compute` | [`compare`]: the figures, the bootstrap, the verdicts |
 //! | `table` | [`table`]: the terminal table |
+//! | `threshold` | `--threshold`'s text form |
 //! | `json` | [`to_json`]: the JSON |
 
 mod bootstrap;
@@ -50,6 +51,7 @@ mod rule;
 mod shape;
 pub mod side;
 mod table;
+mod threshold;
 
 pub use command::{CompareArgs, run, verdict};
 pub use comparison::{CompareSettings, Comparison, FigureComparison, Verdict};
@@ -57,3 +59,4 @@ pub use compute::{MIN_RESAMPLES, compare};
 pub use json::to_json;
 pub use side::{RequestFigures, RunRequests, Shape, Side};
 pub use table::table;
+pub use threshold::parse_threshold;

@@ -20,11 +20,11 @@ pub(crate) struct CompareFlags {
 
     /// A relative difference that does not matter, in percent of the base's value: a figure
     /// regresses only when it is significantly worse by more than this (`5%` or `5`).
-    #[arg(long, default_value = "5%", value_parser = percent, value_name = "PERCENT")]
+    #[arg(long, default_value = "5%", value_parser = tokenmeter_bench::parse::parse_threshold, value_name = "PERCENT")]
     pub(crate) threshold: f64,
 
     /// The confidence level of the intervals, in percent (`95` or `95%`).
-    #[arg(long, default_value = "95", value_parser = level, value_name = "PERCENT")]
+    #[arg(long, default_value = "95", value_parser = tokenmeter_bench::parse::parse_confidence, value_name = "PERCENT")]
     pub(crate) confidence: Confidence,
 
     /// Bootstrap resamples of each side's requests.
@@ -57,25 +57,6 @@ pub(crate) struct CompareFlags {
     pub(crate) html: Option<PathBuf>,
 }
 
-/// `5%` or `5` → 0.05: at least 0%, below 1000%.
-fn percent(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%').trim();
-    match number.parse::<f64>() {
-        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
-        _ => Err(format!(
-            "`{text}` is not a percentage from 0 to 1000; write it as `5%` or `5`"
-        )),
-    }
-}
-
-/// `95` or `95%` → the level 0.95: strictly between 0% and 100%.
-fn level(text: &str) -> Result<Confidence, String> {
-    percent(text)
-        .ok()
-        .and_then(Confidence::new)
-        .ok_or_else(|| format!("`{text}` is not a confidence level between 0 and 100 (percent); write it as `95` or `99%`"))
-}
-
 impl CompareFlags {
     /// The library's compare settings.
     pub(crate) fn settings(self) -> CompareArgs {
@@ -90,20 +71,5 @@ impl CompareFlags {
         args.json = self.json;
         args.html = self.html;
         args
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentages_are_read_with_or_without_their_sign() {
-        assert_eq!(percent("5%"), Ok(0.05));
-        assert_eq!(percent("12.5"), Ok(0.125));
-        assert!(percent("-1%").unwrap_err().contains("`5%`"));
-        assert_eq!(level("99%").map(Confidence::level), Ok(0.99));
-        assert!(level("100").unwrap_err().contains("between 0 and 100"));
-        assert!(level("0").is_err());
     }
 }
