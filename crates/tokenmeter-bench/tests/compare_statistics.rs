@@ -278,3 +278,36 @@ fn odd_values_neither_panic_nor_poison_the_figures() {
     }
     assert!(to_json(&c)["figures"].as_array().unwrap().len() == c.figures.len());
 }
+
+#[test]
+fn one_runs_rates_have_no_interval_and_repeated_runs_do() {
+    // A run's rate is its count over its duration: resampling its requests cannot move it, so
+    // one run a side would give an interval of zero width that looks exact (seen: goodput
+    // "-6.6% [-6.6%, -6.6%] regressed" between two runs of one engine).
+    let mut rng = StdRng::seed_from_u64(11);
+    let (base, mut new) = (run(&mut rng, 400, 1.0, 0), run(&mut rng, 400, 1.0, 0));
+    new.duration_s *= 1.2; // the same requests over a longer run: every rate 1/1.2
+    let one = compare(
+        &side(vec![base.clone()]),
+        &side(vec![new.clone()]),
+        &settings(1),
+    )
+    .unwrap();
+    for name in ["request_throughput", "output_throughput", "goodput"] {
+        let f = figure(&one, name);
+        assert_eq!(f.verdict, Verdict::TooFew, "{name}: {}", table(&one));
+        assert!(f.relative_bounds.unwrap().interval().is_none());
+    }
+    assert!(
+        one.notes.iter().any(|n| n.contains("--repeat")),
+        "{:?}",
+        one.notes
+    );
+    assert!(!one.regressed());
+    // Three runs a side: the rates are judged, the 20% drop regresses goodput.
+    let runs = |r: &RunRequests| vec![r.clone(), r.clone(), r.clone()];
+    let three = compare(&side(runs(&base)), &side(runs(&new)), &settings(1)).unwrap();
+    let goodput = figure(&three, "goodput");
+    assert!(goodput.relative_bounds.unwrap().interval().is_some());
+    assert_eq!(goodput.verdict, Verdict::Regressed, "{}", table(&three));
+}

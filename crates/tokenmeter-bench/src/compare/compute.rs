@@ -92,11 +92,19 @@ pub fn compare(base: &Side, new: &Side, settings: &CompareSettings) -> anyhow::R
     b.point(&figures, &mut base_point);
     n.point(&figures, &mut new_point);
     let draws = bootstrap(&b, &n, &figures, settings.resamples, settings.seed);
+    let fewest_runs = base.runs.len().min(new.runs.len()) as u64;
     let mut out = Vec::with_capacity(figures.len());
     for (i, figure) in figures.iter().enumerate() {
         let level = if figure.gates { gate_level } else { level };
         let sizes = (b.sample_size(figure), n.sample_size(figure));
         let points = (base_point[i], new_point[i]);
+        let sizes = if figure.measure.is_rate() && fewest_runs < MIN_RUNS_FOR_RATES {
+            // One run's rate is its count over its duration: resampling its requests cannot
+            // move it, and an interval of zero width would look exact.
+            (fewest_runs, fewest_runs)
+        } else {
+            sizes
+        };
         out.push(one_figure(
             figure, i, level, sizes, points, &draws, settings,
         ));
@@ -127,14 +135,19 @@ fn check_settings(settings: &CompareSettings) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs a side needs for an interval of a rate (requests/s, output tokens/s, goodput).
+const MIN_RUNS_FOR_RATES: u64 = 2;
+
 /// The sample a figure needs on each side for an interval at `level`: a percentile's order
-/// statistics must reach it (p99 needs 368 values at 95%), a mean 2 values, a rate 1 request.
+/// statistics must reach it (p99 needs 368 values at 95%), a mean 2 values, a fraction 1
+/// request, a rate [`MIN_RUNS_FOR_RATES`] runs (its sample size is then the runs).
 fn sample_needed(figure: &Figure, level: f64) -> u64 {
     match figure.stat {
         Some(Stat::Percentile(p)) => {
             Confidence::new(level).map_or(u64::MAX, |c| quantile_sample_needed(p, c))
         }
         Some(Stat::Mean) => 2,
+        None if figure.measure.is_rate() => MIN_RUNS_FOR_RATES,
         None => 1,
     }
 }
@@ -208,6 +221,14 @@ fn notes(
         (1.0 - settings.confidence.level()) * 100.0,
         (1.0 - settings.confidence.level()) * 100.0
     ));
+    if base.runs.len().min(new.runs.len()) < MIN_RUNS_FOR_RATES as usize {
+        notes.push(
+            "rates (requests/s, output tok/s, goodput) have no interval with one run on a side: \
+             a run's rate is its count over its duration, which resampling its requests cannot \
+             vary; compare --repeat runs (2 or more a side) to judge them"
+                .to_owned(),
+        );
+    }
     if !itl {
         let missing: Vec<&str> = [(base, "base"), (new, "new")]
             .iter()

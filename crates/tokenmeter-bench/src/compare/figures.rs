@@ -28,6 +28,14 @@ impl Measure {
     /// The latencies, in the order of the pooled side's sorted lists.
     pub(crate) const LATENCIES: [Self; 4] = [Self::Ttft, Self::Tpot, Self::E2e, Self::Itl];
 
+    /// A rate per second of the run (requests, output tokens, good requests).
+    pub(crate) fn is_rate(self) -> bool {
+        matches!(
+            self,
+            Self::RequestThroughput | Self::OutputThroughput | Self::Goodput
+        )
+    }
+
     /// Its index among [`Self::LATENCIES`], for a latency.
     pub(crate) fn latency_index(self) -> Option<usize> {
         Self::LATENCIES.iter().position(|&m| m == self)
