@@ -181,7 +181,7 @@ impl Comparison {
     ///     run.requests = vec![r; 1000];
     ///     run.requests[..good].iter_mut().for_each(|r| r.good = true);
     ///     let mut side = Side::default();
-    ///     side.runs.push(run);
+    ///     side.runs = vec![run.clone(), run]; // a rate is judged over 2 runs or more
     ///     side
     /// };
     /// let settings = CompareSettings::default();
