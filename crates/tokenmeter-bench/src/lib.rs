@@ -161,7 +161,7 @@ pub use args::{
 pub use command::run;
 pub use exit::code as exit_code;
 pub use finished::Run;
-pub use intervals::{RunIntervals, StatBounds};
+pub use intervals::RunIntervals;
 pub use load_args::{DEFAULT_BURSTINESS, DEFAULT_REQUESTS, LoadArgs};
 pub use merge::{MergeArgs, run as merge};
 pub use peer::{PeerArgs, PercentileMetric, ResultFormat};

@@ -8,9 +8,8 @@
 //! `--seed` mixed with a constant of its own (as `seeds` does for every other purpose), so
 //! a run's intervals are the same every time it is reported.
 
-use tokenmeter::report::{Bounds, Confidence, quantile_sample_needed};
+use tokenmeter::report::{Bounds, Confidence, SummaryBounds, quantile_sample_needed};
 
-use super::stat::StatBounds;
 use crate::gaps::{GapSpan, Gaps};
 use crate::resample::{Resample, percentile_unsorted};
 
@@ -34,7 +33,7 @@ pub(crate) const MAX_GAPS: usize = 2_000_000;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct ItlBounds {
     /// `None` when the run had more than [`MAX_GAPS`] gaps.
-    pub(crate) bounds: Option<StatBounds>,
+    pub(crate) bounds: Option<SummaryBounds>,
     /// Resamples drawn.
     pub(crate) resamples: usize,
     /// Gaps, over all requests resampled.
@@ -151,7 +150,7 @@ pub(crate) fn bounds(clusters: &Clusters, level: Confidence, seed: u64) -> ItlBo
             have: requests as u64,
             need: 2,
         };
-        out.bounds = Some(StatBounds::uniform(few));
+        out.bounds = Some(SummaryBounds::new([few; 5]));
         return out;
     }
     out.resamples = resamples_for(n);
@@ -190,12 +189,12 @@ pub(crate) fn bounds(clusters: &Clusters, level: Confidence, seed: u64) -> ItlBo
         }
     };
     let need = |p: f64| quantile_sample_needed(p, level);
-    out.bounds = Some(StatBounds {
-        p50: central(0, need(50.0)),
-        p90: central(1, need(90.0)),
-        p95: central(2, need(95.0)),
-        p99: central(3, need(99.0)),
-        mean: central(4, 2),
-    });
+    out.bounds = Some(SummaryBounds::new([
+        central(0, need(50.0)),
+        central(1, need(90.0)),
+        central(2, need(95.0)),
+        central(3, need(99.0)),
+        central(4, 2),
+    ]));
     out
 }

@@ -12,10 +12,9 @@
 //!   for the rates when there were fewer than 3 slices.
 
 use serde_json::{Map, Value, json};
-use tokenmeter::report::Bounds;
+use tokenmeter::report::{Bounds, SummaryBounds};
 
 use super::RunIntervals;
-use super::stat::StatBounds;
 
 fn ends(b: Bounds) -> Value {
     match b.interval() {
@@ -32,7 +31,7 @@ fn too_few(b: Bounds) -> Option<Value> {
 }
 
 /// `ci` and `too_few` of one statistic object.
-fn stat_ci(level: f64, method: &str, bounds: &StatBounds) -> (Value, Map<String, Value>) {
+fn stat_ci(level: f64, method: &str, bounds: &SummaryBounds) -> (Value, Map<String, Value>) {
     let mut ci = Map::new();
     ci.insert("level".into(), json!(level));
     ci.insert("method".into(), json!(method));

@@ -4,7 +4,6 @@
 //! | Module | Concept |
 //! |---|---|
 //! | `level` | `--confidence PERCENT` as users write it |
-//! | `stat` | [`StatBounds`]: one row's p50, p90, p95, p99 and mean intervals |
 //! | `rows` | the per-request rows, selected as the summary selects them: order statistics |
 //! | `itl` | the ITL by resampling requests (its gaps are not independent) |
 //! | `rates` | success rate and attainment (Wilson), throughputs (from the time slices) |
@@ -15,9 +14,8 @@ pub(crate) mod json;
 mod level;
 pub(crate) mod rates;
 mod rows;
-mod stat;
 
-use tokenmeter::report::{Bounds, Confidence};
+use tokenmeter::report::{Bounds, Confidence, SummaryBounds};
 
 use crate::gaps::{GapSpan, Gaps};
 use crate::measured::Measured;
@@ -25,7 +23,6 @@ use crate::slices::Slices;
 use crate::summary::BenchSummary;
 
 pub use level::parse_confidence;
-pub use stat::StatBounds;
 
 /// The confidence interval of every figure of a run's summary, in the figure's units
 /// (seconds for latencies, tokens, requests or tokens per second, fractions in [0, 1]):
@@ -67,34 +64,34 @@ pub struct RunIntervals {
     /// The level of every interval.
     pub level: Confidence,
     /// Time to first token (s).
-    pub ttft: StatBounds,
+    pub ttft: SummaryBounds,
     /// Time to first output token, after any reasoning (s).
-    pub ttfot: StatBounds,
+    pub ttfot: SummaryBounds,
     /// Time to second token (s).
-    pub ttst: StatBounds,
+    pub ttst: SummaryBounds,
     /// Time per output token (s).
-    pub tpot: StatBounds,
+    pub tpot: SummaryBounds,
     /// Normalised time per output token (s).
-    pub ntpot: StatBounds,
+    pub ntpot: SummaryBounds,
     /// Inter-token latency (s), by resampling requests; `None` beyond 2,000,000 gaps (too
     /// long to resample).
-    pub itl: Option<StatBounds>,
+    pub itl: Option<SummaryBounds>,
     /// Resamples behind [`RunIntervals::itl`]: 1,000, fewer (down to 200) beyond 50,000 gaps.
     pub itl_resamples: usize,
     /// End-to-end latency to the last token (s).
-    pub e2e: StatBounds,
+    pub e2e: SummaryBounds,
     /// End-to-end latency to the stream's end (s).
-    pub e2e_stream: StatBounds,
+    pub e2e_stream: SummaryBounds,
     /// Client queue time (s), over every request sent.
-    pub client_queue: StatBounds,
+    pub client_queue: SummaryBounds,
     /// TTFT from the schedule (s).
-    pub ttft_from_schedule: StatBounds,
+    pub ttft_from_schedule: SummaryBounds,
     /// E2E from the schedule (s).
-    pub e2e_from_schedule: StatBounds,
+    pub e2e_from_schedule: SummaryBounds,
     /// Input tokens per successful request.
-    pub input_tokens: StatBounds,
+    pub input_tokens: SummaryBounds,
     /// Output tokens per successful request.
-    pub output_tokens: StatBounds,
+    pub output_tokens: SummaryBounds,
     /// Successful / sent (Wilson).
     pub success_rate: Bounds,
     /// Good / sent (Wilson).
@@ -174,7 +171,7 @@ impl RunIntervals {
 
     /// The per-request rows by their key in `--json`'s `summary` (ITL included when it has
     /// intervals).
-    pub(crate) fn rows(&self) -> Vec<(&'static str, StatBounds)> {
+    pub(crate) fn rows(&self) -> Vec<(&'static str, SummaryBounds)> {
         let mut rows = vec![
             ("ttft", self.ttft),
             ("ttfot", self.ttfot),

@@ -5,26 +5,25 @@
 use std::borrow::Borrow;
 use std::time::Duration;
 
-use tokenmeter::report::Confidence;
+use tokenmeter::report::{Confidence, SummaryBounds};
 
-use super::stat::StatBounds;
 use crate::measured::Measured;
 
 /// The intervals of the per-request rows (ITL aside: its gaps are not independent).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Rows {
-    pub(crate) ttft: StatBounds,
-    pub(crate) ttfot: StatBounds,
-    pub(crate) ttst: StatBounds,
-    pub(crate) tpot: StatBounds,
-    pub(crate) ntpot: StatBounds,
-    pub(crate) e2e: StatBounds,
-    pub(crate) e2e_stream: StatBounds,
-    pub(crate) client_queue: StatBounds,
-    pub(crate) ttft_from_schedule: StatBounds,
-    pub(crate) e2e_from_schedule: StatBounds,
-    pub(crate) input_tokens: StatBounds,
-    pub(crate) output_tokens: StatBounds,
+    pub(crate) ttft: SummaryBounds,
+    pub(crate) ttfot: SummaryBounds,
+    pub(crate) ttst: SummaryBounds,
+    pub(crate) tpot: SummaryBounds,
+    pub(crate) ntpot: SummaryBounds,
+    pub(crate) e2e: SummaryBounds,
+    pub(crate) e2e_stream: SummaryBounds,
+    pub(crate) client_queue: SummaryBounds,
+    pub(crate) ttft_from_schedule: SummaryBounds,
+    pub(crate) e2e_from_schedule: SummaryBounds,
+    pub(crate) input_tokens: SummaryBounds,
+    pub(crate) output_tokens: SummaryBounds,
 }
 
 fn secs(values: impl Iterator<Item = Duration>) -> Vec<f64> {
@@ -37,7 +36,7 @@ impl Rows {
         let all = || measured.iter().map(Borrow::borrow);
         let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
         let records = || ok.iter().filter_map(|m| m.record.as_ref());
-        let of = |values: Vec<f64>| StatBounds::of(values, level);
+        let of = |values: Vec<f64>| SummaryBounds::of(values, level);
         Self {
             ttft: of(secs(records().filter_map(|r| r.ttft))),
             ttfot: of(secs(records().filter_map(|r| r.first_output))),

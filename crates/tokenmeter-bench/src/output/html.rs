@@ -5,11 +5,12 @@ use std::fmt::Write as _;
 use tokenmeter::report::{Bounds, Summary};
 
 use crate::gaps::{GapSpan, Gaps};
-use crate::intervals::{RunIntervals, StatBounds};
+use crate::intervals::RunIntervals;
 use crate::measured::Measured;
 use crate::slo::Judge;
 use crate::summary::BenchSummary;
 use crate::sweep::SweepResult;
+use tokenmeter::report::SummaryBounds;
 
 use super::charts::{self, ErrorBar, colour};
 use super::table::outcomes_line;
@@ -77,7 +78,7 @@ fn stat_row(
     out: &mut String,
     name: &str,
     s: &Summary,
-    bounds: Option<StatBounds>,
+    bounds: Option<SummaryBounds>,
     scale: f64,
     digits: usize,
 ) {
@@ -105,7 +106,7 @@ fn summary_table(out: &mut String, s: &BenchSummary, iv: Option<&RunIntervals>) 
         "<table><tr><th></th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>mean</th>\
          <th>max</th><th>n</th></tr>\n",
     );
-    let pick = |f: fn(&RunIntervals) -> StatBounds| iv.map(f);
+    let pick = |f: fn(&RunIntervals) -> SummaryBounds| iv.map(f);
     stat_row(out, "TTFT (ms)", &s.ttft, pick(|i| i.ttft), 1e3, 2);
     stat_row(out, "TPOT (ms)", &s.tpot, pick(|i| i.tpot), 1e3, 2);
     stat_row(out, "ITL (ms)", &s.itl, iv.and_then(|i| i.itl), 1e3, 2);
@@ -169,7 +170,7 @@ fn rates_line(iv: &RunIntervals) -> String {
 }
 
 /// The error bars of a row: its percentiles that have an interval.
-fn bars(bounds: Option<StatBounds>) -> Vec<ErrorBar> {
+fn bars(bounds: Option<SummaryBounds>) -> Vec<ErrorBar> {
     let Some(b) = bounds else { return Vec::new() };
     [(0.5, b.p50), (0.9, b.p90), (0.95, b.p95), (0.99, b.p99)]
         .into_iter()
@@ -220,7 +221,7 @@ fn run_charts(
     summary: &BenchSummary,
     iv: Option<&RunIntervals>,
 ) -> Result<(), String> {
-    let row = |f: fn(&RunIntervals) -> StatBounds| bars(iv.map(f));
+    let row = |f: fn(&RunIntervals) -> SummaryBounds| bars(iv.map(f));
     let ok: Vec<&Measured> = traces.iter().filter(|t| t.succeeded()).collect();
     let records = || ok.iter().filter_map(|t| t.record.as_ref());
     let ttft: Vec<f64> = records()

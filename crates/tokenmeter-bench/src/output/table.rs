@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 
 use tokenmeter::report::{Bounds, Summary};
 
-use crate::intervals::{RunIntervals, StatBounds};
+use crate::intervals::RunIntervals;
 use crate::run_block::RunInfo;
 use crate::slo::JudgedFrom;
 use crate::summary::{BenchSummary, Outcomes};
 use crate::sweep::SweepResult;
+use tokenmeter::report::SummaryBounds;
 
 /// Width of a value cell: ` 1234.56 ±123.45` fits.
 const CELL: usize = 17;
@@ -40,7 +41,7 @@ impl Rows<'_> {
         &mut self,
         name: &str,
         s: &Summary,
-        bounds: Option<StatBounds>,
+        bounds: Option<SummaryBounds>,
         scale: f64,
         digits: [usize; 2],
     ) {
@@ -59,7 +60,7 @@ impl Rows<'_> {
         }
         let max = format!(" {:.digits$}", s.max * scale);
         let _ = writeln!(self.out, "{max:>10}{:>8}", s.count);
-        for key in bounds.iter().flat_map(StatBounds::too_few) {
+        for key in bounds.iter().flat_map(SummaryBounds::too_few) {
             let label = name.split(" (").next().unwrap_or(name).to_owned();
             match self.too_few.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, rows)) => rows.push(label),
@@ -68,11 +69,11 @@ impl Rows<'_> {
         }
     }
 
-    fn ms(&mut self, name: &str, s: &Summary, bounds: Option<StatBounds>) {
+    fn ms(&mut self, name: &str, s: &Summary, bounds: Option<SummaryBounds>) {
         self.row(name, s, bounds, 1e3, [2, 2]);
     }
 
-    fn tokens(&mut self, name: &str, s: &Summary, bounds: Option<StatBounds>) {
+    fn tokens(&mut self, name: &str, s: &Summary, bounds: Option<SummaryBounds>) {
         self.row(name, s, bounds, 1.0, [0, 1]);
     }
 }
@@ -362,8 +363,7 @@ mod tests {
         let s = Summary::of(vec![2.846_8, 5.821_09, 6.2, 6.3]);
         let wide = Bounds::Within { lo: 2.0, hi: 3.6 };
         let few = Bounds::TooFew { have: 4, need: 368 };
-        let b = StatBounds::uniform(wide);
-        let b = StatBounds { p99: few, ..b };
+        let b = SummaryBounds::new([wide, wide, wide, few, wide]);
         rows.ms("TTFT (ms)", &s, Some(b));
         let too_few = std::mem::take(&mut rows.too_few);
         let line = out.lines().next().unwrap();

@@ -182,6 +182,58 @@ pub struct SummaryBounds {
 }
 
 impl SummaryBounds {
+    /// Intervals computed another way (a bootstrap, say), one per figure.
+    ///
+    /// ```
+    /// use tokenmeter::report::{Bounds, SummaryBounds};
+    /// let few = Bounds::TooFew { have: 1, need: 2 };
+    /// let b = SummaryBounds::new([few; 5]);
+    /// assert_eq!(b.too_few().len(), 5);
+    /// ```
+    pub fn new([p50, p90, p95, p99, mean]: [Bounds; 5]) -> Self {
+        Self {
+            p50,
+            p90,
+            p95,
+            p99,
+            mean,
+        }
+    }
+
+    /// Each figure's name (`p50`, `p90`, `p95`, `p99`, `mean`) and its interval, in that order.
+    ///
+    /// ```
+    /// use tokenmeter::report::{Confidence, SummaryBounds};
+    /// let b = SummaryBounds::of((1..=50).map(f64::from).collect(), Confidence::P95);
+    /// assert_eq!(b.named().map(|(name, _)| name), ["p50", "p90", "p95", "p99", "mean"]);
+    /// ```
+    pub fn named(&self) -> [(&'static str, Bounds); 5] {
+        [
+            ("p50", self.p50),
+            ("p90", self.p90),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("mean", self.mean),
+        ]
+    }
+
+    /// The figures whose sample was too small for an interval: (name, have, need).
+    ///
+    /// ```
+    /// use tokenmeter::report::{Confidence, SummaryBounds};
+    /// let b = SummaryBounds::of((1..=200).map(f64::from).collect(), Confidence::P95);
+    /// assert_eq!(b.too_few(), vec![("p99", 200, 368)]);
+    /// ```
+    pub fn too_few(&self) -> Vec<(&'static str, u64, u64)> {
+        self.named()
+            .into_iter()
+            .filter_map(|(name, b)| match b {
+                Bounds::TooFew { have, need } => Some((name, have, need)),
+                Bounds::Within { .. } => None,
+            })
+            .collect()
+    }
+
     /// The intervals of `values` (any order; values that are not finite are left out, as
     /// [`Summary::of`] does) at `level`.
     pub fn of(mut values: Vec<f64>, level: Confidence) -> Self {
