@@ -26,9 +26,10 @@ router in front (`smg launch --policy round_robin`, 127.0.0.1, free ports), and 
    the client left would turn them into successes), and the router answers them 499
    (`smg_http_responses_total{status_code="499"}`).
 4. **The router's metrics beside ours**: its chat requests, per-worker requests, 499s and
-   retries, printed beside the replicas' counts (the per-worker counts and the 499s are
-   asserted in 1 and 3; it must have retried nothing, or the replicas would count a request
-   twice).
+   retries beside the replicas' counts (all equal; it must have retried nothing, or the
+   replicas would count a request twice), and its mean request duration beside the bench's
+   and the replicas' (printed only: for a stream, smg stops its clock when the answer starts,
+   so its mean is near the bench's TTFT, not its E2E).
 5. It prints the router's name and version (`smg --version`) first and last.
 
 Usage:
@@ -158,11 +159,34 @@ def worker_requests(text, replica):
     return total(text, "smg_worker_requests_total", worker=f"http://{replica}")
 
 
+def means(addr, name, **labels):
+    """(sum, count) of histogram `name` on `addr`'s /metrics."""
+    text = scrape(addr)
+    return total(text, name + "_sum", **labels), total(text, name + "_count", **labels)
+
+
+def durations(before, after):
+    """Δsum/Δcount in ms, or None."""
+    count = after[1] - before[1]
+    return (after[0] - before[0]) / count * 1e3 if count else None
+
+
 def counts_add_up(check, replicas, metrics, work):
     before = [counts(r) for r in replicas]
+    router_duration = "smg_router_request_duration_seconds"
+    server_duration = "gen_ai_server_request_duration_seconds"
+    router_before = means(metrics["router_metrics"], router_duration)
+    server_before = [means(r, server_duration) for r in replicas]
     report, trace = bench(metrics["router"], work, "through", ["-n", str(N), *SHAPE])
     s = report["summary"]
     _, delta = settled(replicas, before, N)
+    server = [means(r, server_duration) for r in replicas]
+    server_ms = durations(tuple(map(sum, zip(*server_before))), tuple(map(sum, zip(*server))))
+    router_ms = durations(router_before, means(metrics["router_metrics"], router_duration))
+    print(f"     request duration means: the bench's E2E {s['e2e']['mean'] * 1e3:.3f} ms · the "
+          f"replicas' {server_ms:.3f} ms · the router's {router_duration} {router_ms:.3f} ms "
+          f"(the bench's TTFT {s['ttft']['mean'] * 1e3:.3f} ms: for a stream the router stops "
+          "its clock when the answer starts, not when it ends)")
     check(s["outcomes"]["success"] == N, f"the bench: {N} successes ({s['outcomes']})")
     check(sum(d["success"] for d in delta) == N,
           f"requests_total{{outcome=success}} over both replicas = {N} "
