@@ -45,7 +45,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 from serve_child import Checks, binary, free_port, scrape, serving, stop, total
 
@@ -56,13 +55,14 @@ HANGUPS_N = 20
 TTFT_P50_MS = 10.0
 TTFT_P95_MS = 25.0
 SHAPE = ["--rate", "40", "--input-tokens", "16", "--output-tokens", "8"]
+OUTCOMES = ("success", "cancelled", "error", "degraded")
 
 
 def install_router():
     """The `smg` binary that scripts/tools.sh installs (the one place tools are installed)."""
-    done = subprocess.run(
-        ["bash", "-c", 'source scripts/tools.sh && install_router >&2 && echo "$TOKENMETER_ROUTER_VENV"'],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True, timeout=600)
+    script = 'source scripts/tools.sh && install_router >&2 && echo "$TOKENMETER_ROUTER_VENV"'
+    done = subprocess.run(["bash", "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                          timeout=600)
     if done.returncode != 0:
         sys.exit("could not install the router: see `install_router` in scripts/tools.sh")
     return os.path.join(done.stdout.strip(), "bin", "smg")
@@ -108,13 +108,17 @@ def wait_ready(child, metrics, workers):
 def counts(replica):
     """Requests by outcome and tokens on one replica's /metrics."""
     text = scrape(replica)
-    out = {o: total(text, "tokenmeter_requests_total", role="server", outcome=o)
-           for o in ("success", "cancelled", "error", "degraded")}
+    out = {o: total(text, "tokenmeter_requests_total", role="server", outcome=o) for o in OUTCOMES}
     out["input"] = total(text, "tokenmeter_input_tokens_total", role="server")
     out["output"] = total(text, "tokenmeter_output_tokens_total", role="server")
     out["flying"] = (total(text, "tokenmeter_requests_running", role="server")
                      + total(text, "tokenmeter_requests_waiting", role="server"))
     return out
+
+
+def ended(c):
+    """Requests ended, whatever their outcome, in `counts`' dict `c`."""
+    return sum(c[o] for o in OUTCOMES)
 
 
 def settled(replicas, before, sent):
@@ -123,21 +127,20 @@ def settled(replicas, before, sent):
     while True:
         now = [counts(r) for r in replicas]
         delta = [{k: a[k] - b[k] for k in a} for a, b in zip(now, before)]
-        ended = sum(d[o] for d in delta for o in ("success", "cancelled", "error", "degraded"))
-        if ended == sent and all(c["flying"] == 0 for c in now):
+        if sum(map(ended, delta)) == sent and all(c["flying"] == 0 for c in now):
             return now, delta
         if time.monotonic() > deadline:
             return now, delta  # the checks below say what is missing
         time.sleep(0.05)  # polling, bounded by the deadline
 
 
-def bench(url, work, name, extra, codes=(0,)):
+def bench(url, work, name, extra):
     """`tokenmeter bench` against `url`; its --json report and its trace (one dict a request)."""
     report, trace = os.path.join(work, f"{name}.json"), os.path.join(work, f"{name}.jsonl")
     command = [binary(), "bench", "--url", f"http://{url}", "--model", MODEL, "--no-progress",
                "--no-preflight", "--json", report, "--trace", trace, *extra]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    if done.returncode not in codes:
+    if done.returncode != 0:
         sys.exit(f"`{' '.join(command)}` exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     with open(trace) as f:
         lines = [json.loads(line) for line in f if line.strip()]
@@ -199,7 +202,7 @@ def counts_add_up(check, replicas, metrics, work):
     text = scrape(metrics["router_metrics"])
     for replica, d, b in zip(replicas, delta, before):
         theirs = worker_requests(text, replica)
-        ours = d["success"] + sum(b[o] for o in ("success", "cancelled", "error", "degraded"))
+        ours = ended(d) + ended(b)
         check(theirs == ours, f"the router's smg_worker_requests_total for {replica}: {int(theirs)}"
               f" = the replica's requests_total {int(ours)}")
     return report, trace
@@ -248,33 +251,37 @@ def hangups(check, replicas, metrics, work):
           f"and {HANGUPS_N - hung_up} success")
     after = router_view(metrics["router_metrics"])
     closed = after["499"] - router_before["499"]
-    check(closed == hung_up, f"the router answered {int(closed)} of them 499 (client closed request)")
+    check(closed == hung_up,
+          f"the router answered {int(closed)} of them 499 (client closed request)")
 
 
 def side_by_side(check, replicas, metrics):
     """The router's figures beside ours (the direct run of 2. reached the first replica alone)."""
     view = router_view(metrics["router_metrics"])
     ours = [counts(r) for r in replicas]
-    routed = sum(c[o] for c in ours for o in ("success", "cancelled", "error", "degraded")) - N
+    routed = sum(map(ended, ours)) - N
     print("     the router's metrics beside the replicas' (the direct run left out):")
     print(f"       smg_http_requests_total{{POST /v1/chat/completions}} {int(view['chat'])}"
           f" · replicas' requests_total {int(routed)}")
     for i, (replica, c) in enumerate(zip(replicas, ours)):
         direct = N if i == 0 else 0
         theirs = worker_requests(view["text"], replica)
-        mine = sum(c[o] for o in ("success", "cancelled", "error", "degraded")) - direct
-        check(theirs == mine, f"  smg_worker_requests_total{{worker=http://{replica}}} {int(theirs)}"
-              f" · that replica: success {int(c['success']) - direct}, cancelled {int(c['cancelled'])}")
+        mine = ended(c) - direct
+        check(theirs == mine, f"  smg_worker_requests_total{{worker=http://{replica}}} "
+              f"{int(theirs)} · that replica: success {int(c['success']) - direct}, "
+              f"cancelled {int(c['cancelled'])}")
     print(f"       smg_http_responses_total{{status_code=499}} {int(view['499'])}"
           f" · replicas' cancelled {int(sum(c['cancelled'] for c in ours))}")
-    check(view["retries"] == 0, f"the router retried nothing (smg_worker_retries_total {int(view['retries'])})")
+    check(view["retries"] == 0,
+          f"the router retried nothing (smg_worker_retries_total {int(view['retries'])})")
     check(view["chat"] == routed, "the router's chat requests = the replicas' requests_total")
 
 
 def main():
     started = time.monotonic()
     smg = install_router()
-    version = subprocess.run([smg, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    version = subprocess.run([smg, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout.strip()
     print(f"==> router: {version} (SGLang's model gateway, from PyPI) at {smg}")
     check = Checks()
     replica_args = ["--enable-per-request-metrics"]
