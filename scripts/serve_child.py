@@ -1,7 +1,9 @@
 """`tokenmeter serve` as a child process on loopback, for the scripts that check it with
-third-party clients (third_party_hangups.py, openai_sdk_compat.py); `stop` ends any child
-process (also third_party_server.py's llama.cpp server); `Checks` prints and counts their
-checks.
+third-party clients (third_party_hangups.py, openai_sdk_compat.py, third_party_router.py);
+`stop` ends any child process (also third_party_server.py's llama.cpp server and
+third_party_router.py's router); `free_port` finds a port for programs that cannot listen on
+port 0 and say which port they got; `scrape` and `total` read a Prometheus text exposition;
+`Checks` prints and counts their checks.
 
     with serving(["--served-model-name", "m"]) as addr:   # "127.0.0.1:PORT"
         ...
@@ -15,10 +17,12 @@ killed if it has not stopped within 10 s. Every wait is bounded.
 import contextlib
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 
 def binary():
@@ -65,6 +69,31 @@ def wait_for_address(child, log_path):
         time.sleep(0.05)
     child.kill()
     sys.exit("tokenmeter serve printed no address within 30 s")
+
+
+def free_port():
+    """A port on 127.0.0.1 that was free a moment ago (for programs that cannot take port 0)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(addr, path="/metrics"):
+    """The text of `http://ADDR/metrics` (a Prometheus exposition), within 10 s."""
+    with urllib.request.urlopen(f"http://{addr}{path}", timeout=10) as r:
+        return r.read().decode()
+
+
+def total(text, name, **labels):
+    """The sum of every sample of metric `name` in `text` whose labels include `labels`."""
+    value = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        series, _, number = line.rpartition(" ")
+        if all(f'{k}="{v}"' in series for k, v in labels.items()):
+            value += float(number)
+    return value
 
 
 def openai_sdk():

@@ -6,7 +6,8 @@
 #                                 promtool and the server, chromium for the HTML report's
 #                                 screenshot test, cargo-nextest, cargo-deny, cargo-hack,
 #                                 cargo-fuzz, curl and the openai Python SDK, and the Rust
-#                                 toolchain that Cargo.toml's rust-version names, python3-venv),
+#                                 toolchain that Cargo.toml's rust-version names, python3-venv,
+#                                 SGLang's router `smg` in a venv under ~/.cache),
 #                                 then the quick tier, then everything else (with
 #                                 scripts/package_check.py: every publishable crate's metadata,
 #                                 and all of them built once from their unpacked .crate files in
@@ -119,6 +120,9 @@ python3 scripts/third_party_hangups.py
 
 step "the openai Python SDK against serve: models, unknown model (404), bad values (400), stop, n, logprobs"
 python3 scripts/openai_sdk_compat.py
+
+step "a real Rust router (SGLang's smg, from PyPI) in front of two serve replicas: counts, client − server TTFT, hang-ups"
+python3 scripts/third_party_router.py
 
 step "the release binary: the README's main job (within 60 s) and client − server TTFT on loopback within 0-2 ms"
 python3 scripts/release_checks.py

@@ -25,9 +25,8 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 
-from serve_child import Checks, openai_sdk, serving
+from serve_child import Checks, openai_sdk, scrape, serving, total
 
 K = 25
 # Frames the server may count past what a client read before it sees the hang-up: hyper's 16
@@ -35,22 +34,6 @@ K = 25
 # buffer, which we do not control from the SDK: Linux lets it grow to a few MiB, about 150
 # bytes a frame).
 IN_FLIGHT = 16 + (2 * 4096 + 6 * 1024 * 1024) // 150
-
-
-def scrape(addr):
-    with urllib.request.urlopen(f"http://{addr}/metrics", timeout=10) as r:
-        return r.read().decode()
-
-
-def total(text, name, **labels):
-    value = 0.0
-    for line in text.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        series, _, number = line.rpartition(" ")
-        if all(f'{k}="{v}"' in series for k, v in labels.items()):
-            value += float(number)
-    return value
 
 
 def histograms_consistent(text):

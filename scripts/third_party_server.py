@@ -33,7 +33,6 @@ on a fresh machine (scripts/test.sh does not run it): run it on its own.
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from serve_child import stop
+from serve_child import free_port, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(os.environ.get("TOKENMETER_THIRD_PARTY_VENV",
@@ -115,12 +114,6 @@ for i in range(n_layer):
     w.add_tensor(p + "ffn_down.weight", t(n_embd, n_ff))
 w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
 '''
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post(base, body):

@@ -5,7 +5,10 @@
 #                        report's screenshot test); cargo-nextest, cargo-deny, cargo-hack;
 #                        curl and the openai Python SDK (third-party clients); llama.cpp's server
 #                        (llama-cpp-python, a third-party server) in a venv under ~/.cache;
-#                        python3-venv (the release checks' throwaway venvs: maturin, the wheel)
+#                        python3-venv (the release checks' throwaway venvs: maturin, the wheel);
+#                        the router in front of two `serve` replicas (install_router)
+#   install_router       SGLang's model gateway `smg` (a Rust router, a prebuilt PyPI wheel),
+#                        pinned, in a venv under ~/.cache: scripts/third_party_router.py
 #   install_fuzz_tools   a C++ compiler (libFuzzer is C++) and cargo-fuzz
 #   check_toolchain MODE the compiler against `rust-version` in Cargo.toml (see below)
 
@@ -37,6 +40,22 @@ install_test_tools() {
   # `python3 -m venv` (the release checks install maturin and the built wheel into throwaway
   # virtual environments): Debian's python3 has venv without ensurepip until python3-venv.
   python3 -c 'import ensurepip' >/dev/null 2>&1 || apt_install python3-venv
+  install_router
+}
+
+# The router of scripts/third_party_router.py: SGLang's model gateway (`smg`, written in Rust,
+# shipped as a prebuilt wheel), this version only: its flags and metric names are what the
+# script reads. About 10 s on a fresh machine (a 37 MB wheel and four small dependencies).
+TOKENMETER_ROUTER_VENV="${TOKENMETER_ROUTER_VENV:-$HOME/.cache/tokenmeter-router/venv}"
+TOKENMETER_ROUTER_PIN="smg==1.13.0"
+
+install_router() {
+  local venv="$TOKENMETER_ROUTER_VENV"
+  [ "$("$venv/bin/smg" --version 2>/dev/null)" = "smg ${TOKENMETER_ROUTER_PIN#*==}" ] && return 0
+  echo "==> installing $TOKENMETER_ROUTER_PIN (SGLang's model gateway, a Rust router) into $venv"
+  mkdir -p "$(dirname "$venv")"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$TOKENMETER_ROUTER_PIN"
 }
 
 # The venv of scripts/third_party_server.py (run on its own, not by scripts/test.sh: a fresh

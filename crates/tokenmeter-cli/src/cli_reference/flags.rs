@@ -8,22 +8,29 @@ use clap::CommandFactory as _;
 use super::{REFERENCE, render::render, root};
 use crate::Cli;
 
-/// Flags the guide names that belong to other programs (cargo, `scripts/test.sh`, cargo-fuzz):
-/// every other `--flag` it names must be one of `tokenmeter`'s.
+/// Flags the guide names that belong to other programs (cargo, `scripts/test.sh`, cargo-fuzz,
+/// the router `smg` in serve.md's "Behind a router"): every other `--flag` it names must be one
+/// of `tokenmeter`'s.
 const OTHER_PROGRAMS_FLAGS: &[&str] = &[
     "--doc",
     "--each-feature",
     "--example",
     "--features",
     "--git",
+    "--host",
     "--ignored",
     "--locked",
     "--open",
     "--path",
+    "--policy",
+    "--port",
+    "--prometheus-host",
+    "--prometheus-port",
     "--quick",
     "--release",
     "--sanitizer",
     "--test",
+    "--worker-urls",
 ];
 
 /// Every `--flag` word of `text` (a `--` at the start of a word, then lowercase letters, digits
