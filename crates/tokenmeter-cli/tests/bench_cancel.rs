@@ -100,3 +100,32 @@ fn cancellation_points_are_checked() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--cancel-after"), "{stderr}");
 }
+
+#[test]
+fn a_run_whose_every_request_is_cancelled_says_so() {
+    // Before: "no request succeeded; the first error was: no request was sent — check --url…",
+    // though every request had been sent (and hung up on, as asked).
+    let server = Hosted::start(Config::default());
+    let output = Command::new(env!("CARGO_BIN_EXE_tokenmeter"))
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "bench",
+            "--url",
+            &server.url(),
+            "--no-progress",
+            "--no-preflight",
+        ])
+        .args(["--model", "sim-llama-3-8b", "-n", "6", "--rate", "50"])
+        .args(["--output-tokens", "40", "--cancel-fraction", "1"])
+        .args(["--cancel-after", "2tok"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("tokenmeter bench runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("6 of the 6 requests sent were cancelled"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no request was sent"), "{stderr}");
+}

@@ -163,14 +163,34 @@ fn settle(
             .error("interrupted; what completed was written, marked as interrupted"));
     }
     if !traces.iter().any(Measured::succeeded) {
-        let first = traces
-            .iter()
-            .find_map(|t| t.error.as_ref().map(ToString::to_string))
-            .unwrap_or_else(|| "no request was sent".to_owned());
-        return Err(Exit::CouldNotRun.error(format!(
-            "no request succeeded; the first error was: {first} — check --url, --endpoint, \
-             --model and the API key variable (--api-key-env)"
-        )));
+        return Err(Exit::CouldNotRun.error(nothing_succeeded(&traces)));
     }
     verdict
+}
+
+/// Why a run has no successful request, for the exit-3 message: the first error when there is
+/// one, else that every request sent was cancelled (by `--cancel-fraction` or an interrupt),
+/// else that none was sent.
+fn nothing_succeeded(traces: &[Measured]) -> String {
+    if let Some(first) = traces.iter().find_map(|t| t.error.as_ref()) {
+        return format!(
+            "no request succeeded; the first error was: {first} — check --url, --endpoint, \
+             --model and the API key variable (--api-key-env)"
+        );
+    }
+    if traces.is_empty() {
+        return "no request succeeded: no request was sent — check --url, --endpoint and \
+                --num-prompts"
+            .to_owned();
+    }
+    let cancelled = traces
+        .iter()
+        .filter(|t| t.outcome() == tokenmeter::Outcome::Cancelled)
+        .count();
+    format!(
+        "no request succeeded: {cancelled} of the {} requests sent were cancelled and none \
+         answered in full — a run needs at least one request that is not cancelled (lower \
+         --cancel-fraction)",
+        traces.len()
+    )
 }
