@@ -10,7 +10,7 @@
 //! | `response.output_text.delta`, `response.refusal.delta`, `response.function_call_arguments.delta` | one token-bearing delta, as a chat `content` or `tool_calls` delta |
 //! | `response.reasoning_text.delta`, `response.reasoning_summary_text.delta` | one token-bearing delta that carries only reasoning |
 //! | `response.completed` | finish `stop`; `response.usage` gives the tokens (`input_tokens`, `output_tokens`, `input_tokens_details.cached_tokens`) |
-//! | `response.incomplete` | finish from `response.incomplete_details.reason` (`max_output_tokens` is `length`); usage as above |
+//! | `response.incomplete`, or `response.completed` whose `response.status` is `incomplete` (as vLLM sends a response cut at `max_output_tokens`) | finish from `response.incomplete_details.reason` (`max_output_tokens` is `length`); usage as above |
 //! | `response.failed` | the server's error, classed from `response.error` |
 //! | `error` | the server's error, classed from the event's `code` |
 //! | any other `response.*` (created, in progress, items and parts added or done, text done) | a frame without tokens |
@@ -37,6 +37,8 @@ struct Response<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    status: Option<&'a RawValue>,
     #[serde(borrow, default)]
     incomplete_details: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -70,8 +72,12 @@ pub(super) fn parsed(
     parsed.id = response.id.map(Cow::into_owned);
     match kind {
         "response.failed" => return Err(failed(response.error)),
-        "response.completed" => parsed.finish = Some(FinishReason::Stop),
-        "response.incomplete" => parsed.finish = Some(incomplete(response.incomplete_details)),
+        "response.completed" if response.status.is_none_or(|s| s.get() != r#""incomplete""#) => {
+            parsed.finish = Some(FinishReason::Stop);
+        }
+        "response.completed" | "response.incomplete" => {
+            parsed.finish = Some(incomplete(response.incomplete_details));
+        }
         _ => {}
     }
     if matches!(kind, "response.completed" | "response.incomplete")
@@ -251,13 +257,12 @@ mod tests {
             let extra = format!(
                 r#","incomplete_details":{reason},"usage":{{"input_tokens":2,"output_tokens":5}}"#
             );
-            let parsed = parse(&event(
-                "response.incomplete",
-                &response("incomplete", &extra),
-            ))
-            .unwrap_or_else(|e| panic!("{reason}: {e}"));
-            assert_eq!(parsed.finish, Some(finish), "{reason}");
-            assert_eq!(parsed.usage.unwrap().completion_tokens, Some(5));
+            for kind in ["response.incomplete", "response.completed"] {
+                let parsed = parse(&event(kind, &response("incomplete", &extra)))
+                    .unwrap_or_else(|e| panic!("{reason}: {e}"));
+                assert_eq!(parsed.finish, Some(finish), "{kind} {reason}");
+                assert_eq!(parsed.usage.unwrap().completion_tokens, Some(5));
+            }
         }
     }
 
