@@ -212,6 +212,9 @@ struct Wire<'a> {
     /// A Responses API event's `response` object.
     #[serde(borrow, default)]
     response: Option<&'a RawValue>,
+    /// `response` for a whole (non-streaming) Responses API answer.
+    #[serde(borrow, default)]
+    object: Option<Cow<'a, str>>,
 }
 
 /// A chunk as [`text`] reads it: every choice, to join their text (or a Responses API
@@ -379,6 +382,16 @@ fn parse_once(data: &str) -> Result<Result<Parsed, ChunkError>, serde_json::Erro
     }
     if let Some(kind) = wire.kind.as_deref().filter(|k| responses::is_event(k)) {
         return Ok(responses::parsed(kind, wire.delta, wire.response, data));
+    }
+    if wire.object.as_deref() == Some("response") {
+        // A whole Responses answer reads as the `response.completed` event that carries it.
+        let whole = serde_json::from_str::<&RawValue>(data)?;
+        return Ok(responses::parsed(
+            "response.completed",
+            None,
+            Some(whole),
+            data,
+        ));
     }
     let choices = wire.choices.unwrap_or_default();
     let (usage, duplicate_usage) = match wire.usage.and_then(Usage::from_raw) {

@@ -15,7 +15,9 @@
 //! | `error` | the server's error, classed from the event's `code` |
 //! | any other `response.*` (created, in progress, items and parts added or done, text done) | a frame without tokens |
 //!
-//! The response `id` is read from the events that carry the `response` object.
+//! The response `id` is read from the events that carry the `response` object. A whole
+//! (non-streaming) answer, `{"object":"response",...}`, reads as the `response.completed` event
+//! that would carry it.
 
 use std::borrow::Cow;
 
@@ -298,6 +300,15 @@ mod tests {
             class(error(r#","code":null,"message":"x""#)).0,
             ErrorClass::ServerError
         );
+    }
+
+    #[test]
+    fn a_whole_answer_reads_as_its_completed_event() {
+        let whole = r#"{"id":"resp_1","object":"response","status":"completed","output":[],"usage":{"input_tokens":4,"output_tokens":6}}"#;
+        let parsed = parse(whole).unwrap();
+        assert_eq!(parsed.finish, Some(FinishReason::Stop));
+        assert_eq!(parsed.usage, Some(Usage::new(Some(4), Some(6))));
+        assert_eq!(parsed.id.as_deref(), Some("resp_1"));
     }
 
     #[test]
