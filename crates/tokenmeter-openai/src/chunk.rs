@@ -146,6 +146,11 @@ pub struct Parsed {
     /// a `content` twice in a delta, a count twice in `usage`): the last value was read, as
     /// JavaScript's and Python's JSON parsers do, and the chunk was kept.
     pub duplicate_keys: bool,
+    /// The event ends the stream, as `[DONE]` ends a chat stream: a Responses API
+    /// `response.completed` or `response.incomplete` (a Responses stream has no `[DONE]`; its
+    /// failures, `response.failed` and `error`, are errors). What follows it is not part of
+    /// the answer.
+    pub terminal: bool,
 }
 
 /// An error the server put in the stream (`{"error": {...}}`).
@@ -411,6 +416,7 @@ fn parse_once(data: &str) -> Result<Result<Parsed, ChunkError>, serde_json::Erro
         id: wire.id.map(Cow::into_owned),
         metrics,
         duplicate_keys,
+        terminal: false,
     }))
 }
 

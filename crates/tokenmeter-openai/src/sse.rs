@@ -72,8 +72,8 @@ pin_project! {
     ///   not JSON of a completion chunk, an error object or `error` event, an event or line
     ///   longer than [`max_event_size`](SseChunks::max_event_size), or a body that ended
     ///   before `[DONE]` and before any finish reason (truncated; a Responses API stream has
-    ///   no `[DONE]` and ends after `response.completed` or `response.incomplete`, which give
-    ///   its finish reason).
+    ///   no `[DONE]`: its `response.completed` or `response.incomplete` ends it as `[DONE]`
+    ///   does, with its finish reason, and what follows is not read).
     ///
     /// Decoding is linear in the bytes (each byte is scanned once), memory is bounded by the
     /// event size limit, and one poll decodes at most 256 KiB without yielding, so a deadline
@@ -385,6 +385,8 @@ impl<C: EventClock> State<'_, C> {
         match chunk::parse(&event.data) {
             Ok(parsed) => {
                 *self.finished |= parsed.finish.is_some();
+                // A Responses stream's last event ends it as `[DONE]` does.
+                *self.done |= parsed.terminal;
                 Ok(Chunk::new(at, parsed, event.data))
             }
             Err(ChunkError::Malformed(message)) => Err(StreamError::Malformed(message)),

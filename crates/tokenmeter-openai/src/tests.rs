@@ -687,6 +687,12 @@ fn a_responses_stream_is_metered_as_the_same_chat_stream() {
     let error = "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"later\"}\n\n".to_owned();
     let (_, record) = metered(&[delta("a"), error]);
     assert_eq!(record.outcome, Outcome::Error(ErrorClass::RateLimited));
+    // `response.completed` ends the stream as `[DONE]` does: what follows is not read.
+    let completed = typed("response.completed", &response("completed", usage));
+    let after = "data: not json\n\n".to_owned();
+    let (items, record) = metered(&[delta("a"), completed, after]);
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(record.outcome, Outcome::Success);
     // Ended before `response.completed`: truncated, as a chat stream without its end is.
     let (items, record) = metered(&[delta("a")]);
     assert_eq!(items.last(), Some(&Err(StreamError::Truncated)));

@@ -9,8 +9,8 @@
 //! |---|---|
 //! | `response.output_text.delta`, `response.refusal.delta`, `response.function_call_arguments.delta` | one token-bearing delta, as a chat `content` or `tool_calls` delta |
 //! | `response.reasoning_text.delta`, `response.reasoning_summary_text.delta` | one token-bearing delta that carries only reasoning |
-//! | `response.completed` | finish `stop`; `response.usage` gives the tokens (`input_tokens`, `output_tokens`, `input_tokens_details.cached_tokens`) |
-//! | `response.incomplete`, or `response.completed` whose `response.status` is `incomplete` (as vLLM sends a response cut at `max_output_tokens`) | finish from `response.incomplete_details.reason` (`max_output_tokens` is `length`); usage as above |
+//! | `response.completed` | the end of the stream ([`Parsed::terminal`], as `[DONE]` is); finish `stop`; `response.usage` gives the tokens (`input_tokens`, `output_tokens`, `input_tokens_details.cached_tokens`) |
+//! | `response.incomplete`, or `response.completed` whose `response.status` is `incomplete` (as vLLM sends a response cut at `max_output_tokens`) | finish from `response.incomplete_details.reason` (`max_output_tokens` is `length`); the end and usage as above |
 //! | `response.failed` | the server's error, classed from `response.error` |
 //! | `error` | the server's error, classed from the event's `code` |
 //! | any other `response.*` (created, in progress, items and parts added or done, text done) | a frame without tokens |
@@ -67,6 +67,7 @@ pub(super) fn parsed(
         }
         _ => {}
     }
+    parsed.terminal = matches!(kind, "response.completed" | "response.incomplete");
     let Some(response) = response.and_then(|r| serde_json::from_str::<Response<'_>>(r.get()).ok())
     else {
         return Ok(parsed);
@@ -82,7 +83,7 @@ pub(super) fn parsed(
         }
         _ => {}
     }
-    if matches!(kind, "response.completed" | "response.incomplete")
+    if parsed.terminal
         && let Some((usage, duplicate)) = response.usage.and_then(usage)
     {
         parsed.usage = Some(usage);
@@ -209,8 +210,8 @@ mod tests {
             let parsed = parse(&event(kind, &response("in_progress", r#","usage":null"#)))
                 .unwrap_or_else(|e| panic!("{kind}: {e}"));
             assert_eq!(
-                (parsed.tokens, parsed.finish, parsed.usage),
-                (0, None, None),
+                (parsed.tokens, parsed.finish, parsed.usage, parsed.terminal),
+                (0, None, None, false),
                 "{kind}"
             );
             assert_eq!(parsed.id.as_deref(), Some("resp_7"), "{kind}");
@@ -230,6 +231,7 @@ mod tests {
                 finish: Some(FinishReason::Stop),
                 usage: Some(want),
                 id: Some("resp_7".into()),
+                terminal: true,
                 ..Parsed::default()
             }
         );
@@ -264,6 +266,7 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{reason}: {e}"));
                 assert_eq!(parsed.finish, Some(finish), "{kind} {reason}");
                 assert_eq!(parsed.usage.unwrap().completion_tokens, Some(5));
+                assert!(parsed.terminal, "{kind} ends the stream");
             }
         }
     }
