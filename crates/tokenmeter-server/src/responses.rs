@@ -30,7 +30,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures_util::Stream;
 use serde_json::{Map, Value, json};
-use tokenmeter_sim::Operation;
+use tokenmeter_sim::{Operation, SubmitError};
 
 use super::api_error::ApiError;
 use super::budget::AnswerHold;
@@ -38,7 +38,7 @@ use super::choices::{Choices, Event};
 use super::fields::{Fields, type_name};
 use super::openai;
 use super::response_events::ResponseEvents;
-use super::routes::{AppState, admit, ended, refused, submit, unix_now};
+use super::routes::{AppState, admit, ended, refused_as, submit, unix_now};
 use super::sse::WholeBody;
 
 /// The most `max_output_tokens` a request may ask for.
@@ -84,7 +84,7 @@ pub(crate) async fn responses(State(state): State<AppState>, request: Request) -
     };
     let streams = match submit(&state.engine, &parsed) {
         Ok(streams) => streams,
-        Err(error) => return refused(&error),
+        Err(error) => return refused_as(&error, &in_responses_words(&error)),
     };
     let id = format!("resp_sim-{}", streams[0].id());
     let request_id = HeaderValue::from_str(&id).ok();
@@ -135,6 +135,26 @@ async fn whole(
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The message of a refused submission in the Responses API's words: the prompt is the
+/// `input`, the token limit `max_output_tokens` (the chat endpoint's words name `messages` and
+/// `max_tokens`, fields a Responses request does not have).
+fn in_responses_words(error: &SubmitError) -> String {
+    match error {
+        SubmitError::ContextLength {
+            prompt,
+            completion,
+            max_model_len,
+        } => format!(
+            "This model's maximum context length is {max_model_len} tokens. However, you requested {} tokens ({prompt} in the input, {completion} in the output). Please reduce the length of the `input` or `max_output_tokens`.",
+            u64::from(*prompt) + u64::from(*completion)
+        ),
+        SubmitError::TooLarge { needed, capacity } => format!(
+            "the request needs {needed} KV-cache tokens (prompt + output) but the cache holds {capacity}: shorten the `input` or `max_output_tokens`"
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// The chat body a Responses body amounts to (`None`: the body is not a JSON object, and the

@@ -241,14 +241,14 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
 
 /// Reads a request's body within the limits and parses it with `parse` (`chat` tells the
 /// answer's shape), checks its model and the size of its answer, and takes the answer's share
-/// of the answer budget when it is held whole (`held_streaming`: held whole even when
-/// streamed). A refused request is recorded (it arrived) and answered.
+/// of the answer budget when it is held whole (`responses`: a Responses API request, held
+/// whole even when streamed and refused in that API's words). A refused request is recorded (it arrived) and answered.
 pub(crate) async fn admit(
     state: &AppState,
     operation: Operation,
     request: Request,
     parse: impl FnOnce(&[u8]) -> Result<Parsed, ApiError>,
-    held_streaming: bool,
+    responses: bool,
 ) -> Result<(Parsed, Option<AnswerHold>), Response> {
     let read = read_body(
         request,
@@ -276,7 +276,7 @@ pub(crate) async fn admit(
     let chat = operation != Operation::TextCompletion;
     let as_held = |parsed: &Parsed| {
         let mut options = parsed.options.clone();
-        options.stream &= !held_streaming;
+        options.stream &= !responses;
         Parsed {
             generate: parsed.generate.clone(),
             options,
@@ -284,7 +284,12 @@ pub(crate) async fn admit(
     };
     let parsed = match parsed.and_then(|parsed| {
         state.check_model(parsed.options.model.as_deref())?;
-        budget::check(&as_held(&parsed), chat, state.max_answer, state.model())?;
+        let held = as_held(&parsed);
+        if responses {
+            budget::check_responses(&held, state.max_answer, state.model())?;
+        } else {
+            budget::check(&held, chat, state.max_answer, state.model())?;
+        }
         Ok(parsed)
     }) {
         Ok(parsed) => parsed,
@@ -396,8 +401,13 @@ pub(crate) fn api_error(error: &ApiError) -> Response {
 /// The answer to a refused submission: 429 (queue full), 400 (past the context length, with
 /// vLLM's message, or larger than the KV cache) or 503.
 pub(crate) fn refused(error: &SubmitError) -> Response {
+    refused_as(error, &error.to_string())
+}
+
+/// [`refused`] with `message` for the error's own (another API's words for the same refusal).
+pub(crate) fn refused_as(error: &SubmitError, message: &str) -> Response {
     if let SubmitError::TooManyChoices { .. } | SubmitError::ChoicesTooLarge { .. } = error {
-        return api_error(&ApiError::bad_request(Some("n"), error.to_string()));
+        return api_error(&ApiError::bad_request(Some("n"), message));
     }
     let status =
         StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
@@ -408,7 +418,7 @@ pub(crate) fn refused(error: &SubmitError) -> Response {
         }
         _ => ("server_error", "overloaded"),
     };
-    let mut response = json_response(status, &error_body(&error.to_string(), kind, Some(code)));
+    let mut response = json_response(status, &error_body(message, kind, Some(code)));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let headers = response.headers_mut();
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

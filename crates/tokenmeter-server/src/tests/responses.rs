@@ -196,3 +196,49 @@ async fn bad_requests_get_the_chat_endpoints_error_body() {
     );
     handle.shutdown().await.expect("clean shutdown");
 }
+
+/// Issue 29, item 5: a Responses request is refused in its own words: `input` and
+/// `max_output_tokens`, never the chat endpoint's `messages` and `max_tokens`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_name_the_responses_fields() {
+    let handle = server(Config {
+        max_answer_size: 8 * 1024,
+        max_model_len: 256,
+        ..Config::default()
+    })
+    .await;
+    let cases = [
+        // Larger than --max-answer-size held whole, streamed or not.
+        (
+            json!({"input": "x", "max_output_tokens": 2000}),
+            "max_output_tokens",
+            "--max-answer-size",
+        ),
+        (
+            json!({"input": "x", "max_output_tokens": 2000, "stream": true}),
+            "max_output_tokens",
+            "--max-answer-size",
+        ),
+        // Past the context length.
+        (
+            json!({"input": "x", "max_output_tokens": 300, "stream": true}),
+            "",
+            "maximum context length",
+        ),
+    ];
+    for (body, param, words) in cases {
+        let response = post(&handle, "/v1/responses", &body).await;
+        assert_eq!(response.status(), 400, "{body}");
+        let error = json(&response.text().await.unwrap());
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(words), "{body}: {message}");
+        assert!(message.contains("`max_output_tokens`"), "{body}: {message}");
+        for chat in ["max_tokens", "messages", "\"stream\": true"] {
+            assert!(!message.contains(chat), "{body}: names `{chat}`: {message}");
+        }
+        if !param.is_empty() {
+            assert_eq!(error["error"]["param"], param, "{body}");
+        }
+    }
+    handle.shutdown().await.expect("clean shutdown");
+}
