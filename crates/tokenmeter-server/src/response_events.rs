@@ -11,7 +11,15 @@ use serde_json::{Value, json};
 use tokenmeter::FinishReason;
 
 use super::choices::{Choices, Piece};
-use super::responses::Ask;
+
+/// What a Responses request asks for besides its chat equivalent, echoed in the response.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ask {
+    /// `instructions`.
+    pub(crate) instructions: Option<String>,
+    /// `max_output_tokens`.
+    pub(crate) max_output_tokens: Option<u32>,
+}
 
 /// The events of one response.
 #[derive(Debug)]

@@ -23,10 +23,12 @@ use std::future::poll_fn;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
+use axum::routing::post;
 use bytes::Bytes;
 use futures_util::Stream;
 use serde_json::{Map, Value, json};
@@ -37,7 +39,7 @@ use super::budget::AnswerHold;
 use super::choices::{Choices, Event};
 use super::fields::{Fields, type_name};
 use super::openai;
-use super::response_events::ResponseEvents;
+use super::response_events::{Ask, ResponseEvents};
 use super::routes::{AppState, admit, ended, refused_as, submit, unix_now};
 use super::sse::WholeBody;
 
@@ -58,17 +60,13 @@ const NOT_RESPONSES: [&str; 10] = [
     "logprobs",
 ];
 
-/// What a Responses request asks for besides its chat equivalent, echoed in the response.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Ask {
-    /// `instructions`.
-    pub(crate) instructions: Option<String>,
-    /// `max_output_tokens`.
-    pub(crate) max_output_tokens: Option<u32>,
+/// The route, for [`routes::router`](super::routes::router).
+pub(crate) fn route() -> Router<AppState> {
+    Router::new().route("/v1/responses", post(responses))
 }
 
-/// The route.
-pub(crate) async fn responses(State(state): State<AppState>, request: Request) -> Response {
+/// The handler.
+async fn responses(State(state): State<AppState>, request: Request) -> Response {
     let mut ask = Ask::default();
     let parse = |body: &[u8]| {
         let (chat, asked) = chat_body(body)?;
@@ -184,7 +182,7 @@ fn chat_body(body: &[u8]) -> Result<(Option<Vec<u8>>, Ask), ApiError> {
         }
         Value::Array(items) => {
             for item in items {
-                messages.push(message(item)?);
+                messages.push(chat_message(item)?);
             }
         }
         other => {
@@ -212,7 +210,7 @@ fn chat_body(body: &[u8]) -> Result<(Option<Vec<u8>>, Ask), ApiError> {
 
 /// The chat message of one `input` item: a message's `content` (a string or parts with
 /// `text`), a tool result's `output`, or a function call's `arguments`.
-fn message(item: &Value) -> Result<Value, ApiError> {
+fn chat_message(item: &Value) -> Result<Value, ApiError> {
     let Value::Object(item) = item else {
         return Err(ApiError::bad_request(
             Some("input"),

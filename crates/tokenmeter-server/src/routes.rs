@@ -23,7 +23,6 @@ use super::chunks::{Frames, error_body};
 use super::http_counts::{Closed, Refused};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
-use super::responses;
 use super::slo::SloState;
 use super::sse::{SseBody, WholeBody};
 
@@ -62,12 +61,13 @@ pub(crate) struct AppState {
     pub(crate) per_request_metrics: bool,
 }
 
-/// The routes; any other path is a 404 and any other method a 405, with OpenAI's error body.
-pub(crate) fn router(state: AppState) -> Router {
+/// The routes, with `more` (the Responses API's, from `responses.rs`); any other path is a
+/// 404 and any other method a 405, with OpenAI's error body.
+pub(crate) fn router(state: AppState, more: Router<AppState>) -> Router {
     Router::new()
+        .merge(more)
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
-        .route("/v1/responses", post(responses::responses))
         .route("/v1/models", get(models))
         .route("/v1/models/{*id}", get(model))
         .route("/metrics", get(metrics))
