@@ -20,8 +20,9 @@ SDK:
 8. the Responses API: `client.responses.create(stream=True)` yields the text deltas (their
    text is the answer) and a final `response.completed` whose `usage` matches the chat
    endpoint's for the same prompt; `client.responses.create()` returns the response object
-   with its `output_text` and the same usage; a bad `max_output_tokens` raises
-   `openai.BadRequestError`.
+   with its `output_text` and the same usage; an answer cut at `max_output_tokens` ends with
+   `response.completed` whose `status` is `incomplete` (as vLLM's); a bad `max_output_tokens`,
+   or one past the limits, raises `openai.BadRequestError` naming `max_output_tokens`.
 
 Needs `pip install openai`. Usage:
     scripts/openai_sdk_compat.py [path/to/tokenmeter]
@@ -147,6 +148,12 @@ def main():
               and [e.sequence_number for e in events] == list(range(len(events))),
               f"responses stream: {len(events)} events in order, ending {kinds[-1]}")
         usage = final.response.usage
+        cut = final.response
+        check(cut.status == "incomplete" and cut.incomplete_details is not None
+              and cut.incomplete_details.reason == "max_output_tokens",
+              f"responses stream cut at max_output_tokens: response.completed with status "
+              f"{cut.status!r}, incomplete_details.reason "
+              f"{cut.incomplete_details and cut.incomplete_details.reason!r} (as vLLM)")
         check(len(deltas) == 5 and "".join(deltas) == final.response.output_text,
               f"responses stream: {len(deltas)} text deltas, joined = output_text")
         check(usage.input_tokens == chat.usage.prompt_tokens
@@ -164,6 +171,12 @@ def main():
                    lambda: client.responses.create(model=MODEL, input="x", max_output_tokens=0))
         check(isinstance(e, openai.BadRequestError) and "max_output_tokens" in str(e),
               f"max_output_tokens=0 raises BadRequestError naming it ({e})")
+        e = raises(openai.BadRequestError,
+                   lambda: client.responses.create(model=MODEL, input="x",
+                                                   max_output_tokens=10**9, stream=True))
+        check(isinstance(e, openai.BadRequestError) and "`max_output_tokens`" in str(e)
+              and "max_tokens" not in str(e) and "messages" not in str(e),
+              f"a Responses request past the limits names max_output_tokens, not max_tokens ({e})")
     check.finish("every check holds")
 
 
