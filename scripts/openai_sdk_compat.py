@@ -16,7 +16,13 @@ SDK:
    index finishes;
 6. `logprobs=True, top_logprobs=2` (chat) and `logprobs=2` (completions) come back parsed by
    the SDK's types, one entry per token;
-7. an unknown path is a 404 (`openai.NotFoundError`) with OpenAI's error body.
+7. an unknown path is a 404 (`openai.NotFoundError`) with OpenAI's error body;
+8. the Responses API: `client.responses.create(stream=True)` yields the text deltas (their
+   text is the answer) and a final `response.completed` whose `usage` matches the chat
+   endpoint's for the same prompt; `client.responses.create()` returns the response object
+   with its `output_text` and the same usage; an answer cut at `max_output_tokens` ends with
+   `response.completed` whose `status` is `incomplete` (as vLLM's); a bad `max_output_tokens`,
+   or one past the limits, raises `openai.BadRequestError` naming `max_output_tokens`.
 
 Needs `pip install openai`. Usage:
     scripts/openai_sdk_compat.py [path/to/tokenmeter]
@@ -129,6 +135,48 @@ def main():
         e = raises(openai.NotFoundError, lambda: client.get("/nope", cast_to=object))
         check(isinstance(e, openai.NotFoundError) and isinstance(e.body, dict),
               f"an unknown path raises NotFoundError with an error body ({e})")
+
+        # 8. the Responses API
+        chat = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=5)
+        events = list(client.responses.create(model=MODEL, input=messages[0]["content"],
+                                              max_output_tokens=5, stream=True))
+        kinds = [e.type for e in events]
+        deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+        final = events[-1]
+        check(kinds[:2] == ["response.created", "response.in_progress"]
+              and kinds[-1] == "response.completed"
+              and [e.sequence_number for e in events] == list(range(len(events))),
+              f"responses stream: {len(events)} events in order, ending {kinds[-1]}")
+        usage = final.response.usage
+        cut = final.response
+        check(cut.status == "incomplete" and cut.incomplete_details is not None
+              and cut.incomplete_details.reason == "max_output_tokens",
+              f"responses stream cut at max_output_tokens: response.completed with status "
+              f"{cut.status!r}, incomplete_details.reason "
+              f"{cut.incomplete_details and cut.incomplete_details.reason!r} (as vLLM)")
+        check(len(deltas) == 5 and "".join(deltas) == final.response.output_text,
+              f"responses stream: {len(deltas)} text deltas, joined = output_text")
+        check(usage.input_tokens == chat.usage.prompt_tokens
+              and usage.output_tokens == chat.usage.completion_tokens == 5
+              and usage.total_tokens == chat.usage.total_tokens,
+              f"responses usage {usage.input_tokens}+{usage.output_tokens} = chat's "
+              f"{chat.usage.prompt_tokens}+{chat.usage.completion_tokens}")
+        r = client.responses.create(model=MODEL, input=messages, max_output_tokens=4)
+        check(r.object == "response" and len(r.output_text.split()) == 4
+              and r.usage.output_tokens == 4
+              and r.usage.input_tokens == chat.usage.prompt_tokens,
+              f"responses.create(): {r.output_text!r}, usage {r.usage.input_tokens}"
+              f"+{r.usage.output_tokens}")
+        e = raises(openai.BadRequestError,
+                   lambda: client.responses.create(model=MODEL, input="x", max_output_tokens=0))
+        check(isinstance(e, openai.BadRequestError) and "max_output_tokens" in str(e),
+              f"max_output_tokens=0 raises BadRequestError naming it ({e})")
+        e = raises(openai.BadRequestError,
+                   lambda: client.responses.create(model=MODEL, input="x",
+                                                   max_output_tokens=10**9, stream=True))
+        check(isinstance(e, openai.BadRequestError) and "`max_output_tokens`" in str(e)
+              and "max_tokens" not in str(e) and "messages" not in str(e),
+              f"a Responses request past the limits names max_output_tokens, not max_tokens ({e})")
     check.finish("every check holds")
 
 

@@ -20,12 +20,17 @@ pin_project! {
     ///
     /// - `text/event-stream`: each SSE data event is read as an OpenAI-compatible chunk
     ///   (tokens, finish reason, `usage`; an error object or `event: error` ends the request
-    ///   with its class; `[DONE]` ends it with success).
+    ///   with its class; `[DONE]` ends it with success). A Responses API stream (typed
+    ///   `event: response.…` lines, no `[DONE]`) is read the same way: its deltas are the
+    ///   tokens, `response.completed` or `response.incomplete` ends the request with success
+    ///   (and its `usage`), `response.failed` or an `error` event with the error's class.
     /// - `application/json` (or `+json`): the body is kept up to the layer's buffer limit and
     ///   its `usage` read at the end.
     /// - Anything else: success at the end.
     ///
-    /// The end of the body is a success unless an error was seen; an error from the inner body
+    /// The end of the body is a success unless an error was seen (also for a stream that ends
+    /// before `[DONE]` or a Responses stream's last event: the server ended it cleanly, and
+    /// the meter does not invent a failure the client may not see); an error from the inner body
     /// is a `transport` error; dropping the body before its end (the client went away) is
     /// `cancelled`.
     ///

@@ -64,7 +64,7 @@
 //! |---|---|
 //! | status ≥ 400 | ends at once: error of the status' class (`rate_limited`, `overloaded`, `timeout`, `server_error`, `client_error`) |
 //! | the answer to a HEAD request, or a 1xx, 204 or 304 (no body goes on the wire) | ends at once: success |
-//! | `text/event-stream` | each SSE data event through [`tokenmeter_openai::chunk::parse`]: a token-bearing delta (content, reasoning, tool call) is one item, the time it passes is its token time; the role frame and empty deltas are frames without a token; `finish_reason` and `usage` (output and input tokens) are kept; an error object or `event: error` ends the request with its class; `[DONE]` ends it with success |
+//! | `text/event-stream` | each SSE data event through [`tokenmeter_openai::chunk::parse`]: a token-bearing delta (content, reasoning, tool call) is one item, the time it passes is its token time; the role frame and empty deltas are frames without a token; `finish_reason` and `usage` (output and input tokens) are kept; an error object or `event: error` ends the request with its class; `[DONE]` ends it with success. A Responses API stream (`/v1/responses`: typed `event:` lines, no `[DONE]`) is read the same way: its text, reasoning and function-call argument deltas are the items, `response.completed`/`response.incomplete` end it with success and its `usage`, `response.failed` and `error` events with their class |
 //! | `application/json` | kept (up to [`MeterLayer::buffer_limit`]) and its `usage` and finish reason read at the end; an error object makes it an error |
 //! | anything else | success at the end |
 //!
@@ -72,7 +72,7 @@
 //!
 //! | Path | Outcome |
 //! |---|---|
-//! | `[DONE]`, or the end of the body | success (unless an error was seen) |
+//! | `[DONE]`, a Responses stream's `response.completed` or `response.incomplete`, or the end of the body (also before any of these: the server ended it cleanly) | success (unless an error was seen) |
 //! | an error from the inner body | `transport` error |
 //! | the body dropped before its end (the client went away) | cancelled |
 //! | the inner service returned an error | `server_error` |

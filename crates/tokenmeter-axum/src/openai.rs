@@ -9,13 +9,16 @@ use crate::sse::{Event, Kind};
 /// The stream's terminator.
 const DONE: &[u8] = b"[DONE]";
 
-/// Applies one SSE event to `request`. `Some` when the event ends the request: `[DONE]`
-/// (success) or an error object or `event: error` (error with its class).
+/// Applies one SSE event to `request`. `Some` when the event ends the request: `[DONE]` or a
+/// Responses API stream's last event, `response.completed` or `response.incomplete` (success),
+/// or an error object, `event: error`, a Responses `response.failed` or `error` event (error
+/// with its class).
 ///
-/// Token-bearing deltas (content, reasoning, tool calls) count as one item each; the role
-/// frame and other deltas without a token are frames. `usage` sets the output and input
-/// tokens. Data that is not a completion chunk counts as a frame: the meter does not invent
-/// a failure the client may not see.
+/// Token-bearing deltas (content, reasoning, tool calls; a Responses text, reasoning or
+/// function-call arguments delta) count as one item each; the role frame and other deltas
+/// without a token are frames. `usage` sets the output and input tokens. Data that is not a
+/// completion chunk counts as a frame: the meter does not invent a failure the client may
+/// not see.
 pub(crate) fn apply_event(request: &mut Request, event: Event<'_>) -> Option<Outcome> {
     if event.data.trim_ascii() == DONE {
         return Some(Outcome::Success);
@@ -27,7 +30,10 @@ pub(crate) fn apply_event(request: &mut Request, event: Event<'_>) -> Option<Out
         (Ok(parsed), kind) => {
             apply_parsed(request, &parsed);
             request.record_tokens(parsed.tokens);
-            (kind == Kind::Error).then_some(Outcome::Error(ErrorClass::ServerError))
+            match kind {
+                Kind::Error => Some(Outcome::Error(ErrorClass::ServerError)),
+                Kind::Message => parsed.terminal.then_some(Outcome::Success),
+            }
         }
         (Err(ChunkError::Server(error)), _) => Some(Outcome::Error(error.class)),
         (Err(ChunkError::Malformed(_)), Kind::Error) => {

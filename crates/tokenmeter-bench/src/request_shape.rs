@@ -13,6 +13,8 @@ use std::fmt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
+use crate::api::Api;
+
 /// One `--header 'Name: value'`.
 #[derive(Clone, PartialEq)]
 pub(crate) struct Header {
@@ -294,12 +296,15 @@ impl RequestShape {
     pub(crate) fn complete(
         &self,
         body: &mut Map<String, Value>,
+        api: Api,
         max_tokens: u64,
         ignore_eos: bool,
     ) {
-        body.insert(self.max_tokens_field.key().to_owned(), max_tokens.into());
+        let length = api.length_field().unwrap_or(self.max_tokens_field.key());
+        body.insert(length.to_owned(), max_tokens.into());
         body.insert("stream".to_owned(), self.stream.into());
-        if self.stream && self.stream_options {
+        // The Responses API always ends its stream with the usage.
+        if self.stream && self.stream_options && api != Api::Responses {
             body.insert(
                 "stream_options".to_owned(),
                 serde_json::json!({"include_usage": true}),
@@ -321,10 +326,12 @@ impl RequestShape {
             .and_then(Value::as_u64)
     }
 
-    /// Whether `--extra-body` sends a prompt of its own (`messages` or `prompt`): the tokens
+    /// Whether `--extra-body` sends a prompt of its own (`messages`, `prompt` or `input`): the tokens
     /// sent are then not the workload's.
     pub(crate) fn replaces_prompt(&self) -> bool {
-        self.extra.get("messages").is_some() || self.extra.get("prompt").is_some()
+        ["messages", "prompt", "input"]
+            .iter()
+            .any(|key| self.extra.get(key).is_some())
     }
 
     /// The model `--extra-body` asks for, if it sets `model` to a string.
@@ -457,7 +464,7 @@ mod tests {
         .shape()
         .unwrap();
         let mut body = Map::new();
-        shape.complete(&mut body, 7, true);
+        shape.complete(&mut body, Api::Chat, 7, true);
         assert_eq!(
             Value::Object(body),
             serde_json::json!({"max_completion_tokens": 7, "stream": true, "ignore_eos": true,

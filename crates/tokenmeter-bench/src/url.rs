@@ -27,27 +27,20 @@ pub(crate) fn parse_url(text: &str) -> Result<reqwest::Url, String> {
     Ok(url)
 }
 
-/// The endpoint URL and its API. A URL whose path already ends in `completions` is used as
-/// given (less a trailing slash); otherwise `endpoint` (`/v1/chat/completions` or `/v1/completions`) is joined onto its
-/// path, leaving out the leading segments of `endpoint` that the path already ends with.
+/// The endpoint URL and its API. A URL whose path already ends in `completions` or
+/// `/responses` is used as given (less a trailing slash); otherwise `endpoint`
+/// (`/v1/chat/completions`, `/v1/completions` or `/v1/responses`) is joined onto its path,
+/// leaving out the leading segments of `endpoint` that the path already ends with.
 pub(crate) fn endpoint_url(base: &reqwest::Url, endpoint: &str) -> (reqwest::Url, Api) {
     let mut url = base.clone();
     let path = base.path().trim_end_matches('/');
-    let path = if path.ends_with("completions") {
+    let path = if path.ends_with("completions") || path.ends_with("/responses") {
         path.to_owned()
     } else {
         join(path, endpoint)
     };
     url.set_path(&path);
-    let api = if url
-        .path()
-        .trim_end_matches('/')
-        .ends_with("chat/completions")
-    {
-        Api::Chat
-    } else {
-        Api::Completions
-    };
+    let api = Api::of_path(url.path());
     (url, api)
 }
 
@@ -76,6 +69,7 @@ pub(crate) fn models_url(endpoint: &reqwest::Url) -> reqwest::Url {
     let prefix = path
         .strip_suffix("/chat/completions")
         .or_else(|| path.strip_suffix("/completions"))
+        .or_else(|| path.strip_suffix("/responses"))
         .unwrap_or(path)
         .to_owned();
     url.set_path(&format!("{prefix}/models"));
@@ -182,6 +176,19 @@ mod tests {
             joined("http://h:1/v1?api-version=2", CHAT).0,
             "http://h:1/v1/chat/completions?api-version=2"
         );
+    }
+
+    #[test]
+    fn the_responses_endpoint_is_its_own_api() {
+        for base in ["http://h:1", "http://h:1/v1", "http://h:1/v1/responses/"] {
+            assert_eq!(
+                joined(base, "/v1/responses"),
+                ("http://h:1/v1/responses".to_owned(), Api::Responses),
+                "{base}"
+            );
+        }
+        let (endpoint, _) = endpoint_url(&parse_url("http://h:1/v1").unwrap(), "/v1/responses");
+        assert_eq!(models_url(&endpoint).as_str(), "http://h:1/v1/models");
     }
 
     #[test]

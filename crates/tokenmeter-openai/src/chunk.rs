@@ -15,6 +15,7 @@
 
 mod fields;
 mod metrics;
+mod responses;
 
 pub use metrics::{MAX_METRIC, ServerMetrics};
 
@@ -88,11 +89,17 @@ impl Usage {
             "completion_tokens",
             "prompt_tokens_details",
         ];
+        Self::named(raw, NAMES)
+    }
+
+    /// [`from_raw`](Self::from_raw) with the names of the prompt count, the completion count
+    /// and the object holding `cached_tokens` (the Responses API names them otherwise).
+    fn named(raw: &RawValue, names: &'static [&'static str; 3]) -> Option<(Self, bool)> {
         if raw.get().trim() == "null" {
             return None;
         }
         let mut usage = Self::default();
-        let Some(fields) = fields::fields(raw, NAMES) else {
+        let Some(fields) = fields::fields(raw, names) else {
             usage.unusable = true;
             return Some((usage, false));
         };
@@ -119,7 +126,9 @@ impl Usage {
 /// What one data event carried.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Parsed {
-    /// Token-bearing deltas (content, reasoning or tool calls), one per choice that has one.
+    /// Token-bearing deltas (content, reasoning or tool calls), one per choice that has one;
+    /// for a Responses API event, one per text, reasoning or function-call arguments delta
+    /// (see [`parse`]).
     pub tokens: u32,
     /// Of [`tokens`](Self::tokens), the deltas that carried only reasoning
     /// (`reasoning_content` or `reasoning`, no content nor tool call).
@@ -137,6 +146,11 @@ pub struct Parsed {
     /// a `content` twice in a delta, a count twice in `usage`): the last value was read, as
     /// JavaScript's and Python's JSON parsers do, and the chunk was kept.
     pub duplicate_keys: bool,
+    /// The event ends the stream, as `[DONE]` ends a chat stream: a Responses API
+    /// `response.completed` or `response.incomplete` (a Responses stream has no `[DONE]`; its
+    /// failures, `response.failed` and `error`, are errors). What follows it is not part of
+    /// the answer.
+    pub terminal: bool,
 }
 
 /// An error the server put in the stream (`{"error": {...}}`).
@@ -194,13 +208,30 @@ struct Wire<'a> {
     error: Option<serde_json::Value>,
     #[serde(borrow, default)]
     metrics: Option<&'a RawValue>,
+    /// A Responses API event's `type` (`responses.rs`).
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    /// A Responses API event's `delta`.
+    #[serde(borrow, default)]
+    delta: Option<&'a RawValue>,
+    /// A Responses API event's `response` object.
+    #[serde(borrow, default)]
+    response: Option<&'a RawValue>,
+    /// `response` for a whole (non-streaming) Responses API answer.
+    #[serde(borrow, default)]
+    object: Option<Cow<'a, str>>,
 }
 
-/// A chunk as [`text`] reads it: every choice, to join their text.
+/// A chunk as [`text`] reads it: every choice, to join their text (or a Responses API
+/// event's text `delta`).
 #[derive(Deserialize)]
 struct TextWire<'a> {
     #[serde(borrow, default)]
     choices: Option<Vec<Choice<'a>>>,
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    delta: Option<&'a RawValue>,
 }
 
 /// The `choices` array folded as it is read (no `Vec`): token-bearing choices and the finish
@@ -302,7 +333,30 @@ impl Choice<'_> {
     }
 }
 
-/// Parses one data event (not `[DONE]`).
+/// Parses one data event (not `[DONE]`): a chat or text completion chunk, or an event of
+/// OpenAI's Responses API (told apart by content: a `type` that starts with `response.`, or
+/// is `error`). A Responses text, reasoning or function-call arguments delta is one
+/// token-bearing delta as a chat delta is; `response.completed` and `response.incomplete`
+/// give the finish reason and the `usage` (`input_tokens` as
+/// [`prompt_tokens`](Usage::prompt_tokens), `output_tokens` as
+/// [`completion_tokens`](Usage::completion_tokens)); `response.failed` and `error` are the
+/// server's error; other events carry no token.
+///
+/// ```
+/// use tokenmeter_openai::chunk::{self, ChunkError};
+///
+/// let delta = chunk::parse(r#"{"type":"response.output_text.delta","delta":"Hi","sequence_number":4}"#)?;
+/// assert_eq!(delta.tokens, 1);
+/// let done = chunk::parse(r#"{"type":"response.completed","sequence_number":9,
+///     "response":{"id":"resp_1","status":"completed","usage":{"input_tokens":8,"output_tokens":3}}}"#)?;
+/// assert_eq!(done.usage.and_then(|u| u.completion_tokens), Some(3));
+/// assert_eq!(done.id.as_deref(), Some("resp_1"));
+/// assert!(matches!(
+///     chunk::parse(r#"{"type":"error","code":"rate_limit_exceeded","message":"later"}"#),
+///     Err(ChunkError::Server(_))
+/// ));
+/// # Ok::<(), ChunkError>(())
+/// ```
 ///
 /// A field given twice does not fail the chunk: the last value is read and
 /// [`Parsed::duplicate_keys`] says so (the chunk is then read a second time, from JSON with
@@ -331,6 +385,19 @@ fn parse_once(data: &str) -> Result<Result<Parsed, ChunkError>, serde_json::Erro
     if let Some(error) = wire.error {
         return Ok(Err(ChunkError::Server(server_error(&error))));
     }
+    if let Some(kind) = wire.kind.as_deref().filter(|k| responses::is_event(k)) {
+        return Ok(responses::parsed(kind, wire.delta, wire.response, data));
+    }
+    if wire.object.as_deref() == Some("response") {
+        // A whole Responses answer reads as the `response.completed` event that carries it.
+        let whole = serde_json::from_str::<&RawValue>(data)?;
+        return Ok(responses::parsed(
+            "response.completed",
+            None,
+            Some(whole),
+            data,
+        ));
+    }
     let choices = wire.choices.unwrap_or_default();
     let (usage, duplicate_usage) = match wire.usage.and_then(Usage::from_raw) {
         Some((usage, duplicate)) => (Some(usage), duplicate),
@@ -349,6 +416,7 @@ fn parse_once(data: &str) -> Result<Result<Parsed, ChunkError>, serde_json::Erro
         id: wire.id.map(Cow::into_owned),
         metrics,
         duplicate_keys,
+        terminal: false,
     }))
 }
 
@@ -423,8 +491,9 @@ pub(crate) fn error_class(error: &serde_json::Value) -> Option<ErrorClass> {
         .or(by_name)
 }
 
-/// The text a data event carried: its content, reasoning and completion text deltas, in order,
-/// or an empty string (a role frame, a usage chunk, or an event that is not a chunk).
+/// The text a data event carried: its content, reasoning and completion text deltas, in order
+/// (a Responses API event: its text, refusal or reasoning `delta`), or an empty string (a role
+/// frame, a usage chunk, or an event that is not a chunk).
 ///
 /// The meter never needs it (it counts with [`parse`]); it is here for programs that also show
 /// the answer.
@@ -450,6 +519,9 @@ pub fn text(data: &str) -> String {
 
 impl TextWire<'_> {
     fn text(&self) -> String {
+        if let Some(kind) = self.kind.as_deref() {
+            return responses::text(kind, self.delta);
+        }
         let mut out = String::new();
         for choice in self.choices.iter().flatten() {
             if let Some(delta) = &choice.delta {

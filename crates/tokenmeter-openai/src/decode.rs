@@ -28,8 +28,9 @@ use crate::error::StreamError;
 pub(crate) struct Event {
     /// The event type was `error`.
     pub(crate) error: bool,
-    /// The event type was another name than `message` (the default) or `error`: an event a
-    /// chat completion stream does not define (a `ping`, say), which a reader skips.
+    /// The event type was another name than `message` (the default), `error` or a Responses
+    /// API event's (`response.…`, whose data is read as a chunk): an event a completion stream
+    /// does not define (a `ping`, say), which a reader skips.
     pub(crate) other: bool,
     /// Its data lines, joined with LF.
     pub(crate) data: String,
@@ -178,7 +179,10 @@ impl Decoder {
     fn dispatch(&mut self) -> Option<Event> {
         self.event_bytes = 0;
         let error = self.kind == "error";
-        let other = !error && !self.kind.is_empty() && self.kind != "message";
+        let other = !error
+            && !self.kind.is_empty()
+            && self.kind != "message"
+            && !self.kind.starts_with("response.");
         self.kind.clear();
         if self.data.is_empty() {
             return None;

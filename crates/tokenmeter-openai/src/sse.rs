@@ -58,7 +58,8 @@ pin_project! {
     ///
     /// Items, in order:
     ///
-    /// - `Ok(Chunk)` for every data event of the default type (`message`), stamped with [`EventClock::now`] when it has been
+    /// - `Ok(Chunk)` for every data event of the default type (`message`) or of a Responses
+    ///   API type (`event: response.output_text.delta`, ...), stamped with [`EventClock::now`] when it has been
     ///   parsed; the role frame, usage chunk and `[DONE]` are chunks with 0 tokens (`done` is set
     ///   for `[DONE]`, and the stream ends with it: what follows is not read, so a body left
     ///   open or garbage after `[DONE]` changes nothing; [`into_body`](SseChunks::into_body)
@@ -70,7 +71,9 @@ pin_project! {
     ///   ([`SseChunks::with_status`]), a transport error, invalid UTF-8 or SSE, a chunk that is
     ///   not JSON of a completion chunk, an error object or `error` event, an event or line
     ///   longer than [`max_event_size`](SseChunks::max_event_size), or a body that ended
-    ///   before `[DONE]` and before any finish reason (truncated).
+    ///   before `[DONE]` and before any finish reason (truncated; a Responses API stream has
+    ///   no `[DONE]`: its `response.completed` or `response.incomplete` ends it as `[DONE]`
+    ///   does, with its finish reason, and what follows is not read).
     ///
     /// Decoding is linear in the bytes (each byte is scanned once), memory is bounded by the
     /// event size limit, and one poll decodes at most 256 KiB without yielding, so a deadline
@@ -382,6 +385,8 @@ impl<C: EventClock> State<'_, C> {
         match chunk::parse(&event.data) {
             Ok(parsed) => {
                 *self.finished |= parsed.finish.is_some();
+                // A Responses stream's last event ends it as `[DONE]` does.
+                *self.done |= parsed.terminal;
                 Ok(Chunk::new(at, parsed, event.data))
             }
             Err(ChunkError::Malformed(message)) => Err(StreamError::Malformed(message)),

@@ -593,3 +593,108 @@ fn duplicate_keys_and_huge_usage_counts_are_flagged_not_fatal() {
     assert_eq!(record.outcome, Outcome::Success);
     assert_eq!(record.output_tokens, 2, "counted from the chunks");
 }
+
+/// Issue 29, item 5: a Responses API stream (typed `event:` lines, no `[DONE]`) is metered
+/// as the chat stream of the same answer is: the same tokens at the same instants, the same
+/// usage and finish reason, success at its end; a `response.failed` ends it with its class.
+#[test]
+fn a_responses_stream_is_metered_as_the_same_chat_stream() {
+    let typed = |kind: &str, rest: &str| {
+        format!("event: {kind}\ndata: {{\"type\":\"{kind}\",\"sequence_number\":0{rest}}}\n\n")
+    };
+    let response = |status: &str, usage: &str| {
+        format!(r#","response":{{"id":"resp_1","status":"{status}","output":[],"usage":{usage}}}"#)
+    };
+    let delta = |text: &str| {
+        typed(
+            "response.output_text.delta",
+            &format!(r#","delta":"{text}""#),
+        )
+    };
+    let usage = r#"{"input_tokens":8,"output_tokens":2,"total_tokens":10}"#;
+    let responses = [
+        typed("response.created", &response("in_progress", "null")),
+        typed("response.in_progress", &response("in_progress", "null")),
+        typed(
+            "response.output_item.added",
+            r#","item":{"type":"message"}"#,
+        ),
+        typed(
+            "response.content_part.added",
+            r#","part":{"type":"output_text"}"#,
+        ),
+        delta("a"),
+        delta("b"),
+        typed("response.output_text.done", r#","text":"ab""#),
+        typed("response.content_part.done", ""),
+        typed("response.output_item.done", ""),
+        typed("response.completed", &response("completed", usage)),
+    ];
+    let chat_usage =
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":2}}\n\n";
+    let chat = [
+        ROLE.to_owned(),
+        ": a\n\n".to_owned(),
+        ": b\n\n".to_owned(),
+        ": c\n\n".to_owned(),
+        token("a"),
+        token("b"),
+        ": d\n\n".to_owned(),
+        ": e\n\n".to_owned(),
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n".to_owned(),
+        chat_usage.to_owned(),
+        DONE.to_owned(),
+    ];
+    let metered = |parts: &[String]| {
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        run(&parts)
+    };
+    let (items, record) = metered(&responses);
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let (_, chat) = metered(&chat);
+    assert_eq!(record.outcome, Outcome::Success);
+    assert_eq!(record.finish_reason, Some(FinishReason::Stop));
+    assert_eq!((record.output_tokens, record.input_tokens), (2, Some(8)));
+    assert_eq!(
+        record.ttft,
+        Some(5 * MS),
+        "the first delta is the 5th part read"
+    );
+    for (name, ours, theirs) in [
+        ("ttft", record.ttft, chat.ttft),
+        ("second token", record.second_token, chat.second_token),
+        ("decode", record.decode, chat.decode),
+    ] {
+        assert_eq!(ours, theirs, "{name}");
+    }
+    assert_eq!(
+        (record.output_tokens, record.input_tokens, record.items),
+        (chat.output_tokens, chat.input_tokens, chat.items)
+    );
+    let text: String = items.iter().flatten().map(Chunk::text).collect();
+    assert_eq!(text, "ab");
+
+    let failed = typed(
+        "response.failed",
+        r#","response":{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"boom"}}"#,
+    );
+    let (items, record) = metered(&[delta("a"), failed]);
+    assert!(
+        matches!(items.last(), Some(Err(StreamError::Server(_)))),
+        "{items:?}"
+    );
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::ServerError));
+    let error = "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"later\"}\n\n".to_owned();
+    let (_, record) = metered(&[delta("a"), error]);
+    assert_eq!(record.outcome, Outcome::Error(ErrorClass::RateLimited));
+    // `response.completed` ends the stream as `[DONE]` does: what follows is not read.
+    let completed = typed("response.completed", &response("completed", usage));
+    let after = "data: not json\n\n".to_owned();
+    let (items, record) = metered(&[delta("a"), completed, after]);
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(record.outcome, Outcome::Success);
+    // Ended before `response.completed`: truncated, as a chat stream without its end is.
+    let (items, record) = metered(&[delta("a")]);
+    assert_eq!(items.last(), Some(&Err(StreamError::Truncated)));
+    assert!(matches!(record.outcome, Outcome::Error(_)));
+}

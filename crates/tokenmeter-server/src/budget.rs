@@ -82,13 +82,10 @@ pub(crate) fn check(
     model: &str,
 ) -> Result<(), ApiError> {
     let options = &parsed.options;
-    let Some(worst) = whole_answer(parsed, chat, model) else {
+    let Some(worst) = over(parsed, chat, limit, model) else {
         return Ok(());
     };
     let tokens = parsed.generate.generated();
-    if worst <= limit as u64 {
-        return Ok(());
-    }
     let field = if chat { "top_logprobs" } else { "logprobs" };
     let logprobs = match options.logprobs {
         Some(k) => format!(" with {field} {k}"),
@@ -103,6 +100,30 @@ pub(crate) fn check(
             mib(limit as u64),
         ),
     ))
+}
+
+/// [`check`] for a Responses API request (`POST /v1/responses`), whose answer is held whole
+/// streamed or not (its closing events repeat the text): the refusal names its own token
+/// limit, `max_output_tokens`.
+pub(crate) fn check_responses(parsed: &Parsed, limit: usize, model: &str) -> Result<(), ApiError> {
+    let Some(worst) = over(parsed, true, limit, model) else {
+        return Ok(());
+    };
+    Err(ApiError::bad_request(
+        Some("max_output_tokens"),
+        format!(
+            "this answer could take {worst} bytes ({} MiB: {} tokens), more than this server's limit of {limit} bytes ({} MiB) for an answer held whole (a Responses answer is, streamed or not): ask for fewer tokens (`max_output_tokens`) or start serve with a larger --max-answer-size",
+            mib(worst),
+            parsed.generate.generated(),
+            mib(limit as u64),
+        ),
+    ))
+}
+
+/// The worst-case size of the answer to `parsed` when it is held whole and larger than
+/// `limit`, else `None`.
+fn over(parsed: &Parsed, chat: bool, limit: usize, model: &str) -> Option<u64> {
+    whole_answer(parsed, chat, model).filter(|&worst| worst > limit as u64)
 }
 
 /// Default memory every whole answer in flight may take together: 1 GiB, four answers of the

@@ -53,6 +53,7 @@
 //! |---|---|
 //! | `POST /v1/chat/completions` | chat; SSE when `"stream": true` (role frame, one chunk per token, finish chunk, `usage` chunk with `stream_options.include_usage`, `[DONE]`), else one JSON body with `usage` |
 //! | `POST /v1/completions` | the same for text completions |
+//! | `POST /v1/responses` | OpenAI's Responses API (`input`, `instructions`, `max_output_tokens`), read and metered as the chat request it amounts to; SSE when `"stream": true` as vLLM sends it (typed `event:` lines: `response.created`, `response.in_progress`, the output item and content part added, one `response.output_text.delta` per token (`response.reasoning_text.delta` for reasoning), the `done` events, `response.completed` with `usage`; `response.failed` on a failure), else the response object (`responses.rs`) |
 //! | `GET /v1/models` | the served names (`--served-model-name`, default `--model`) |
 //! | `GET /v1/models/{id}` | one served name's model object |
 //! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage and every HTTP answer by route, method and status class |
@@ -121,6 +122,8 @@ mod openai;
 mod overflow;
 mod profile;
 mod request_metrics;
+mod response_events;
+mod responses;
 mod routes;
 mod sampling;
 mod server;

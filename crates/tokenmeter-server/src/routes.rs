@@ -61,9 +61,11 @@ pub(crate) struct AppState {
     pub(crate) per_request_metrics: bool,
 }
 
-/// The routes; any other path is a 404 and any other method a 405, with OpenAI's error body.
-pub(crate) fn router(state: AppState) -> Router {
+/// The routes, with `more` (the Responses API's, from `responses.rs`); any other path is a
+/// 404 and any other method a 405, with OpenAI's error body.
+pub(crate) fn router(state: AppState, more: Router<AppState>) -> Router {
     Router::new()
+        .merge(more)
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
         .route("/v1/models", get(models))
@@ -76,12 +78,22 @@ pub(crate) fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-const ROUTE_LIST: &str = "POST /v1/chat/completions, POST /v1/completions, GET /v1/models, GET /v1/models/{id}, GET /metrics, GET /health, GET /slo";
+const ROUTE_LIST: &str = "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, GET /metrics, GET /health, GET /slo";
 
 impl AppState {
     /// The name responses report: the first served name.
     pub(crate) fn model(&self) -> &str {
         &self.models[0]
+    }
+
+    /// A chat answer that starts with `--reasoning-tokens` reasoning tokens (fewer than its
+    /// tokens).
+    pub(crate) fn with_reasoning(&self, mut parsed: Parsed) -> Parsed {
+        let output = parsed.generate.generated();
+        parsed.generate = parsed
+            .generate
+            .reasoning_tokens(self.reasoning_tokens.min(output.saturating_sub(1)));
+        parsed
     }
 
     /// Refuses a request naming a model this server does not serve (404, as vLLM); a request
@@ -132,7 +144,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     );
     let mut response = json_response(StatusCode::METHOD_NOT_ALLOWED, &body);
     let allow = match uri.path() {
-        "/v1/chat/completions" | "/v1/completions" => "POST",
+        "/v1/chat/completions" | "/v1/completions" | "/v1/responses" => "POST",
         _ => "GET, HEAD",
     };
     response
@@ -184,71 +196,16 @@ async fn metrics(State(state): State<AppState>) -> Response {
 /// Reads the body within the limits, parses it, submits, and answers as a stream or a whole
 /// response. The body is dropped once parsed: a queued request keeps only what it needs.
 async fn generate(state: AppState, operation: Operation, request: Request) -> Response {
-    let read = read_body(
-        request,
-        state.max_body,
-        state.body_timeout,
-        &state.body_budget,
-    );
-    let (body, reservation) = match read.await {
-        Ok(body) => body,
-        Err(refusal) => {
-            // Recorded too: the request arrived and was refused.
-            let class = if refusal == BodyRefusal::Budget {
-                state.metrics.http.closed(Closed::BodyBudget);
-                ErrorClass::Overloaded
-            } else {
-                ErrorClass::ClientError
-            };
-            state.engine.series(operation).start().fail(class);
-            let budget = state.body_budget.limit();
-            return refusal.response(state.max_body, state.body_timeout, budget);
-        }
-    };
-    let parsed = match operation {
+    let parse = |body: &[u8]| match operation {
         Operation::TextCompletion => {
-            openai::completion(&body, state.default_max_tokens, &state.counter)
+            openai::completion(body, state.default_max_tokens, &state.counter)
         }
-        _ => openai::chat(&body, state.default_max_tokens, &state.counter).map(|mut parsed| {
-            let output = parsed.generate.generated();
-            parsed.generate = parsed
-                .generate
-                .reasoning_tokens(state.reasoning_tokens.min(output.saturating_sub(1)));
-            parsed
-        }),
+        _ => openai::chat(body, state.default_max_tokens, &state.counter)
+            .map(|parsed| state.with_reasoning(parsed)),
     };
-    drop((body, reservation));
-    let chat = operation != Operation::TextCompletion;
-    let parsed = match parsed.and_then(|parsed| {
-        state.check_model(parsed.options.model.as_deref())?;
-        budget::check(&parsed, chat, state.max_answer, state.model())?;
-        Ok(parsed)
-    }) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            state
-                .engine
-                .series(operation)
-                .start()
-                .fail(ErrorClass::ClientError);
-            return api_error(&error);
-        }
-    };
-    // A whole answer holds its worst case of the budget until its last byte is handed over.
-    let hold = match budget::whole_answer(&parsed, chat, state.model()) {
-        Some(worst) => match state.answer_budget.hold(worst) {
-            Some(hold) => Some(hold),
-            None => {
-                state.metrics.http.refused(Refused::AnswerBudget);
-                state
-                    .engine
-                    .series(operation)
-                    .start()
-                    .fail(ErrorClass::Overloaded);
-                return budget::over_budget(worst, &state.answer_budget);
-            }
-        },
-        None => None,
+    let (parsed, hold) = match admit(&state, operation, request, parse, false).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refusal,
     };
     let streams = match submit(&state.engine, &parsed) {
         Ok(streams) => streams,
@@ -282,11 +239,93 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     response
 }
 
+/// Reads a request's body within the limits and parses it with `parse` (`chat` tells the
+/// answer's shape), checks its model and the size of its answer, and takes the answer's share
+/// of the answer budget when it is held whole (`responses`: a Responses API request, held
+/// whole even when streamed and refused in that API's words). A refused request is recorded (it arrived) and answered.
+pub(crate) async fn admit(
+    state: &AppState,
+    operation: Operation,
+    request: Request,
+    parse: impl FnOnce(&[u8]) -> Result<Parsed, ApiError>,
+    responses: bool,
+) -> Result<(Parsed, Option<AnswerHold>), Response> {
+    let read = read_body(
+        request,
+        state.max_body,
+        state.body_timeout,
+        &state.body_budget,
+    );
+    let (body, reservation) = match read.await {
+        Ok(body) => body,
+        Err(refusal) => {
+            // Recorded too: the request arrived and was refused.
+            let class = if refusal == BodyRefusal::Budget {
+                state.metrics.http.closed(Closed::BodyBudget);
+                ErrorClass::Overloaded
+            } else {
+                ErrorClass::ClientError
+            };
+            state.engine.series(operation).start().fail(class);
+            let budget = state.body_budget.limit();
+            return Err(refusal.response(state.max_body, state.body_timeout, budget));
+        }
+    };
+    let parsed = parse(&body);
+    drop((body, reservation));
+    let chat = operation != Operation::TextCompletion;
+    let as_held = |parsed: &Parsed| {
+        let mut options = parsed.options.clone();
+        options.stream &= !responses;
+        Parsed {
+            generate: parsed.generate.clone(),
+            options,
+        }
+    };
+    let parsed = match parsed.and_then(|parsed| {
+        state.check_model(parsed.options.model.as_deref())?;
+        let held = as_held(&parsed);
+        if responses {
+            budget::check_responses(&held, state.max_answer, state.model())?;
+        } else {
+            budget::check(&held, chat, state.max_answer, state.model())?;
+        }
+        Ok(parsed)
+    }) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            state
+                .engine
+                .series(operation)
+                .start()
+                .fail(ErrorClass::ClientError);
+            return Err(api_error(&error));
+        }
+    };
+    // A whole answer holds its worst case of the budget until its last byte is handed over.
+    let hold = match budget::whole_answer(&as_held(&parsed), chat, state.model()) {
+        Some(worst) => match state.answer_budget.hold(worst) {
+            Some(hold) => Some(hold),
+            None => {
+                state.metrics.http.refused(Refused::AnswerBudget);
+                state
+                    .engine
+                    .series(operation)
+                    .start()
+                    .fail(ErrorClass::Overloaded);
+                return Err(budget::over_budget(worst, &state.answer_budget));
+            }
+        },
+        None => None,
+    };
+    Ok((parsed, hold))
+}
+
 /// Submits the request's `n` choices, all or none (`Engine::submit_choices`): one engine
 /// request per choice, as vLLM runs `n` child requests; the first carries the request's `n`
 /// (published once per client request, as vLLM counts its parent request). A refused request
 /// is recorded once, and no choice of it runs.
-fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
+pub(crate) fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
     engine.submit_choices(
         parsed.generate.clone().choices(parsed.options.n.max(1)),
         parsed.options.n,
@@ -347,7 +386,7 @@ async fn whole(
 
 /// The answer when a choice failed before the answer started: 500, or 503 if the engine
 /// stopped.
-fn ended(event: Event) -> Response {
+pub(crate) fn ended(event: Event) -> Response {
     match event {
         Event::Failed(message) => failed(&message),
         _ => stopped(),
@@ -355,15 +394,20 @@ fn ended(event: Event) -> Response {
 }
 
 /// The answer to a request refused before the engine: vLLM's error shape.
-fn api_error(error: &ApiError) -> Response {
+pub(crate) fn api_error(error: &ApiError) -> Response {
     json_response(error.status(), &error.body())
 }
 
 /// The answer to a refused submission: 429 (queue full), 400 (past the context length, with
 /// vLLM's message, or larger than the KV cache) or 503.
-fn refused(error: &SubmitError) -> Response {
+pub(crate) fn refused(error: &SubmitError) -> Response {
+    refused_as(error, &error.to_string())
+}
+
+/// [`refused`] with `message` for the error's own (another API's words for the same refusal).
+pub(crate) fn refused_as(error: &SubmitError, message: &str) -> Response {
     if let SubmitError::TooManyChoices { .. } | SubmitError::ChoicesTooLarge { .. } = error {
-        return api_error(&ApiError::bad_request(Some("n"), error.to_string()));
+        return api_error(&ApiError::bad_request(Some("n"), message));
     }
     let status =
         StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
@@ -374,7 +418,7 @@ fn refused(error: &SubmitError) -> Response {
         }
         _ => ("server_error", "overloaded"),
     };
-    let mut response = json_response(status, &error_body(&error.to_string(), kind, Some(code)));
+    let mut response = json_response(status, &error_body(message, kind, Some(code)));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let headers = response.headers_mut();
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -392,7 +436,7 @@ fn stopped() -> Response {
     json_response(StatusCode::SERVICE_UNAVAILABLE, &body)
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -402,7 +446,7 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     response
 }
 
-fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())

@@ -17,7 +17,7 @@ use crate::listener::{self, Stopped};
 use crate::metrics::Metrics;
 use crate::routes::{self, AppState};
 use crate::slo::SloState;
-use crate::{body, openai, socket};
+use crate::{body, openai, responses, socket};
 
 /// How long [`Server::shutdown`] waits, past the grace, for the server to stop: dropping
 /// the connections left and the engine recording their cancellation take milliseconds.
@@ -114,7 +114,7 @@ impl Server {
             per_request_metrics: config.enable_per_request_metrics,
         };
         let (signal, stop) = oneshot::channel::<()>();
-        let app = routes::router(state.clone());
+        let app = routes::router(state.clone(), responses::route());
         let counts = state.metrics.http.clone();
         let engine = state.engine.clone();
         let task = tokio::spawn(async move {

@@ -4,6 +4,7 @@
 mod bodiless;
 mod lifecycle;
 mod model;
+mod responses;
 mod router;
 mod statuses;
 mod streams;

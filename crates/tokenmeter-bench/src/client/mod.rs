@@ -179,11 +179,19 @@ impl Client {
             Api::Completions => {
                 json!({"model": self.target.model, "prompt": spec.prompt.as_text()})
             }
+            Api::Responses => {
+                let input = match &spec.prompt {
+                    Prompt::Text(text) => json!(text),
+                    Prompt::Messages(messages) => json!(messages),
+                };
+                json!({"model": self.target.model, "input": input})
+            }
         };
         if let serde_json::Value::Object(body) = &mut body {
+            let api = self.target.api;
             self.target
                 .shape
-                .complete(body, spec.max_tokens, self.target.ignore_eos);
+                .complete(body, api, spec.max_tokens, self.target.ignore_eos);
         }
         serde_json::to_vec(&body).unwrap_or_default()
     }

@@ -214,6 +214,7 @@ impl Run {
             backend: match self.api {
                 Api::Chat => "openai-chat",
                 Api::Completions => "openai",
+                Api::Responses => "openai-responses",
             },
             arrival: self.args.load.arrival,
             peer: &self.args.peer,

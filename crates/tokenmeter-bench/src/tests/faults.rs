@@ -220,3 +220,58 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
         assert_eq!(Trace::of(measured).outcome, record.outcome.as_str());
     }
 }
+
+/// One typed event of a Responses API stream (`POST /v1/responses`).
+fn typed(kind: &str, rest: &str) -> Step {
+    Step::Raw(
+        format!("event: {kind}\ndata: {{\"type\":\"{kind}\",\"sequence_number\":0{rest}}}\n\n")
+            .into_bytes(),
+    )
+}
+
+/// A Responses stream of two text deltas, before its last event.
+fn responses_head() -> Vec<Step> {
+    let delta = |text: &str| {
+        typed(
+            "response.output_text.delta",
+            &format!(r#","delta":"{text}""#),
+        )
+    };
+    vec![
+        Step::StreamHead,
+        typed(
+            "response.created",
+            r#","response":{"id":"resp_1","status":"in_progress"}"#,
+        ),
+        delta("a"),
+        delta("b"),
+    ]
+}
+
+/// Issue 29, item 5: a Responses stream has no `[DONE]`. Its `response.completed` ends it
+/// (a success with its usage, even when the server keeps the body open after it, as `[DONE]`
+/// does); a body that ends before any last event is truncated, as a chat stream that ends
+/// before `[DONE]` and any finish reason is.
+#[tokio::test]
+async fn a_responses_stream_ends_at_its_last_event_and_is_truncated_without_it() {
+    let completed = typed(
+        "response.completed",
+        r#","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":7,"output_tokens":2,"total_tokens":9}}"#,
+    );
+    for then in [Step::End, Step::Stall] {
+        let script = with(responses_head(), vec![completed.clone(), then.clone()]);
+        let (trace, core) = one(move |_| script.clone(), SHORT).await;
+        assert_eq!(trace.outcome, "success", "then {then:?}: {trace:?}");
+        assert_eq!(trace.output_tokens, 2, "{trace:?}");
+        assert_eq!(trace.finish_reason.as_deref(), Some("stop"), "{trace:?}");
+        assert_eq!(core.records()[0].outcome, Outcome::Success);
+    }
+    let script = with(responses_head(), vec![Step::End]);
+    let (trace, core) = one(move |_| script.clone(), LONG).await;
+    assert_eq!(trace.error_class.as_deref(), Some("transport"), "{trace:?}");
+    assert!(trace.error.unwrap_or_default().contains("truncated"));
+    assert_eq!(
+        core.records()[0].outcome,
+        Outcome::Error(ErrorClass::Transport)
+    );
+}

@@ -22,6 +22,9 @@
 //! - `[DONE]`: async-openai ends its stream there, and also when the body ends without it, so
 //!   a body cut off cleanly is a success (a reset or a body cut mid-chunk is a `transport`
 //!   error).
+//! - Responses API streams (`/v1/responses`): async-openai's `ResponseStream` (its `responses`
+//!   feature) is not read by this helper; meter one with [`SseChunks`](crate::SseChunks) (the
+//!   `reqwest` helper) or the axum layer, which read its typed events as chat chunks.
 //!
 //! async-openai's client retries a 429, a 5xx and a failed connection before `create_stream`
 //! returns (3 times by default, with backoff and `retry-after`): [`send`] records them as one

@@ -7,6 +7,7 @@ mod api;
 mod delivery;
 mod errors;
 mod metrics;
+mod responses;
 mod shutdown;
 mod streaming;
 
