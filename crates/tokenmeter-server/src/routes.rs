@@ -23,7 +23,7 @@ use super::chunks::{Frames, error_body};
 use super::http_counts::{Closed, Refused};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
-use super::slo::SloState;
+use super::slo::{self, SloState};
 use super::sse::{SseBody, WholeBody};
 
 /// Shared by every handler.
@@ -184,6 +184,16 @@ async fn metrics(State(state): State<AppState>) -> Response {
 /// Reads the body within the limits, parses it, submits, and answers as a stream or a whole
 /// response. The body is dropped once parsed: a queued request keeps only what it needs.
 async fn generate(state: AppState, operation: Operation, request: Request) -> Response {
+    let targets = match slo::targets(request.headers()) {
+        Ok(targets) => targets,
+        Err(error) => {
+            // Counted apart by an SLO monitor (`reason="malformed"`), not against a class.
+            let mut refused = state.engine.series(operation).start();
+            refused.set_slo_targets(tokenmeter::request::SloTargets::malformed());
+            refused.fail(ErrorClass::ClientError);
+            return api_error(&error);
+        }
+    };
     let read = read_body(
         request,
         state.max_body,
@@ -219,9 +229,12 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     };
     drop((body, reservation));
     let chat = operation != Operation::TextCompletion;
-    let parsed = match parsed.and_then(|parsed| {
+    let parsed = match parsed.and_then(|mut parsed| {
         state.check_model(parsed.options.model.as_deref())?;
         budget::check(&parsed, chat, state.max_answer, state.model())?;
+        if let Some(targets) = targets {
+            parsed.generate = parsed.generate.slo_targets(targets);
+        }
         Ok(parsed)
     }) {
         Ok(parsed) => parsed,

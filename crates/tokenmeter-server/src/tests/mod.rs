@@ -8,6 +8,7 @@ mod delivery;
 mod errors;
 mod metrics;
 mod shutdown;
+mod slo_headers;
 mod streaming;
 
 use std::time::{Duration, Instant};
