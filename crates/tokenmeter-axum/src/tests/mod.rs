@@ -5,6 +5,7 @@ mod bodiless;
 mod lifecycle;
 mod model;
 mod router;
+mod slo_headers;
 mod statuses;
 mod streams;
 
