@@ -203,7 +203,11 @@ mod tests {
         assert_eq!(named, [Some("batch"), None]);
         let classes = workload.slo_classes().unwrap();
         assert_eq!(classes.tag(0, named[0]).unwrap().unwrap().class, 1);
-        assert_eq!(classes.tag(2, named[1]).unwrap().unwrap().class, 0, "in turn");
+        assert_eq!(
+            classes.tag(2, named[1]).unwrap().unwrap().class,
+            0,
+            "in turn"
+        );
         let _ = std::fs::remove_file(path);
     }
 }

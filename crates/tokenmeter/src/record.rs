@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::outcome::{FinishReason, Outcome};
-use crate::request::SloTargets;
 use crate::series::Series;
+use crate::slo_targets::SloTargets;
 
 /// The complete measurement of one request (`docs/src/reference/metrics.md` §1).
 ///

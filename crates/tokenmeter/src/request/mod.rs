@@ -18,12 +18,11 @@
 //! until its first token), then as `running` until it ends.
 
 mod observation;
-mod targets;
 
-pub use observation::Observation;
-pub use targets::{
+pub use crate::slo_targets::{
     MAX_TARGET_MS, SloTargets, TPOT_HEADER, TTFT_HEADER, TargetError, TargetProblem,
 };
+pub use observation::Observation;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

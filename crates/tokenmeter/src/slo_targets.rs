@@ -1,4 +1,4 @@
-//! [`SloTargets`]: the latency objectives one request carries for itself (from the
+//! [`SloTargets`] (in [`request`](crate::request)): the latency objectives one request carries for itself (from the
 //! `x-slo-ttft-ms` and `x-slo-tpot-ms` request headers a gateway or client sends), parsed
 //! strictly.
 //!
