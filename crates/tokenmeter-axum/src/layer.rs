@@ -37,6 +37,7 @@ pub const DEFAULT_BUFFER_LIMIT: usize = 256 * 1024;
 pub struct MeterLayer<C> {
     choose: Arc<C>,
     limit: usize,
+    slo_headers: bool,
 }
 
 impl<F> MeterLayer<F>
@@ -92,7 +93,23 @@ impl<C> MeterLayer<C> {
         Self {
             choose: Arc::new(choose),
             limit: DEFAULT_BUFFER_LIMIT,
+            slo_headers: false,
         }
+    }
+
+    /// Reads each request's own objectives from its `x-slo-ttft-ms` and `x-slo-tpot-ms`
+    /// headers onto its measurement ([`slo_targets`](crate::slo_targets)), for an SLO monitor
+    /// to fold into its declared header classes. Off by default; no other header is read.
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    /// let series = Meter::builder().build().series(&Labels::server("chat"));
+    /// let layer = tokenmeter_axum::MeterLayer::new(move |_| series.clone()).slo_headers();
+    /// # let _ = layer;
+    /// ```
+    pub fn slo_headers(mut self) -> Self {
+        self.slo_headers = true;
+        self
     }
 
     /// The longest SSE event read (a longer one is passed through but not read) and the longest
@@ -107,7 +124,7 @@ impl<S, C> Layer<S> for MeterLayer<C> {
     type Service = MeterService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        MeterService::new(inner, Arc::clone(&self.choose), self.limit)
+        MeterService::new(inner, Arc::clone(&self.choose), self.limit).slo_headers(self.slo_headers)
     }
 }
 
@@ -116,6 +133,7 @@ impl<C> Clone for MeterLayer<C> {
         Self {
             choose: Arc::clone(&self.choose),
             limit: self.limit,
+            slo_headers: self.slo_headers,
         }
     }
 }

@@ -110,6 +110,16 @@
 //! # Ok::<(), tokenmeter_axum::TenantError>(())
 //! ```
 //!
+//! # SLO classes from request headers
+//!
+//! [`MeterLayer::slo_headers`] (opt-in) reads each request's own objectives from the
+//! `x-slo-ttft-ms` and `x-slo-tpot-ms` headers (whole milliseconds, the names llm-d's endpoint
+//! picker reads; no other header) onto its record ([`slo_targets`]). An SLO monitor
+//! (`tokenmeter-slo`) added to the meter folds them into the header classes its spec declares
+//! and judges the request against them; a malformed or repeated header is recorded as
+//! malformed and counted apart (`reason="malformed"`), never refused by the layer and never a
+//! label of its value.
+//!
 //! # Cost
 //!
 //! Per token: parsing its SSE event (the allocations of [`tokenmeter_openai::chunk::parse`] and
@@ -137,6 +147,7 @@ mod layer;
 mod model;
 mod openai;
 mod service;
+mod slo_headers;
 mod sse;
 mod unwind;
 
@@ -152,6 +163,7 @@ pub use model::{
     request_model, request_user,
 };
 pub use service::MeterService;
+pub use slo_headers::slo_targets;
 pub use tokenmeter_openai::{TenantError, TenantLabels};
 
 // The README's example runs with the doc tests, so the page crates.io shows stays true.

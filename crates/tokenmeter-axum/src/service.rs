@@ -51,6 +51,7 @@ pub struct MeterService<S, C> {
     inner: S,
     choose: Arc<C>,
     limit: usize,
+    slo_headers: bool,
 }
 
 impl<S, C> MeterService<S, C> {
@@ -59,7 +60,13 @@ impl<S, C> MeterService<S, C> {
             inner,
             choose,
             limit,
+            slo_headers: false,
         }
+    }
+
+    pub(crate) fn slo_headers(mut self, on: bool) -> Self {
+        self.slo_headers = on;
+        self
     }
 
     /// The inner service.
@@ -84,7 +91,10 @@ where
 
     fn call(&mut self, request: http::Request<ReqBody>) -> Self::Future {
         let (parts, body) = request.into_parts();
-        let metered = self.choose.series(&parts).start();
+        let mut metered = self.choose.series(&parts).start();
+        if self.slo_headers {
+            metered.set_slo_targets(crate::slo_headers::slo_targets(&parts));
+        }
         let head = parts.method == http::Method::HEAD;
         let future = self.inner.call(http::Request::from_parts(parts, body));
         ResponseFuture::new(future, metered, self.limit, head)
@@ -97,6 +107,7 @@ impl<S: Clone, C> Clone for MeterService<S, C> {
             inner: self.inner.clone(),
             choose: Arc::clone(&self.choose),
             limit: self.limit,
+            slo_headers: self.slo_headers,
         }
     }
 }

@@ -141,6 +141,7 @@ mod server_view;
 mod shard;
 mod slices;
 mod slo;
+mod slo_class;
 mod summary;
 mod sweep;
 mod swept;
@@ -175,6 +176,7 @@ pub use schedule::StageSpec;
 pub use shard::{Shard, ShardArgs, StartAt};
 pub use slices::args::{MetricsTarget, SliceArgs};
 pub use slo::{JudgedFrom, Slo, SloError};
+pub use slo_class::{MAX_SLO_CLASSES, SloClassArg};
 pub use swept::{Sweep, SweepRates, SweepStep};
 pub use workload::{
     ArrivalKind, CancelAt, Curve, DatasetFormat, LengthDist, LengthError, SharedPrefix,

@@ -76,6 +76,8 @@ pub(crate) struct Measured {
     pub(crate) stage: usize,
     /// Its turn in a conversation (0: the first, or a request alone).
     pub(crate) turn: u32,
+    /// Its `--slo-class` (index in the run's list), when it sent one's objectives.
+    pub(crate) slo_class: Option<u16>,
     /// The output tokens are the streamed text counted with `--tokenizer` (no `usage` came).
     pub(crate) output_counted: bool,
     /// The core's record; `None` only when the request's task was lost (it panicked).

@@ -22,6 +22,7 @@ use crate::interrupt::Interrupt;
 use crate::pipeline::{Prepared, Target, measure, prepare, repeat, run_args, sweep};
 use crate::repeat::Repeated;
 use crate::slo::Slo;
+use crate::slo_class::SloClassArg;
 use crate::swept::{Sweep, SweepRates};
 use crate::validate::Validated;
 use crate::workload::LengthDist;
@@ -363,6 +364,27 @@ impl PlanBuilder {
         match Slo::from_str(objectives) {
             Ok(slo) => self.set(|a| a.slo = slo),
             Err(error) => self.fail(error.to_string()),
+        }
+    }
+
+    /// Adds a workload class whose requests send their own objectives in the `x-slo-ttft-ms`
+    /// and `x-slo-tpot-ms` headers, as `--slo-class` takes it:
+    /// `NAME:ttft=200ms,tpot=50ms[:WEIGHT]`. Requests take the classes in turn by weight; the
+    /// JSON's `slo_classes` gives each class's attainment. Default: none.
+    ///
+    /// ```
+    /// let plan = tokenmeter_bench::Plan::builder()
+    ///     .slo_class("interactive:ttft=200ms,tpot=50ms:3")
+    ///     .slo_class("batch:ttft=10s")
+    ///     .build();
+    /// assert!(plan.is_ok());
+    /// let wrong = tokenmeter_bench::Plan::builder().slo_class("x:e2e=1s").build().unwrap_err();
+    /// assert!(wrong.to_string().contains("use ttft or tpot"), "{wrong}");
+    /// ```
+    pub fn slo_class(self, class: &str) -> Self {
+        match SloClassArg::from_str(class) {
+            Ok(class) => self.set(|a| a.workload.slo_classes.push(class)),
+            Err(error) => self.fail(error),
         }
     }
 

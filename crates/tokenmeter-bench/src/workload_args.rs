@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use anyhow::bail;
 
+use crate::slo_class::{SloClassArg, SloClasses};
+
 use crate::workload::{
     CancelAt, DatasetFormat, DatasetOptions, Injection, LengthDist, PromptTokenizer, SharedPrefix,
     Source, load_dataset,
@@ -54,6 +56,9 @@ pub struct WorkloadArgs {
     pub replay_speed: f64,
     /// A Hugging Face `tokenizer.json` counting prompt tokens; `None` (default): one token per word, estimated.
     pub tokenizer: Option<PathBuf>,
+    /// Workload classes sending their own objectives in `x-slo-ttft-ms`/`x-slo-tpot-ms`
+    /// (`--slo-class`), taken in turn by weight or named by a dataset line; empty (default): none sent.
+    pub slo_classes: Vec<SloClassArg>,
 }
 
 /// The prompt length by default ([`WorkloadArgs::input_tokens`]): 256 tokens.
@@ -87,6 +92,7 @@ impl Default for WorkloadArgs {
             cancel_after: None,
             replay_speed: 1.0,
             tokenizer: None,
+            slo_classes: Vec::new(),
         }
     }
 }
@@ -106,6 +112,7 @@ impl WorkloadArgs {
         tokenizer: Option<Arc<PromptTokenizer>>,
         seed: u64,
     ) -> anyhow::Result<Source> {
+        let classes = self.slo_classes()?;
         let source = match &self.dataset {
             Some(path) => {
                 if self.turns > 1 || self.shared_prefix.is_some() {
@@ -120,8 +127,12 @@ impl WorkloadArgs {
                     multi_turn: self.multi_turn,
                     seed,
                 };
+                let entries = load_dataset(path, options)?;
+                for name in entries.iter().filter_map(|e| e.slo_class.as_deref()) {
+                    classes.position(name)?;
+                }
                 Source::Dataset {
-                    entries: load_dataset(path, options)?,
+                    entries,
                     output: self.output_tokens,
                 }
             }
@@ -143,6 +154,11 @@ impl WorkloadArgs {
         Ok(source)
     }
 
+    /// `--slo-class`, checked.
+    pub(crate) fn slo_classes(&self) -> anyhow::Result<SloClasses> {
+        SloClasses::new(&self.slo_classes)
+    }
+
     /// The cancellation injection, when asked.
     pub(crate) fn injection(&self) -> Option<Injection> {
         let at = self.cancel_after?;
@@ -150,5 +166,48 @@ impl WorkloadArgs {
             fraction: self.cancel_fraction,
             at,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dataset line's `"slo_class"` picks its `--slo-class`; a name no flag declares is an
+    /// error that says how to declare it.
+    #[test]
+    fn a_dataset_names_declared_classes_only() {
+        let path = std::env::temp_dir().join(format!("slo-classes-{}.jsonl", std::process::id()));
+        std::fs::write(
+            &path,
+            "{\"prompt\": \"a b\", \"slo_class\": \"batch\"}\n{\"prompt\": \"c\"}\n",
+        )
+        .unwrap();
+        let mut workload = WorkloadArgs {
+            dataset: Some(path.clone()),
+            ..WorkloadArgs::default()
+        };
+        let error = workload.source(None, 0).unwrap_err().to_string();
+        assert!(
+            error.contains("\"batch\", which no --slo-class declares"),
+            "{error}"
+        );
+        workload.slo_classes = vec![
+            "interactive:ttft=200ms".parse().unwrap(),
+            "batch:ttft=10s".parse().unwrap(),
+        ];
+        let Source::Dataset { entries, .. } = workload.source(None, 0).unwrap() else {
+            panic!("a dataset source")
+        };
+        let named: Vec<Option<&str>> = entries.iter().map(|e| e.slo_class.as_deref()).collect();
+        assert_eq!(named, [Some("batch"), None]);
+        let classes = workload.slo_classes().unwrap();
+        assert_eq!(classes.tag(0, named[0]).unwrap().unwrap().class, 1);
+        assert_eq!(
+            classes.tag(2, named[1]).unwrap().unwrap().class,
+            0,
+            "in turn"
+        );
+        let _ = std::fs::remove_file(path);
     }
 }

@@ -58,7 +58,7 @@
 //! | `GET /v1/models/{id}` | one served name's model object |
 //! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage and every HTTP answer by route, method and status class |
 //! | `GET /health` | `{"status":"ok"}` |
-//! | `GET /slo` | the SLO monitor's report (with `--slo-spec`) |
+//! | `GET /slo` | the SLO monitor's report (with `--slo-spec`; requests carrying `x-slo-ttft-ms` / `x-slo-tpot-ms` are counted under the spec's header classes, judged against their own objectives) |
 //! | any other path / method | 404 / 405 with OpenAI's error body |
 //!
 //! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`; a request refused
@@ -67,7 +67,7 @@
 //!
 //! | Status | When |
 //! |---|---|
-//! | 400 | a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`); a non-streaming answer whose worst case is over `--max-answer-size` (default 256 MiB; `budget.rs`) |
+//! | 400 | a malformed or repeated `x-slo-ttft-ms` / `x-slo-tpot-ms` header (`param` names it; the message gives the rule, never the value; counted as `tokenmeter_slo_requests_unclassified_total{reason="malformed"}` with `--slo-spec`); a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`); a non-streaming answer whose worst case is over `--max-answer-size` (default 256 MiB; `budget.rs`) |
 //! | 404 | a `model` not served: ``The model `x` does not exist.`` (also `GET /v1/models/x`) |
 //! | 404, 405 | an unknown path, or a method the route does not answer (with `Allow`) |
 //! | 408 | a body not whole within `--body-timeout` (default 30 s) of its headers |

@@ -23,7 +23,7 @@ use super::chunks::{Frames, error_body};
 use super::http_counts::{Closed, Refused};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
-use super::slo::SloState;
+use super::slo::{self, SloState};
 use super::sse::{SseBody, WholeBody};
 
 /// Shared by every handler.
@@ -250,6 +250,16 @@ pub(crate) async fn admit(
     parse: impl FnOnce(&[u8]) -> Result<Parsed, ApiError>,
     responses: bool,
 ) -> Result<(Parsed, Option<AnswerHold>), Response> {
+    let targets = match slo::targets(request.headers()) {
+        Ok(targets) => targets,
+        Err(error) => {
+            // Counted apart by an SLO monitor (`reason="malformed"`), not against a class.
+            let mut refused = state.engine.series(operation).start();
+            refused.set_slo_targets(tokenmeter::request::SloTargets::malformed());
+            refused.fail(ErrorClass::ClientError);
+            return Err(api_error(&error));
+        }
+    };
     let read = read_body(
         request,
         state.max_body,
@@ -282,8 +292,11 @@ pub(crate) async fn admit(
             options,
         }
     };
-    let parsed = match parsed.and_then(|parsed| {
+    let parsed = match parsed.and_then(|mut parsed| {
         state.check_model(parsed.options.model.as_deref())?;
+        if let Some(targets) = targets {
+            parsed.generate = parsed.generate.slo_targets(targets);
+        }
         let held = as_held(&parsed);
         if responses {
             budget::check_responses(&held, state.max_answer, state.model())?;

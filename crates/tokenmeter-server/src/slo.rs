@@ -1,7 +1,10 @@
 //! `--slo-spec`: the SLO monitor and the batch-size analysis behind `GET /slo`.
 
+use crate::api_error::ApiError;
+use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use tokenmeter::Clock;
+use tokenmeter::request::{SloTargets, TPOT_HEADER, TTFT_HEADER};
 use tokenmeter_prometheus::{Builder, Metric, PrometheusSink};
 use tokenmeter_slo::batching::BatchAnalysis;
 use tokenmeter_slo::{LatencyMetric, SloMonitor, SloSpec};
@@ -29,6 +32,16 @@ pub(crate) fn add_threshold_edges(
         }
     }
     Ok(builder)
+}
+
+/// The request's own objectives from its `x-slo-ttft-ms` and `x-slo-tpot-ms` headers (no other
+/// header is read): `None` when it sent neither; a 400 naming the header and the rule (never
+/// the value) when one is malformed or repeated.
+pub(crate) fn targets(headers: &HeaderMap) -> Result<Option<SloTargets>, ApiError> {
+    let values = |name| headers.get_all(name).iter().map(|v| v.as_bytes());
+    SloTargets::from_header_values(values(TTFT_HEADER), values(TPOT_HEADER))
+        .map(|t| (!t.is_empty()).then_some(t))
+        .map_err(|e| ApiError::bad_request(Some(e.header), e.to_string()))
 }
 
 /// What the server knows about its SLOs and its batching.

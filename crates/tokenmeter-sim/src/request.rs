@@ -61,6 +61,9 @@ pub struct GenerateRequest {
     /// The client's `n` parameter (choices asked for), published as a request parameter; set
     /// it on one engine request per client request.
     pub choices: Option<u32>,
+    /// The request's own latency objectives (from its `x-slo-ttft-ms`/`x-slo-tpot-ms`
+    /// headers), put on its measurement for an SLO monitor.
+    pub slo_targets: Option<tokenmeter::request::SloTargets>,
 }
 
 impl GenerateRequest {
@@ -75,6 +78,7 @@ impl GenerateRequest {
             prompt_blocks: Arc::from([]),
             max_tokens: None,
             choices: None,
+            slo_targets: None,
         }
     }
 
@@ -110,6 +114,20 @@ impl GenerateRequest {
     /// The client's `n` parameter.
     pub fn choices(mut self, n: u32) -> Self {
         self.choices = Some(n);
+        self
+    }
+
+    /// The request's own latency objectives ([`slo_targets`](Self::slo_targets)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::request::SloTargets;
+    /// let targets = SloTargets::new(Some(Duration::from_millis(200)), None);
+    /// let request = tokenmeter_sim::GenerateRequest::chat(8, 4).slo_targets(targets);
+    /// assert_eq!(request.slo_targets, Some(targets));
+    /// ```
+    pub fn slo_targets(mut self, targets: tokenmeter::request::SloTargets) -> Self {
+        self.slo_targets = Some(targets);
         self
     }
 

@@ -40,6 +40,11 @@
 //!   threshold, optionally growing with input tokens), success rate, fallback rate, error rate by
 //!   class; the compliance period; classes per model or operation; saturation limits. TOML or a
 //!   builder; errors name the field, the line and what is expected.
+//! - **Classes from request headers** ([`SloSpec::place`]): requests carrying their own
+//!   objectives (`x-slo-ttft-ms`, `x-slo-tpot-ms`, read into
+//!   [`SloTargets`](tokenmeter::request::SloTargets)) are judged against them and counted under
+//!   the first declared header class (`from_headers = true`) whose thresholds hold them; the
+//!   rest under `reason` ([`spec::Unclassified`]), never a label per header value.
 //! - **Verdict** ([`Verdict`]): a request is good iff it succeeded (not degraded) and met every
 //!   latency objective (inclusive ≤). [`SloMonitor`] counts verdicts at request end and can
 //!   publish them as counters ([`names`]) so fleet goodput is `sum(rate(...))` across replicas.

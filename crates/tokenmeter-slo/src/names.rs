@@ -3,7 +3,8 @@
 //! whose Prometheus names are their OTel→Prometheus translation, checked when this crate
 //! compiles. Both paths (the `metrics` facade, OpenTelemetry) publish [`ALL`].
 //!
-//! Every counter carries `slo_class`; the per-objective ones also carry `objective`. Fleet-wide
+//! Every counter carries `slo_class`; the per-objective ones also carry `objective`; the
+//! unclassified one carries only `reason`. Fleet-wide
 //! goodput is `sum(rate(tokenmeter_slo_requests_good_total[5m]))`, exact across replicas because
 //! the joint predicate is evaluated once per request, at its end.
 
@@ -72,15 +73,22 @@ const C_OBJECTIVE_GOOD: SloCounter = define(
     "Good events per objective (the SLI's numerator).",
     "tokenmeter_slo_objective_good_total",
 );
+const C_REQUESTS_UNCLASSIFIED: SloCounter = define(
+    "tokenmeter.slo.requests_unclassified",
+    "{request}",
+    "Requests whose objective headers were malformed or held by no declared class, by reason.",
+    "tokenmeter_slo_requests_unclassified_total",
+);
 
 /// Every verdict counter, in the order above.
-pub const ALL: [SloCounter; 6] = [
+pub const ALL: [SloCounter; 7] = [
     C_REQUESTS,
     C_REQUESTS_GOOD,
     C_OUTPUT_TOKENS,
     C_OUTPUT_TOKENS_GOOD,
     C_OBJECTIVE_EVENTS,
     C_OBJECTIVE_GOOD,
+    C_REQUESTS_UNCLASSIFIED,
 ];
 
 /// Requests evaluated against their class.
@@ -95,11 +103,17 @@ pub const OUTPUT_TOKENS_GOOD: &str = C_OUTPUT_TOKENS_GOOD.prometheus;
 pub const OBJECTIVE_EVENTS: &str = C_OBJECTIVE_EVENTS.prometheus;
 /// Good events per objective (the SLI's numerator).
 pub const OBJECTIVE_GOOD: &str = C_OBJECTIVE_GOOD.prometheus;
+/// Requests with objective headers counted under no class, by [`REASON`]
+/// ([`Unclassified`](crate::spec::Unclassified)): published only when the spec declares a
+/// header class.
+pub const REQUESTS_UNCLASSIFIED: &str = C_REQUESTS_UNCLASSIFIED.prometheus;
 
 /// Label: the class name.
 pub const SLO_CLASS: &str = "slo_class";
 /// Label: the objective name.
 pub const OBJECTIVE: &str = "objective";
+/// Label of [`REQUESTS_UNCLASSIFIED`]: `malformed` or `no_class`.
+pub const REASON: &str = "reason";
 
 /// The counter of [`ALL`] whose Prometheus name is `prometheus`.
 ///

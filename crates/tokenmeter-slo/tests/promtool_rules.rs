@@ -171,3 +171,71 @@ tests:
     let out = run(&["test", "rules", "tests.yml"], dir.path());
     assert!(out.contains("SUCCESS"), "{out}");
 }
+
+/// Header classes (`from_headers = true`) get their own recording and burn-rate rules, per
+/// class and objective, like series classes: one class burning pages for that class alone.
+#[test]
+fn header_classes_get_their_own_burn_rate_rules() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = SloSpec::from_toml(
+        r#"
+[[class]]
+name = "interactive"
+from_headers = true
+[[class.objective]]
+latency = "ttft"
+percentile = 99
+threshold = "500ms"
+
+[[class]]
+name = "batch"
+from_headers = true
+[[class.objective]]
+latency = "ttft"
+percentile = 99
+threshold = "10s"
+
+[[objective]]
+success_rate = 0.99
+"#,
+    )
+    .expect("valid spec");
+    let options = RuleOptions::new(
+        "tokenmeter_requests_waiting",
+        "tokenmeter_kv_cache_usage_ratio",
+    );
+    let rules = generate(&spec, &options);
+    for class in ["interactive", "batch", "default"] {
+        assert!(rules.contains(&format!("slo_class=\"{class}\"")), "{class}");
+    }
+    std::fs::write(dir.path().join("rules.yml"), rules).expect("write rules");
+    let out = run(&["check", "rules", "rules.yml"], dir.path());
+    assert!(out.contains("SUCCESS"), "{out}");
+    // interactive: every request misses its TTFT target from minute 60; batch never does.
+    let mut tests = String::from(
+        r#"rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'tokenmeter_slo_objective_events_total{slo_class="interactive",objective="ttft_p99"}'
+        values: '0+100x200'
+      - series: 'tokenmeter_slo_objective_good_total{slo_class="interactive",objective="ttft_p99"}'
+        values: '0+100x60 6000x140'
+      - series: 'tokenmeter_slo_objective_events_total{slo_class="batch",objective="ttft_p99"}'
+        values: '0+100x200'
+      - series: 'tokenmeter_slo_objective_good_total{slo_class="batch",objective="ttft_p99"}'
+        values: '0+100x200'
+    alert_rule_test:
+"#,
+    );
+    let page = r#"
+          - exp_labels: {severity: page, slo_class: interactive, objective: ttft_p99}
+            exp_annotations: {summary: "interactive ttft_p99 is burning its error budget too fast (page)"}"#;
+    for (t, body) in [(58, ""), (80, page)] {
+        tests += &expect("TokenmeterSLOBurnRatePage", t, body);
+    }
+    std::fs::write(dir.path().join("tests.yml"), &tests).expect("write tests");
+    let out = run(&["test", "rules", "tests.yml"], dir.path());
+    assert!(out.contains("SUCCESS"), "{out}");
+}

@@ -112,6 +112,7 @@ pub mod report;
 pub mod request;
 pub mod series;
 pub mod sink;
+mod slo_targets;
 pub mod stream;
 
 pub use clock::{Clock, ManualClock, TimeSource};

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::outcome::{FinishReason, Outcome};
 use crate::series::Series;
+use crate::slo_targets::SloTargets;
 
 /// The complete measurement of one request (`docs/src/reference/metrics.md` §1).
 ///
@@ -62,6 +63,9 @@ pub struct RequestRecord {
     /// The request's `n` parameter (choices asked for), when set
     /// ([`Request::set_choices`](crate::Request::set_choices)).
     pub choices: Option<u32>,
+    /// The request's own latency objectives, when it carried any
+    /// ([`Request::set_slo_targets`](crate::Request::set_slo_targets)).
+    pub slo_targets: Option<SloTargets>,
     /// Output tokens: the sum over token-bearing items, or the count set by
     /// [`Request::set_output_tokens`](crate::Request::set_output_tokens) (a final `usage`).
     pub output_tokens: u64,

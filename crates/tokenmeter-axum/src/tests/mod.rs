@@ -6,6 +6,7 @@ mod lifecycle;
 mod model;
 mod responses;
 mod router;
+mod slo_headers;
 mod statuses;
 mod streams;
 

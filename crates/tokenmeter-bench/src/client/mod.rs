@@ -25,6 +25,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION};
 use serde_json::json;
+use tokenmeter::request::{TPOT_HEADER, TTFT_HEADER};
 use tokenmeter::{ErrorClass, Labels, MeterBuilder, Outcome, Request, Series};
 use tokenmeter_openai::{SseChunks, StreamError, TransportError as _, describe_error};
 
@@ -214,10 +215,18 @@ impl Client {
     /// [`REQUEST_ID_HEADER`]: [`send_until`](Self::send_until) sends it and meters the answer; the
     /// self-check also sends it alone, to weigh the HTTP stack without the rest.
     pub(crate) fn post(&self, id: HeaderValue, spec: &RequestSpec) -> reqwest::RequestBuilder {
-        self.http
+        let mut post = self
+            .http
             .post(self.target.url.clone())
-            .header(REQUEST_ID_HEADER, id)
-            .body(self.body(spec))
+            .header(REQUEST_ID_HEADER, id);
+        // Its --slo-class's objectives, in whole milliseconds (checked when the flag was read).
+        let targets = spec.slo.map(|tag| tag.targets).unwrap_or_default();
+        for (name, target) in [(TTFT_HEADER, targets.ttft), (TPOT_HEADER, targets.tpot)] {
+            if let Some(target) = target {
+                post = post.header(name, HeaderValue::from(target.as_millis() as u64));
+            }
+        }
+        post.body(self.body(spec))
     }
 
     /// Sends `spec` and measures it until it ends. Never fails: errors are outcomes.
@@ -240,11 +249,15 @@ impl Client {
         let deadline = sent_at + self.target.timeout;
         let mut request = self.series.start();
         request.set_input_tokens(spec.input_tokens);
+        if let Some(tag) = spec.slo {
+            request.set_slo_targets(tag.targets);
+        }
         let mut measured = Measured {
             id: spec.id,
             input_tokens: spec.input_tokens,
             input_exact: spec.input_exact,
             turn: spec.turn,
+            slo_class: spec.slo.map(|tag| tag.class),
             // What is sent: --extra-body may replace the workload's length.
             max_tokens: self
                 .target

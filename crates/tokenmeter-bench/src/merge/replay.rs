@@ -77,6 +77,8 @@ impl Replay {
             rate: trace.rate,
             stage: trace.stage,
             turn: trace.turn,
+            // Traces do not keep the --slo-class: a merged run has no breakdown by it.
+            slo_class: None,
             cancelled: record.is_none() && outcome == Outcome::Cancelled,
             record,
             input_tokens: trace.input_tokens,

@@ -10,6 +10,7 @@ mod repeat_html;
 pub(crate) mod samples_json;
 pub(crate) mod single;
 pub(crate) mod slices;
+pub(crate) mod slo_classes;
 pub(crate) mod stages;
 pub(crate) mod table;
 pub(crate) mod turns;

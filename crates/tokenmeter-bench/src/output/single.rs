@@ -16,6 +16,7 @@ use crate::intervals::RunIntervals;
 use crate::load_check::LoadCheck;
 use crate::output::classes::ByClass;
 use crate::output::percentiles::{self, Chosen};
+use crate::output::slo_classes::ClassAttainment;
 use crate::output::stages::StageResult;
 use crate::output::turns::TurnResult;
 use crate::output::{self, html, table};
@@ -38,6 +39,8 @@ struct Computed {
     status: Option<RunStatus>,
     /// Every figure's confidence interval.
     intervals: RunIntervals,
+    /// Attainment by `--slo-class`, beside the server's counters.
+    slo_classes: Vec<ClassAttainment>,
 }
 
 /// A finished run's reports: the command's table, its two JSON formats and its HTML page,
@@ -82,6 +85,11 @@ impl Run {
             // Over the run only: no window, budget or alert longer than the run.
             status: self.monitor.as_ref().map(SloMonitor::run_status),
             intervals: self.intervals(),
+            slo_classes: output::slo_classes::results(
+                &args.workload.slo_classes,
+                traces,
+                self.slices.server_slo.as_ref(),
+            ),
         }
     }
 
@@ -156,6 +164,7 @@ impl Run {
         if args.slices.slice.is_some() {
             text += &output::slices::render(&self.slices);
         }
+        text += &output::slo_classes::render(&c.slo_classes);
         let head = std::mem::take(&mut text);
         text += &c.counts.render();
         text += &samples::render(&c.samples);
@@ -198,6 +207,7 @@ impl Run {
             "summary_percentiles": c.chosen,
             "slices": self.slices,
             "slo": c.status,
+            "slo_classes": c.slo_classes,
             "error_samples": c.samples,
             "counts": c.counts,
             "interrupted": self.interrupted.is_some(),

@@ -40,6 +40,7 @@ pub(crate) async fn measure(
     }
     let mut cancel_rng = seeds::rng(args.seed, Purpose::Cancellations);
     let injection = args.workload.injection();
+    let classes = args.workload.slo_classes()?;
     let specs = workload::Specs::new(
         &plan.source,
         seeds::rng(args.seed, Purpose::Prompts),
@@ -57,6 +58,14 @@ pub(crate) async fn measure(
     .enumerate()
     .map(move |(k, mut spec)| {
         spec.skip = shard.is_some_and(|s| !s.owns(k as u64));
+        // Names were checked against the classes when the dataset was read.
+        spec.slo = classes
+            .tag(k as u64, spec.slo_class.as_deref())
+            .ok()
+            .flatten();
+        for turn in &mut spec.next {
+            turn.slo = spec.slo;
+        }
         spec
     });
     if let Some(at) = args.shard.start_at {

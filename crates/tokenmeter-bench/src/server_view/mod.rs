@@ -11,9 +11,11 @@
 //! | [`histogram`] | bucket deltas between scrapes, and percentiles as the bucket they fall in (with `histogram_quantile`'s estimate) |
 //! | [`totals`] | `_sum` and `_count` deltas between scrapes: exact means |
 //! | [`scraper`] | the periodic scrape, bounded in time and size, failures counted |
+//! | [`slo_counts`] | the server's SLO verdict counters by class, and their increase |
 
 pub(crate) mod exposition;
 pub(crate) mod histogram;
 pub(crate) mod names;
 pub(crate) mod scraper;
+pub(crate) mod slo_counts;
 pub(crate) mod totals;

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use super::exposition::Sample;
 use super::histogram::Buckets;
+use super::slo_counts::{self, SloCounts};
 use super::totals::{Sums, Totals};
 
 /// Gauges: waiting, running, KV usage; each row lists names in order of preference.
@@ -58,9 +59,14 @@ pub(crate) fn wanted(name: &str) -> bool {
         .iter()
         .find_map(|suffix| name.strip_suffix(suffix))
         .unwrap_or(name);
-    [WAITING, RUNNING, KV_USAGE]
-        .iter()
-        .any(|row| row.contains(&name))
+    [
+        WAITING,
+        RUNNING,
+        KV_USAGE,
+        &[slo_counts::REQUESTS, slo_counts::GOOD],
+    ]
+    .iter()
+    .any(|row| row.contains(&name))
         || [TTFT, ITL, E2E, QUEUE]
             .iter()
             .any(|row| row.contains(&family))
@@ -84,6 +90,9 @@ pub(crate) struct Snapshot {
     /// `_sum` and `_count` of TTFT, ITL, E2E and queue time.
     #[serde(skip)]
     pub(crate) sums: Sums,
+    /// The SLO verdict counters by class.
+    #[serde(skip)]
+    pub(crate) slo: SloCounts,
     /// The names that were found, e.g. `vllm:num_requests_waiting`.
     pub(crate) names: Vec<&'static str>,
 }
@@ -121,6 +130,7 @@ impl Snapshot {
             ttft,
             itl,
             sums,
+            slo: SloCounts::of(samples),
             names,
         }
     }

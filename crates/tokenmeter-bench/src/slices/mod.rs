@@ -33,6 +33,7 @@ use tokenmeter::report::Summary;
 use crate::gaps::Gaps;
 use crate::measured::Measured;
 use crate::server_view::scraper::{ScrapeReport, Scrapes};
+use crate::server_view::slo_counts::SloCounts;
 use crate::slo::Slo;
 use crate::summary::{BenchSummary, summarize_over};
 
@@ -76,6 +77,10 @@ pub(crate) struct Slices {
     pub(crate) server_metrics: Option<ScrapeReport>,
     /// The server's view over the whole run (first scrape to last).
     pub(crate) server_run: Option<ServerSlice>,
+    /// The server's SLO verdict counters by class, increased from the first scrape to the
+    /// last (the report puts them beside each `--slo-class`).
+    #[serde(skip)]
+    pub(crate) server_slo: Option<SloCounts>,
 }
 
 /// See the module's documentation.
@@ -150,13 +155,17 @@ impl Slices {
                 }
             })
             .collect();
-        let (server_metrics, server_run) = match scrapes {
+        let (server_metrics, server_run, server_slo) = match scrapes {
             Some((scrapes, report)) => {
                 let client = means::ClientTimes::of(measured);
                 let run = server::fill(&mut slices, scrapes, origin, &client);
-                (Some(report), run)
+                let slo = match (scrapes.ok.first(), scrapes.ok.last()) {
+                    (Some(first), Some(last)) => Some(last.snapshot.slo.since(&first.snapshot.slo)),
+                    _ => None,
+                };
+                (Some(report), run, slo)
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         Self {
             width_s: w,
@@ -165,6 +174,7 @@ impl Slices {
             slices,
             server_metrics,
             server_run,
+            server_slo,
         }
     }
 }

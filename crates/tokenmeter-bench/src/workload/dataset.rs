@@ -4,7 +4,8 @@
 //! - **JSONL** (`jsonl`): each line a JSON object with either `"prompt"` (a string) or
 //!   `"messages"` (an OpenAI chat message array, sent as is), and optionally `"output_tokens"`
 //!   (or `"max_tokens"`) and `"input_tokens"` (the prompt's length in tokens, when known;
-//!   otherwise counted with `--tokenizer` or estimated from the words). Blank lines are skipped.
+//!   otherwise counted with `--tokenizer` or estimated from the words), and `"slo_class"` (the
+//!   name of a `--slo-class` whose objective headers it sends). Blank lines are skipped.
 //! - **ShareGPT** (`sharegpt`, [`super::sharegpt`]): a JSON array of `{"conversations": [...]}`.
 //! - **Mooncake traces** (`mooncake`, [`super::mooncake`]): JSONL of timestamped lengths.
 
@@ -24,6 +25,8 @@ struct Line {
     output_tokens: Option<u64>,
     #[serde(alias = "prompt_len")]
     input_tokens: Option<u64>,
+    /// The `--slo-class` whose objective headers the request sends.
+    slo_class: Option<String>,
 }
 
 /// Reads a dataset; prompt lengths not given are counted with the tokenizer, else estimated
@@ -91,12 +94,9 @@ fn parse(
             (None, Some(t)) => (t.count(&prompt.as_text()), true),
             (None, None) => (prompt.estimate_tokens(), false),
         };
-        entries.push(Entry::single(
-            prompt,
-            input_tokens,
-            input_exact,
-            line.output_tokens,
-        ));
+        let mut entry = Entry::single(prompt, input_tokens, input_exact, line.output_tokens);
+        entry.slo_class = line.slo_class;
+        entries.push(entry);
     }
     if entries.is_empty() {
         return Err(DatasetError::Empty(path.to_owned()));

@@ -22,6 +22,8 @@ pub(crate) struct Entry {
     pub(crate) at: Option<std::time::Duration>,
     /// The turns of the conversation after this one, each with the history before it.
     pub(crate) next: Vec<Entry>,
+    /// The `--slo-class` the line names (`"slo_class"`), when it names one.
+    pub(crate) slo_class: Option<String>,
 }
 
 impl Entry {
@@ -39,6 +41,7 @@ impl Entry {
             output_tokens,
             at: None,
             next: Vec::new(),
+            slo_class: None,
         }
     }
 }

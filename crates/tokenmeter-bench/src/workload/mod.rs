@@ -23,6 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng as _};
+
+use crate::slo_class::SloTag;
 use serde_json::Value;
 
 /// The prompt of one request.
@@ -90,6 +92,10 @@ pub(crate) struct RequestSpec {
     pub(crate) cancel: Option<CancelAt>,
     /// Another shard's (`--shard`): its arrival is drawn, but it is not sent.
     pub(crate) skip: bool,
+    /// The `--slo-class` a dataset line names.
+    pub(crate) slo_class: Option<String>,
+    /// Its `--slo-class`: the objective headers it sends.
+    pub(crate) slo: Option<SloTag>,
 }
 
 impl RequestSpec {
@@ -107,6 +113,8 @@ impl RequestSpec {
             next: Vec::new(),
             cancel: None,
             skip: false,
+            slo_class: None,
+            slo: None,
         }
     }
 }
@@ -317,6 +325,7 @@ impl<R: Rng> Iterator for Specs<'_, R> {
                         RequestSpec::single(0, one.prompt.clone(), one.input_tokens, max);
                     spec.input_exact = one.input_exact;
                     spec.at = one.at;
+                    spec.slo_class.clone_from(&entry.slo_class);
                     spec.turn = turn as u32;
                     if turn > 0 {
                         spec.think = self.think;

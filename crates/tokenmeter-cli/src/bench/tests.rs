@@ -106,6 +106,10 @@ fn every_flag_reaches_its_field() {
         "2",
         "--tokenizer",
         "tok.json",
+        "--slo-class",
+        "interactive:ttft=200ms,tpot=50ms:3",
+        "--slo-class",
+        "batch:ttft=10s",
         "-n",
         "40",
         "--input-classes",
@@ -220,6 +224,10 @@ fn every_flag_reaches_its_field() {
     want.workload.cancel_after = Some("20tok".parse().unwrap());
     want.workload.replay_speed = 2.0;
     want.workload.tokenizer = Some("tok.json".into());
+    want.workload.slo_classes = vec![
+        "interactive:ttft=200ms,tpot=50ms:3".parse().unwrap(),
+        "batch:ttft=10s".parse().unwrap(),
+    ];
     want.requests = Some(40);
     want.input_classes = Some(parse::parse_edges("512,2048").unwrap());
     want.output_classes = Some(parse::parse_edges("128").unwrap());

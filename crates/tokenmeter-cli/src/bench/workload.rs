@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tokenmeter_bench::{CancelAt, LengthDist, SharedPrefix, WorkloadArgs, parse};
+use tokenmeter_bench::{CancelAt, LengthDist, SharedPrefix, SloClassArg, WorkloadArgs, parse};
 
 use super::enums::DatasetFormat;
 
@@ -83,6 +83,14 @@ pub(crate) struct WorkloadFlags {
     /// estimates (one token per word) and every output says so.
     #[arg(long, value_name = "FILE")]
     pub(crate) tokenizer: Option<PathBuf>,
+
+    /// A workload class whose requests send their own objectives in the `x-slo-ttft-ms` and
+    /// `x-slo-tpot-ms` headers: NAME:ttft=200ms,tpot=50ms[:WEIGHT] (whole milliseconds). Repeat
+    /// it for several classes (at most 16): requests take them in turn by weight, or the one a
+    /// dataset line names in `"slo_class"`. The report gives each class's attainment beside
+    /// the server's `tokenmeter_slo_requests_good_total{slo_class}` (with --server-metrics).
+    #[arg(long, value_name = "NAME:OBJECTIVES[:WEIGHT]")]
+    pub(crate) slo_class: Vec<SloClassArg>,
 }
 
 impl WorkloadFlags {
@@ -101,6 +109,7 @@ impl WorkloadFlags {
         workload.cancel_after = self.cancel_after;
         workload.replay_speed = self.replay_speed;
         workload.tokenizer = self.tokenizer;
+        workload.slo_classes = self.slo_class;
         workload
     }
 }

@@ -9,6 +9,7 @@ mod errors;
 mod metrics;
 mod responses;
 mod shutdown;
+mod slo_headers;
 mod streaming;
 
 use std::time::{Duration, Instant};

@@ -178,6 +178,9 @@ impl Engine {
         if let Some(n) = request.choices {
             metered.set_choices(n);
         }
+        if let Some(targets) = request.slo_targets {
+            metered.set_slo_targets(targets);
+        }
         Box::new(metered)
     }
 

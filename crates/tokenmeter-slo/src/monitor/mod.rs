@@ -14,11 +14,12 @@ use tokenmeter::sink::{EngineSink, Gauge, SeriesSink, Sink};
 use tokenmeter::{Clock, Labels, RequestRecord, Role};
 
 use crate::run::RunStatus;
+use crate::spec::Placement;
 use crate::spec::SloSpec;
 use crate::status::SloStatus;
 use crate::verdict::Verdict;
 use crate::window::Windows;
-use publish::{Counters, PublishTarget};
+use publish::{Counters, PublishTarget, UnclassifiedCounters};
 use saturation::Saturation;
 
 /// Judges every request against the spec, counts verdicts (through the `metrics` facade when
@@ -181,11 +182,18 @@ impl SloMonitor {
         RunStatus::compute(&self.shared, now, |class| lock(&self.shared.classes[class]))
     }
 
-    /// Records a finished request directly (without a meter), against the class of its series.
+    /// Records a finished request directly (without a meter), against the class of its series
+    /// or, when it carries objective headers, its header class ([`SloSpec::place`]).
     pub fn record(&self, record: &RequestRecord) {
-        if let Some(class) = self.shared.spec.class_of(record.series.labels()) {
+        if let Placement::Class(class) = self.place(record) {
             self.judge(class, record);
         }
+    }
+
+    fn place(&self, record: &RequestRecord) -> Placement {
+        self.shared
+            .spec
+            .place(record.series.labels(), record.slo_targets.as_ref())
     }
 
     fn judge(&self, class: usize, record: &RequestRecord) -> Verdict {
@@ -208,8 +216,12 @@ impl fmt::Debug for SloMonitor {
 
 struct MonitorSeries {
     monitor: SloMonitor,
-    class: Option<usize>,
-    counters: Option<Counters>,
+    /// Per class of the spec: this series' counters, for its own class and the header classes
+    /// matching it (resolved once, here).
+    counters: Vec<Option<Counters>>,
+    /// Requests with objective headers counted under no class; only for a spec with header
+    /// classes.
+    unclassified: Option<UnclassifiedCounters>,
     /// A server's series: its `waiting` gauge is a queue. A client's counts requests awaiting
     /// their first token, which is no queue and feeds no saturation warning.
     queue: bool,
@@ -217,13 +229,27 @@ struct MonitorSeries {
 
 impl Sink for SloMonitor {
     fn series(&self, labels: &Labels<'_>) -> Box<dyn SeriesSink> {
-        let class = self.shared.spec.class_of(labels);
-        let counters =
-            class.and_then(|c| Counters::new(&self.shared.target, &self.shared.spec.classes[c]));
+        let spec = &self.shared.spec;
+        let own = spec.class_of(labels);
+        let counters = spec
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let reachable = Some(i) == own || (c.from_headers && c.selector.matches(labels));
+                reachable
+                    .then(|| Counters::new(&self.shared.target, c))
+                    .flatten()
+            })
+            .collect();
+        let unclassified = spec
+            .has_header_classes()
+            .then(|| UnclassifiedCounters::new(&self.shared.target))
+            .flatten();
         Box::new(MonitorSeries {
             monitor: self.clone(),
-            class,
             counters,
+            unclassified,
             queue: labels.role() == Role::Server,
         })
     }
@@ -245,10 +271,19 @@ impl EngineSink for MonitorEngine {
 
 impl SeriesSink for MonitorSeries {
     fn end(&self, record: &RequestRecord) {
-        let Some(class) = self.class else { return };
-        let verdict = self.monitor.judge(class, record);
-        if let Some(counters) = &self.counters {
-            counters.publish(&verdict, record.output_tokens);
+        match self.monitor.place(record) {
+            Placement::Class(class) => {
+                let verdict = self.monitor.judge(class, record);
+                if let Some(Some(counters)) = self.counters.get(class) {
+                    counters.publish(&verdict, record.output_tokens);
+                }
+            }
+            Placement::Unclassified(reason) => {
+                if let Some(counters) = &self.unclassified {
+                    counters.publish(reason);
+                }
+            }
+            Placement::None => {}
         }
     }
 

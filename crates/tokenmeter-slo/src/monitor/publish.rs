@@ -5,7 +5,7 @@ use std::sync::Arc;
 use metrics::{Counter, Key, Label, Metadata, Recorder};
 
 use crate::names;
-use crate::spec::SloClass;
+use crate::spec::{SloClass, Unclassified};
 use crate::verdict::Verdict;
 
 /// Where the counters go.
@@ -73,36 +73,61 @@ pub(crate) struct Counters {
 
 static METADATA: Metadata<'static> = Metadata::new(module_path!(), metrics::Level::INFO, None);
 
+/// A series' counters of requests counted under no class, one per reason
+/// ([`Unclassified::ALL`]'s order).
+pub(crate) struct UnclassifiedCounters([Handle; 2]);
+
+impl UnclassifiedCounters {
+    pub(crate) fn new(target: &PublishTarget) -> Option<Self> {
+        let handles = Unclassified::ALL.map(|reason| {
+            register(
+                target,
+                names::REQUESTS_UNCLASSIFIED,
+                vec![Label::new(names::REASON, reason.as_str())],
+            )
+        });
+        (!matches!(target, PublishTarget::None)).then_some(Self(handles))
+    }
+
+    pub(crate) fn publish(&self, reason: Unclassified) {
+        let index = Unclassified::ALL
+            .iter()
+            .position(|r| *r == reason)
+            .unwrap_or_default();
+        self.0[index].add(1);
+    }
+}
+
+fn register(target: &PublishTarget, name: &'static str, labels: Vec<Label>) -> Handle {
+    let key = Key::from_parts(name, labels);
+    match target {
+        PublishTarget::None => Box::new(Counter::noop()),
+        PublishTarget::Global => Box::new(metrics::with_recorder(|r| {
+            r.register_counter(&key, &METADATA)
+        })),
+        PublishTarget::Recorder(r) => Box::new(r.register_counter(&key, &METADATA)),
+        #[cfg(feature = "otel")]
+        PublishTarget::Otel(meter) => {
+            let instrument = names::counter(name).map(|c| c.instrument);
+            let (otel_name, unit) = names::otel(name);
+            let description = instrument.map_or("", |i| i.description);
+            let counter = meter
+                .u64_counter(otel_name)
+                .with_unit(unit)
+                .with_description(description)
+                .build();
+            let attributes = key
+                .labels()
+                .map(|l| opentelemetry::KeyValue::new(l.key().to_owned(), l.value().to_owned()))
+                .collect();
+            Box::new(OtelCounter(counter, attributes))
+        }
+    }
+}
+
 impl Counters {
     pub(crate) fn new(target: &PublishTarget, class: &SloClass) -> Option<Self> {
-        let register = |name: &'static str, labels: Vec<Label>| -> Handle {
-            let key = Key::from_parts(name, labels);
-            match target {
-                PublishTarget::None => Box::new(Counter::noop()),
-                PublishTarget::Global => Box::new(metrics::with_recorder(|r| {
-                    r.register_counter(&key, &METADATA)
-                })),
-                PublishTarget::Recorder(r) => Box::new(r.register_counter(&key, &METADATA)),
-                #[cfg(feature = "otel")]
-                PublishTarget::Otel(meter) => {
-                    let instrument = names::counter(name).map(|c| c.instrument);
-                    let (otel_name, unit) = names::otel(name);
-                    let description = instrument.map_or("", |i| i.description);
-                    let counter = meter
-                        .u64_counter(otel_name)
-                        .with_unit(unit)
-                        .with_description(description)
-                        .build();
-                    let attributes = key
-                        .labels()
-                        .map(|l| {
-                            opentelemetry::KeyValue::new(l.key().to_owned(), l.value().to_owned())
-                        })
-                        .collect();
-                    Box::new(OtelCounter(counter, attributes))
-                }
-            }
-        };
+        let register = |name: &'static str, labels: Vec<Label>| register(target, name, labels);
         if matches!(target, PublishTarget::None) {
             return None;
         }

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::{DEFAULT_PERIOD, ObjectiveKind, Saturation, SloClass, SloSpec, SpecError};
+use super::{
+    DEFAULT_PERIOD, LatencyMetric, ObjectiveKind, Saturation, SloClass, SloSpec, SpecError,
+};
 use crate::spec::Objective;
 
 /// Builds an [`SloSpec`]; [`build`](SloSpecBuilder::build) validates it.
@@ -107,6 +109,18 @@ pub(crate) fn validate(spec: &SloSpec) -> Result<(), SpecError> {
             return Err(SpecError::new(
                 at("objective"),
                 "a class needs at least one objective",
+            ));
+        }
+        let bounds = |metric: LatencyMetric| {
+            class
+                .objectives
+                .iter()
+                .any(|o| matches!(o.kind, ObjectiveKind::Latency { metric: m, .. } if m == metric))
+        };
+        if class.from_headers && !bounds(LatencyMetric::Ttft) && !bounds(LatencyMetric::Tpot) {
+            return Err(SpecError::new(
+                at("from_headers"),
+                "a header class needs a ttft or tpot latency objective: its threshold is the largest target of the x-slo-ttft-ms or x-slo-tpot-ms header it accepts",
             ));
         }
         let mut objective_names = HashSet::new();

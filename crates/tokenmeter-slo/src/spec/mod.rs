@@ -32,15 +32,37 @@
 //!
 //! Objectives at the top level (`[[objective]]`) form one class named `default` that matches
 //! every request.
+//!
+//! A class with `from_headers = true` takes the requests that carry their own objectives in
+//! the `x-slo-ttft-ms` and `x-slo-tpot-ms` headers; its TTFT and TPOT thresholds are the
+//! largest such objectives it accepts (see [`SloSpec::place`] for the rules):
+//!
+//! ```toml
+//! [[class]]
+//! name = "interactive"
+//! from_headers = true               # requests asking for TTFT ≤ 500 ms and TPOT ≤ 50 ms
+//!
+//! [[class.objective]]
+//! latency = "ttft"
+//! percentile = 90
+//! threshold = "500ms"
+//!
+//! [[class.objective]]
+//! latency = "tpot"
+//! percentile = 90
+//! threshold = "50ms"
+//! ```
 
 mod builder;
 mod duration;
 mod error;
+mod headers;
 mod parse;
 
 pub use builder::SloSpecBuilder;
 pub use duration::{format_duration, parse_duration};
 pub use error::SpecError;
+pub use headers::{Placement, Unclassified};
 
 use std::time::Duration;
 
@@ -89,9 +111,12 @@ impl SloSpec {
         parse::from_toml(text)
     }
 
-    /// The index of the class a series belongs to.
+    /// The index of the class a series' requests without objective headers belong to (header
+    /// classes never take them; see [`SloSpec::place`]).
     pub fn class_of(&self, labels: &Labels<'_>) -> Option<usize> {
-        self.classes.iter().position(|c| c.selector.matches(labels))
+        self.classes
+            .iter()
+            .position(|c| !c.from_headers && c.selector.matches(labels))
     }
 
     /// Every latency threshold of the spec, per metric, for adding bucket edges to exporters'
@@ -126,6 +151,9 @@ pub struct SloClass {
     pub selector: Selector,
     /// Its objectives.
     pub objectives: Vec<Objective>,
+    /// A header class: it takes requests carrying their own objectives (`x-slo-ttft-ms`,
+    /// `x-slo-tpot-ms`) that its TTFT and TPOT thresholds hold ([`SloSpec::place`]).
+    pub from_headers: bool,
 }
 
 impl SloClass {
@@ -135,7 +163,18 @@ impl SloClass {
             name: name.into(),
             selector: Selector::default(),
             objectives: Vec::new(),
+            from_headers: false,
         }
+    }
+
+    /// Makes it a header class (see [`SloSpec::place`]).
+    ///
+    /// ```
+    /// assert!(tokenmeter_slo::SloClass::new("interactive").from_headers().from_headers);
+    /// ```
+    pub fn from_headers(mut self) -> Self {
+        self.from_headers = true;
+        self
     }
 
     /// Restricts the class to series matching `selector`.
@@ -274,13 +313,20 @@ impl Objective {
         1.0 - self.target
     }
 
-    /// Whether `record` counts for this objective, and if so whether it was good.
+    /// Whether `record` counts for this objective, and if so whether it was good. A TTFT or
+    /// TPOT objective judges a request that carries its own target for that metric
+    /// ([`RequestRecord::slo_targets`]) against that target instead of the threshold.
     pub fn judge(&self, record: &RequestRecord) -> Option<bool> {
         use tokenmeter::Outcome;
         match self.kind {
             ObjectiveKind::Latency { metric, threshold } => {
                 let value = metric.of(record)?;
-                Some(value <= threshold.for_input(record.input_tokens))
+                let own = record.slo_targets.and_then(|t| match metric {
+                    LatencyMetric::Ttft => t.ttft,
+                    LatencyMetric::Tpot => t.tpot,
+                    _ => None,
+                });
+                Some(value <= own.unwrap_or_else(|| threshold.for_input(record.input_tokens)))
             }
             ObjectiveKind::SuccessRate => match record.outcome {
                 Outcome::Cancelled => None,

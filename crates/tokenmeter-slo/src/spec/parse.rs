@@ -30,6 +30,7 @@ struct RawClass {
     name: Spanned<String>,
     #[serde(rename = "match", default)]
     selector: Option<Spanned<RawSelector>>,
+    from_headers: Option<Spanned<bool>>,
     #[serde(default)]
     objective: Vec<Spanned<RawObjective>>,
 }
@@ -148,6 +149,10 @@ fn convert(raw: RawSpec, lines: &mut Lines<'_>) -> Result<SloSpec, SpecError> {
             None => Selector::default(),
         };
         let mut out = SloClass::new(class.name.into_inner()).matching(selector);
+        if let Some(from_headers) = class.from_headers {
+            lines.note(format!("{path}.from_headers"), from_headers.span());
+            out.from_headers = from_headers.into_inner();
+        }
         for (oi, objective) in class.objective.into_iter().enumerate() {
             out.objectives.push(convert_objective(
                 objective,

@@ -19,6 +19,9 @@
 
 mod observation;
 
+pub use crate::slo_targets::{
+    MAX_TARGET_MS, SloTargets, TPOT_HEADER, TTFT_HEADER, TargetError, TargetProblem,
+};
 pub use observation::Observation;
 
 use std::fmt;
@@ -103,6 +106,7 @@ struct Reuse {
     external: Option<u64>,
     max_tokens: Option<u64>,
     choices: Option<u32>,
+    slo_targets: Option<SloTargets>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -271,6 +275,27 @@ impl Request {
     /// Sets the request's `n` parameter: how many choices it asked for.
     pub fn set_choices(&mut self, n: u32) {
         self.reuse.choices = Some(n);
+    }
+
+    /// Sets the request's own latency objectives (read from its `x-slo-ttft-ms` and
+    /// `x-slo-tpot-ms` headers, see [`SloTargets`]), carried to its record for an SLO monitor
+    /// to judge it by. Empty targets are not recorded.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tokenmeter::request::SloTargets;
+    /// use tokenmeter::{Labels, Meter, sink::InMemorySink};
+    ///
+    /// let memory = InMemorySink::new();
+    /// let meter = Meter::builder().sink(memory.clone()).build();
+    /// let mut request = meter.series(&Labels::server("chat")).start();
+    /// request.set_slo_targets(SloTargets::new(Some(Duration::from_millis(200)), None));
+    /// request.succeed();
+    /// let targets = memory.records()[0].slo_targets.unwrap();
+    /// assert_eq!(targets.ttft, Some(Duration::from_millis(200)));
+    /// ```
+    pub fn set_slo_targets(&mut self, targets: SloTargets) {
+        self.reuse.slo_targets = (!targets.is_empty()).then_some(targets);
     }
 
     /// Sets the output token count authoritatively (for example from a final `usage` object);
@@ -601,6 +626,7 @@ impl Request {
             external_input_tokens: self.reuse.external,
             max_tokens: self.reuse.max_tokens,
             choices: self.reuse.choices,
+            slo_targets: self.reuse.slo_targets,
             output_tokens: self.output_override.unwrap_or(self.output_tokens),
             reasoning_output_tokens: self.reasoning_tokens,
             items: self.items,
