@@ -61,6 +61,10 @@ pub struct GenerateRequest {
     /// The client's `n` parameter (choices asked for), published as a request parameter; set
     /// it on one engine request per client request.
     pub choices: Option<u32>,
+    /// The LoRA adapter the request runs on (a server takes it from the request's model
+    /// name), published among the engine's running and waiting adapters when
+    /// [`SimConfig::max_loras`](crate::SimConfig::max_loras) is above 0.
+    pub adapter: Option<Arc<str>>,
 }
 
 impl GenerateRequest {
@@ -75,6 +79,7 @@ impl GenerateRequest {
             prompt_blocks: Arc::from([]),
             max_tokens: None,
             choices: None,
+            adapter: None,
         }
     }
 
@@ -110,6 +115,12 @@ impl GenerateRequest {
     /// The client's `n` parameter.
     pub fn choices(mut self, n: u32) -> Self {
         self.choices = Some(n);
+        self
+    }
+
+    /// The LoRA adapter the request runs on.
+    pub fn adapter(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.adapter = Some(name.into());
         self
     }
 

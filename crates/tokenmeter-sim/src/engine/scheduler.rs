@@ -32,7 +32,7 @@ use super::{Shared, StepHook};
 use crate::config::SimConfig;
 use crate::prefix::{BLOCK_TOKENS, PrefixCache};
 use crate::snapshot::{EngineTotals, StepStats};
-use tokenmeter::sink::{EngineRecorder, Step};
+use tokenmeter::sink::{EngineRecorder, Step, WaitingReason};
 
 /// How late a wake-up may be for the next step to still start at the previous step's planned
 /// end (so timer rounding does not accumulate); later than this, the engine was idle or
@@ -56,7 +56,7 @@ pub(super) struct Scheduler {
     on_step: Option<StepHook>,
     /// The meter's engine recorder: steps and KV-cache usage to every sink that wants them
     /// (the batch-size analysis, exporters, the SLO monitor).
-    step_sinks: EngineRecorder,
+    step_sinks: Arc<EngineRecorder>,
 }
 
 /// What the loop does next.
@@ -76,7 +76,7 @@ impl Scheduler {
         shared: Arc<Shared>,
         rx: UnboundedReceiver<Job>,
         on_step: Option<StepHook>,
-        steps: EngineRecorder,
+        steps: Arc<EngineRecorder>,
     ) -> Self {
         let rng = SmallRng::seed_from_u64(config.seed);
         let prefix = PrefixCache::new(config.prefix_cache_blocks);
@@ -403,5 +403,18 @@ impl Scheduler {
         let kv_usage = snapshot.kv_usage();
         drop(snapshot);
         self.step_sinks.set_kv_cache_usage(kv_usage);
+        // every request in the simulated queue waits for room in the batch or the KV cache
+        let waiting = self.waiting.len() as u64;
+        self.step_sinks
+            .set_waiting_by_reason(WaitingReason::Capacity, waiting);
+        self.step_sinks
+            .set_waiting_by_reason(WaitingReason::Deferred, 0);
+        if self.config.max_loras > 0 {
+            self.step_sinks.set_lora_adapters(
+                self.config.max_loras,
+                self.running.iter().filter_map(Active::adapter),
+                self.waiting.iter().filter_map(Active::adapter),
+            );
+        }
     }
 }
