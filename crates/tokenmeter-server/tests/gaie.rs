@@ -1,0 +1,333 @@
+//! The Gateway API Inference Extension's model-server protocol (what llm-d's endpoint picker
+//! scrapes), checked on a real `/metrics` over loopback against the protocol's table below:
+//! `serve`'s (the simulator under load) in both profiles, and a minimal library server that
+//! reports its engine through `Meter::engine`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tokenmeter::sink::{
+    AdmissionReason, CacheConfig, MAX_LORA_ADAPTERS, MAX_LORA_COMBINATIONS, MAX_LORA_NAME_BYTES,
+    WaitingReason,
+};
+use tokenmeter::{Labels, Meter};
+use tokenmeter_prometheus::{Builder, Profile};
+use tokenmeter_server::{Config, MetricsProfile, Server};
+
+/// One signal of the protocol: its name per profile, Prometheus type, the labels it must
+/// carry, and whether the protocol requires it.
+struct Signal {
+    semconv: &'static str,
+    vllm: &'static str,
+    kind: &'static str,
+    labels: &'static [&'static str],
+    required: bool,
+}
+
+/// The protocol's table (GAIE `docs/proposals/003-model-server-protocol`, with vLLM's names
+/// for the optional signals), kept here so the exposition is checked against it.
+const PROTOCOL: &[Signal] = &[
+    Signal {
+        semconv: "tokenmeter_requests_waiting",
+        vllm: "vllm:num_requests_waiting",
+        kind: "gauge",
+        labels: &[],
+        required: true,
+    },
+    Signal {
+        semconv: "tokenmeter_requests_running",
+        vllm: "vllm:num_requests_running",
+        kind: "gauge",
+        labels: &[],
+        required: true,
+    },
+    Signal {
+        semconv: "tokenmeter_kv_cache_usage_ratio",
+        vllm: "vllm:kv_cache_usage_perc",
+        kind: "gauge",
+        labels: &[],
+        required: true,
+    },
+    Signal {
+        semconv: "tokenmeter_engine_cache_config_info",
+        vllm: "vllm:cache_config_info",
+        kind: "gauge",
+        labels: &["block_size", "num_gpu_blocks"],
+        required: false,
+    },
+    Signal {
+        semconv: "tokenmeter_engine_lora_requests_info",
+        vllm: "vllm:lora_requests_info",
+        kind: "gauge",
+        labels: &["max_lora", "running_lora_adapters", "waiting_lora_adapters"],
+        required: false,
+    },
+    Signal {
+        semconv: "tokenmeter_engine_requests_waiting_by_reason",
+        vllm: "vllm:num_requests_waiting_by_reason",
+        kind: "gauge",
+        labels: &["reason"],
+        required: false,
+    },
+    Signal {
+        semconv: "tokenmeter_engine_admission_rejections_total",
+        vllm: "tokenmeter_engine_admission_rejections_total",
+        kind: "counter",
+        labels: &["reason"],
+        required: false,
+    },
+];
+
+/// A parsed exposition: `# TYPE` per name, and the samples (labels, value) per name.
+#[derive(Debug, Default)]
+struct Exposition {
+    types: HashMap<String, String>,
+    samples: HashMap<String, Vec<(HashMap<String, String>, f64)>>,
+}
+
+fn parse(text: &str) -> Exposition {
+    let mut out = Exposition::default();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("a # TYPE line has a type");
+            out.types.insert(name.to_owned(), kind.to_owned());
+            continue;
+        }
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("a sample has a value");
+        let value: f64 = value.parse().expect("a sample's value is a number");
+        let (name, labels) = match series.split_once('{') {
+            Some((name, rest)) => (name, parse_labels(rest.trim_end_matches('}'))),
+            None => (series, HashMap::new()),
+        };
+        out.samples
+            .entry(name.to_owned())
+            .or_default()
+            .push((labels, value));
+    }
+    out
+}
+
+/// `k="v",k2="v2"` (values here hold no quote or escaped character but may hold commas).
+fn parse_labels(text: &str) -> HashMap<String, String> {
+    let mut labels = HashMap::new();
+    let mut rest = text;
+    while let Some((key, after)) = rest.split_once("=\"") {
+        let end = after.find('"').expect("a label value is closed");
+        labels.insert(
+            key.trim_start_matches(',').to_owned(),
+            after[..end].to_owned(),
+        );
+        rest = &after[end + 1..];
+    }
+    labels
+}
+
+/// Checks `exposition` against [`PROTOCOL`] under `profile`'s names: every signal present
+/// with its type and labels, the KV-cache usage within 0–1, every gauge finite.
+fn check(exposition: &Exposition, vllm: bool) {
+    for signal in PROTOCOL {
+        let name = if vllm { signal.vllm } else { signal.semconv };
+        let kind = exposition.types.get(name);
+        assert_eq!(
+            kind.map(String::as_str),
+            Some(signal.kind),
+            "{name} (required: {})",
+            signal.required
+        );
+        let samples = exposition
+            .samples
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} has no sample"));
+        for (labels, value) in samples {
+            for label in signal.labels {
+                assert!(
+                    labels.contains_key(*label),
+                    "{name} lacks {label}: {labels:?}"
+                );
+            }
+            assert!(value.is_finite(), "{name} {value}");
+        }
+        if signal.semconv == "tokenmeter_kv_cache_usage_ratio" {
+            assert!(
+                samples.iter().all(|(_, v)| (0.0..=1.0).contains(v)),
+                "{samples:?}"
+            );
+        }
+    }
+}
+
+async fn scrape(url: &str) -> String {
+    let response = reqwest::get(format!("{url}/metrics"))
+        .await
+        .expect("scrape");
+    assert_eq!(response.status(), 200);
+    response.text().await.expect("body")
+}
+
+async fn stream(client: reqwest::Client, url: String, model: &'static str) -> u16 {
+    let body = serde_json::json!({
+        "model": model,
+        "messages": [{"role": "user", "content": "Hello there"}],
+        "max_tokens": 16,
+        "stream": true,
+    });
+    let response = client
+        .post(format!("{url}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("send");
+    let status = response.status().as_u16();
+    let _ = response.bytes().await;
+    status
+}
+
+/// `serve` under load (more requests than its queue takes, on a base model and two LoRA
+/// adapters) exposes every signal of the protocol, in both profiles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_exposes_every_gaie_signal_in_both_profiles() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    for (profile, vllm) in [
+        (MetricsProfile::Vllm, true),
+        (MetricsProfile::Semconv, false),
+    ] {
+        let mut config = Config::default();
+        config.profile = profile;
+        config.served_model_name = vec!["base".into(), "lora-a".into(), "lora-b".into()];
+        config.max_loras = 2;
+        config.max_batch = 2;
+        config.queue_limit = 2;
+        let server = Server::start(config, "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        let url = server.url();
+        let client = reqwest::Client::new();
+        let models = ["base", "lora-a", "lora-b"];
+        let load = (0..12).map(|i| stream(client.clone(), url.clone(), models[i % 3]));
+        let statuses = tokio::time::timeout(Duration::from_secs(60), futures_join(load))
+            .await
+            .expect("the load ends within its deadline");
+        assert!(
+            statuses.contains(&429),
+            "the queue limit refused some: {statuses:?}"
+        );
+        let exposition = parse(&scrape(&url).await);
+        check(&exposition, vllm);
+        let name =
+            |semconv: &'static str, vllm_name: &'static str| if vllm { vllm_name } else { semconv };
+        let lora = &exposition.samples[name(
+            "tokenmeter_engine_lora_requests_info",
+            "vllm:lora_requests_info",
+        )];
+        assert!(
+            lora.iter()
+                .any(|(labels, _)| labels["running_lora_adapters"].contains("lora-")),
+            "{lora:?}"
+        );
+        assert!(lora.iter().all(|(labels, _)| labels["max_lora"] == "2"));
+        let rejected = &exposition.samples["tokenmeter_engine_admission_rejections_total"];
+        let queue_full: f64 = rejected
+            .iter()
+            .filter(|(labels, _)| labels["reason"] == "queue_full")
+            .map(|(_, v)| v)
+            .sum();
+        let refused = statuses.iter().filter(|s| **s == 429).count() as f64;
+        assert_eq!(queue_full, refused, "every 429 is one admission rejection");
+        let config = &exposition.samples[name(
+            "tokenmeter_engine_cache_config_info",
+            "vllm:cache_config_info",
+        )];
+        assert_eq!(config.len(), 1);
+        assert_eq!(config[0].0["block_size"], "16");
+        server.shutdown().await.unwrap();
+    }
+}
+
+async fn futures_join<F: std::future::Future<Output = u16> + Send + 'static>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<u16> {
+    let handles: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for handle in handles {
+        out.push(handle.await.expect("a request task"));
+    }
+    out
+}
+
+/// A minimal server of its own (not `serve`): a Prometheus sink, an engine reporting through
+/// `Meter::engine`, `/metrics` over loopback. Every protocol signal is there, and a flood of
+/// adapter names does not grow the exposition without bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_server_exposes_every_gaie_signal_and_bounds_lora_labels() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    for (profile, vllm) in [(Profile::Vllm, true), (Profile::Semconv, false)] {
+        let (sink, handle) = Builder::new(profile).build_recorder().unwrap();
+        let meter = Meter::builder().sink(sink).build();
+        let labels = Labels::server("chat").request_model("llama");
+        let engine = meter.engine(&Labels::server("").request_model("llama"));
+        engine.set_cache_config(CacheConfig::new(16, 1000));
+        engine.set_cache_config(CacheConfig::new(32, 9)); // ignored: one series
+        engine.set_kv_cache_usage(0.25);
+        engine.set_waiting_by_reason(WaitingReason::Capacity, 1);
+        engine.set_waiting_by_reason(WaitingReason::Deferred, 0);
+        engine.add_admission_rejections(AdmissionReason::QueueFull, 2);
+        let waiting = meter.series(&labels).start(); // the lifecycle's waiting gauge
+        let mut running = meter.series(&labels).start();
+        running.mark_scheduled();
+        // a flood of adapter names: long, many, with commas
+        let long = "x".repeat(500);
+        for i in 0..2_000 {
+            let name = format!("adapter,{i}-{long}");
+            engine.set_lora_adapters(4, [name.as_str()], ["waiting-one"]);
+        }
+        let app = axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || {
+                let handle = handle.clone();
+                async move { handle.render() }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let served = tokio::spawn(async move { axum::serve(listener, app).await });
+        let exposition = parse(&scrape(&url).await);
+        served.abort();
+        check(&exposition, vllm);
+        let lora_name = if vllm {
+            "vllm:lora_requests_info"
+        } else {
+            "tokenmeter_engine_lora_requests_info"
+        };
+        let lora = &exposition.samples[lora_name];
+        assert!(
+            lora.len() <= MAX_LORA_COMBINATIONS + 1,
+            "{} series",
+            lora.len()
+        );
+        let longest = MAX_LORA_ADAPTERS * (MAX_LORA_NAME_BYTES + 1);
+        for (labels, _) in lora {
+            assert!(labels["running_lora_adapters"].len() <= longest);
+            assert!(
+                !labels["running_lora_adapters"].contains("adapter,"),
+                "a comma splits a name"
+            );
+        }
+        assert_eq!(
+            lora.iter().filter(|(_, v)| *v > 0.0).count(),
+            1,
+            "one current series"
+        );
+        let cache = if vllm {
+            "vllm:cache_config_info"
+        } else {
+            "tokenmeter_engine_cache_config_info"
+        };
+        assert_eq!(exposition.samples[cache].len(), 1);
+        assert_eq!(exposition.samples[cache][0].0["num_gpu_blocks"], "1000");
+        drop((waiting, running));
+    }
+}
