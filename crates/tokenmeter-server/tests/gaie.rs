@@ -78,11 +78,14 @@ const PROTOCOL: &[Signal] = &[
     },
 ];
 
+/// One sample: its labels and value.
+type Sample = (HashMap<String, String>, f64);
+
 /// A parsed exposition: `# TYPE` per name, and the samples (labels, value) per name.
 #[derive(Debug, Default)]
 struct Exposition {
     types: HashMap<String, String>,
-    samples: HashMap<String, Vec<(HashMap<String, String>, f64)>>,
+    samples: HashMap<String, Vec<Sample>>,
 }
 
 fn parse(text: &str) -> Exposition {
