@@ -1,9 +1,9 @@
 //! The Gateway API Inference Extension's model-server protocol (what llm-d's endpoint picker
-//! scrapes), checked on a real `/metrics` over loopback against the protocol's table below:
+//! scrapes), checked on a real `/metrics` over loopback against the protocol's one table
+//! (`tokenmeter_tests::gaie::PROTOCOL`, which the OpenTelemetry test checks too):
 //! `serve`'s (the simulator under load) in both profiles, and a minimal library server that
 //! reports its engine through `Meter::engine`.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use tokenmeter::sink::{
@@ -13,154 +13,7 @@ use tokenmeter::sink::{
 use tokenmeter::{Labels, Meter};
 use tokenmeter_prometheus::{Builder, Profile};
 use tokenmeter_server::{Config, MetricsProfile, Server};
-
-/// One signal of the protocol: its name per profile, Prometheus type, the labels it must
-/// carry, and whether the protocol requires it.
-struct Signal {
-    semconv: &'static str,
-    vllm: &'static str,
-    kind: &'static str,
-    labels: &'static [&'static str],
-    required: bool,
-}
-
-/// The protocol's table (GAIE `docs/proposals/003-model-server-protocol`, with vLLM's names
-/// for the optional signals), kept here so the exposition is checked against it.
-const PROTOCOL: &[Signal] = &[
-    Signal {
-        semconv: "tokenmeter_requests_waiting",
-        vllm: "vllm:num_requests_waiting",
-        kind: "gauge",
-        labels: &[],
-        required: true,
-    },
-    Signal {
-        semconv: "tokenmeter_requests_running",
-        vllm: "vllm:num_requests_running",
-        kind: "gauge",
-        labels: &[],
-        required: true,
-    },
-    Signal {
-        semconv: "tokenmeter_kv_cache_usage_ratio",
-        vllm: "vllm:kv_cache_usage_perc",
-        kind: "gauge",
-        labels: &[],
-        required: true,
-    },
-    Signal {
-        semconv: "tokenmeter_engine_cache_config_info",
-        vllm: "vllm:cache_config_info",
-        kind: "gauge",
-        labels: &["block_size", "num_gpu_blocks"],
-        required: false,
-    },
-    Signal {
-        semconv: "tokenmeter_engine_lora_requests_info",
-        vllm: "vllm:lora_requests_info",
-        kind: "gauge",
-        labels: &["max_lora", "running_lora_adapters", "waiting_lora_adapters"],
-        required: false,
-    },
-    Signal {
-        semconv: "tokenmeter_engine_requests_waiting_by_reason",
-        vllm: "vllm:num_requests_waiting_by_reason",
-        kind: "gauge",
-        labels: &["reason"],
-        required: false,
-    },
-    Signal {
-        semconv: "tokenmeter_engine_admission_rejections_total",
-        vllm: "tokenmeter_engine_admission_rejections_total",
-        kind: "counter",
-        labels: &["reason"],
-        required: false,
-    },
-];
-
-/// One sample: its labels and value.
-type Sample = (HashMap<String, String>, f64);
-
-/// A parsed exposition: `# TYPE` per name, and the samples (labels, value) per name.
-#[derive(Debug, Default)]
-struct Exposition {
-    types: HashMap<String, String>,
-    samples: HashMap<String, Vec<Sample>>,
-}
-
-fn parse(text: &str) -> Exposition {
-    let mut out = Exposition::default();
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("# TYPE ") {
-            let (name, kind) = rest.split_once(' ').expect("a # TYPE line has a type");
-            out.types.insert(name.to_owned(), kind.to_owned());
-            continue;
-        }
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let (series, value) = line.rsplit_once(' ').expect("a sample has a value");
-        let value: f64 = value.parse().expect("a sample's value is a number");
-        let (name, labels) = match series.split_once('{') {
-            Some((name, rest)) => (name, parse_labels(rest.trim_end_matches('}'))),
-            None => (series, HashMap::new()),
-        };
-        out.samples
-            .entry(name.to_owned())
-            .or_default()
-            .push((labels, value));
-    }
-    out
-}
-
-/// `k="v",k2="v2"` (values here hold no quote or escaped character but may hold commas).
-fn parse_labels(text: &str) -> HashMap<String, String> {
-    let mut labels = HashMap::new();
-    let mut rest = text;
-    while let Some((key, after)) = rest.split_once("=\"") {
-        let end = after.find('"').expect("a label value is closed");
-        labels.insert(
-            key.trim_start_matches(',').to_owned(),
-            after[..end].to_owned(),
-        );
-        rest = &after[end + 1..];
-    }
-    labels
-}
-
-/// Checks `exposition` against [`PROTOCOL`] under `profile`'s names: every signal present
-/// with its type and labels, the KV-cache usage within 0–1, every gauge finite.
-fn check(exposition: &Exposition, vllm: bool) {
-    for signal in PROTOCOL {
-        let name = if vllm { signal.vllm } else { signal.semconv };
-        let kind = exposition.types.get(name);
-        assert_eq!(
-            kind.map(String::as_str),
-            Some(signal.kind),
-            "{name} (required: {})",
-            signal.required
-        );
-        let samples = exposition
-            .samples
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} has no sample"));
-        for (labels, value) in samples {
-            for label in signal.labels {
-                assert!(
-                    labels.contains_key(*label),
-                    "{name} lacks {label}: {labels:?}"
-                );
-            }
-            assert!(value.is_finite(), "{name} {value}");
-        }
-        if signal.semconv == "tokenmeter_kv_cache_usage_ratio" {
-            assert!(
-                samples.iter().all(|(_, v)| (0.0..=1.0).contains(v)),
-                "{samples:?}"
-            );
-        }
-    }
-}
+use tokenmeter_tests::gaie::{check, parse};
 
 async fn scrape(url: &str) -> String {
     let response = reqwest::get(format!("{url}/metrics"))

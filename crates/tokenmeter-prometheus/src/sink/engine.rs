@@ -10,13 +10,14 @@
 use std::sync::{Mutex, PoisonError};
 
 use metrics::{Gauge, Label};
-use tokenmeter::conventions::{Feed, Value};
+use tokenmeter::conventions::{EngineSignal, Feed, Value};
 use tokenmeter::sink::{EngineRows, RecordValue};
 use tokenmeter::{Labels, Role};
 
 use super::handle::Slot;
 use super::labels;
 use super::target::RecorderTarget;
+use crate::names::label;
 use crate::profile::Profile;
 use crate::rows::PromRow;
 
@@ -61,6 +62,23 @@ impl RecordValue for EngineSlot {
     }
 }
 
+/// The labels an info row carries besides its own: in the vLLM profile, vLLM's exact label
+/// sets (`vllm:lora_requests_info` has only its three adapter labels; `vllm:cache_config_info`
+/// has `engine` besides the configuration, no `model_name`), so a reader written for vLLM's
+/// exposition reads ours; in the semconv profile, the engine's attributes.
+fn info_base(profile: Profile, signal: EngineSignal, base: Vec<Label>) -> Vec<Label> {
+    if profile == Profile::Semconv {
+        return base;
+    }
+    match signal {
+        EngineSignal::CacheConfigInfo => base
+            .into_iter()
+            .filter(|l| l.key() == label::ENGINE.prometheus)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Registers the handles of every engine row, labelled by `engine`'s provider and models
 /// (semconv, without the operation) or by `model_name` (vLLM).
 pub(crate) fn engine_rows(
@@ -79,7 +97,7 @@ pub(crate) fn engine_rows(
                     Feed::Engine(signal) if signal.is_info() => Some(Info {
                         target: target.clone(),
                         name: row.name.clone().into_owned(),
-                        base: labels(0),
+                        base: info_base(profile, signal, labels(0)),
                         current: Mutex::new(None),
                     }),
                     _ => None,
