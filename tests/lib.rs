@@ -53,6 +53,8 @@ mod guide {
     mod scale {}
     #[doc = include_str!("../docs/src/reference/metrics.md")]
     mod reference_metrics {}
+    #[doc = include_str!("../docs/src/reference/gateways.md")]
+    mod reference_gateways {}
     #[doc = include_str!("../docs/src/reference/cli.md")]
     mod reference_cli {}
     #[doc = include_str!("../docs/src/reference/formats.md")]

@@ -213,8 +213,8 @@
 //! | `vllm:spec_decode_num_drafts_total` | counter | drafts | `model_name` | — | as `tokenmeter_spec_decode_drafts_total` |
 //! | `vllm:spec_decode_num_draft_tokens_total` | counter | tokens | `model_name` | — | as `tokenmeter_spec_decode_draft_tokens_total` |
 //! | `vllm:spec_decode_num_accepted_tokens_total` | counter | tokens | `model_name` | — | as `tokenmeter_spec_decode_accepted_tokens_total` |
-//! | `vllm:cache_config_info` | gauge | info | `model_name`, `block_size`, `num_gpu_blocks` | — | as `tokenmeter_engine_cache_config_info` |
-//! | `vllm:lora_requests_info` | gauge | info | `model_name`, `max_lora`, `running_lora_adapters`, `waiting_lora_adapters` | — | as `tokenmeter_engine_lora_requests_info` |
+//! | `vllm:cache_config_info` | gauge | info | `engine`, `block_size`, `num_gpu_blocks` (vLLM's set: no `model_name`) | — | as `tokenmeter_engine_cache_config_info` |
+//! | `vllm:lora_requests_info` | gauge | info | `max_lora`, `running_lora_adapters`, `waiting_lora_adapters` only (vLLM's set) | — | as `tokenmeter_engine_lora_requests_info` |
 //! | `vllm:num_requests_waiting_by_reason` | gauge | requests | `model_name`, `reason` | — | as `tokenmeter_engine_requests_waiting_by_reason` |
 //! | `tokenmeter_engine_admission_rejections_total` | counter | requests | `model_name`, `reason` | — | vLLM publishes no name we could confirm for it: tokenmeter's |
 //! | `tokenmeter_request_time_to_first_output_token_seconds` | histogram | s | `model_name` | doubling | as in the semconv profile (vLLM has no such metric) |

@@ -55,7 +55,7 @@
 //! | `POST /v1/completions` | the same for text completions |
 //! | `GET /v1/models` | the served names (`--served-model-name`, default `--model`) |
 //! | `GET /v1/models/{id}` | one served name's model object |
-//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage and every HTTP answer by route, method and status class |
+//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage, every signal of the Gateway API Inference Extension's model-server protocol (queued and running requests, the KV-cache configuration, the LoRA adapters running and waiting with `--max-loras`/`--lora-modules`, waiting requests by reason, admission rejections: a request refused at `--queue-limit` is one `queue_full`) and every HTTP answer by route, method and status class |
 //! | `GET /health` | `{"status":"ok"}` |
 //! | `GET /slo` | the SLO monitor's report (with `--slo-spec`) |
 //! | any other path / method | 404 / 405 with OpenAI's error body |
