@@ -1,7 +1,8 @@
 //! What a gateway's endpoint picker reads from an engine besides its queue and KV-cache usage
 //! (the Gateway API Inference Extension's model-server protocol): the KV-cache configuration,
 //! the LoRA adapters running and waiting, the waiting requests by reason and the admission
-//! rejections, recorded through [`EngineRecorder`].
+//! rejections, recorded through [`EngineRecorder`](super::EngineRecorder) (its methods are in
+//! `engine_info_recorder.rs`).
 //!
 //! The adapters are label values, so they are bounded here, before any sink sees them: at most
 //! [`MAX_LORA_ADAPTERS`] names per list, each cut to [`MAX_LORA_NAME_BYTES`] bytes (a comma,
@@ -12,9 +13,6 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::{Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use super::step::EngineRecorder;
 
 /// Most adapter names published per list (running, waiting); the first ones in sorted order
 /// are kept.
@@ -165,7 +163,7 @@ fn bounded<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 
 impl LoraState {
     /// The info to publish for these adapters, or `None` when nothing changed.
-    fn update<'a>(
+    pub(super) fn update<'a>(
         &self,
         max_lora: u32,
         running: impl IntoIterator<Item = &'a str>,
@@ -188,111 +186,6 @@ impl LoraState {
         }
         seen.last = Some(next.clone());
         Some(next)
-    }
-}
-
-impl EngineRecorder {
-    /// Publishes the engine's KV-cache configuration (an info gauge, value 1). Call it once at
-    /// start-up: the first call is kept and later ones are ignored, so the configuration is
-    /// one series.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tokenmeter::sink::CacheConfig;
-    /// use tokenmeter::{Labels, Meter};
-    ///
-    /// let meter = Meter::builder().build();
-    /// let engine = meter.engine(&Labels::server("").request_model("llama-3-8b"));
-    /// engine.set_cache_config(CacheConfig::new(16, 25_000));
-    /// ```
-    pub fn set_cache_config(&self, config: CacheConfig) {
-        if self
-            .cache_config_set
-            .swap(true, std::sync::atomic::Ordering::AcqRel)
-        {
-            return;
-        }
-        for handle in self.handles.iter() {
-            super::guarded(|| handle.cache_config(&config));
-        }
-    }
-
-    /// Publishes the LoRA adapters running and waiting, bounded as the
-    /// [module](crate::sink) docs say ([`MAX_LORA_ADAPTERS`], [`MAX_LORA_NAME_BYTES`],
-    /// [`MAX_LORA_COMBINATIONS`]). Sinks hear of it only when the bounded lists change; the
-    /// value is then the current Unix time. Call it as often as the adapters may change (once
-    /// per engine step is fine).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tokenmeter::{Labels, Meter};
-    ///
-    /// let meter = Meter::builder().build();
-    /// let engine = meter.engine(&Labels::server("").request_model("llama-3-8b"));
-    /// engine.set_lora_adapters(4, ["sql-lora", "chat-lora"], ["summarise-lora"]);
-    /// ```
-    pub fn set_lora_adapters<'a>(
-        &self,
-        max_lora: u32,
-        running: impl IntoIterator<Item = &'a str>,
-        waiting: impl IntoIterator<Item = &'a str>,
-    ) {
-        let Some((max_lora, running, waiting)) = self.lora.update(max_lora, running, waiting)
-        else {
-            return;
-        };
-        let changed_at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        let info = LoraInfo {
-            max_lora,
-            running: &running,
-            waiting: &waiting,
-            changed_at,
-        };
-        for handle in self.handles.iter() {
-            super::guarded(|| handle.lora_adapters(&info));
-        }
-    }
-
-    /// Sets how many requests wait in the engine's queue for `reason` (the total stays the
-    /// core's `waiting` gauge, kept from the requests' lifecycle).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tokenmeter::sink::WaitingReason;
-    /// use tokenmeter::{Labels, Meter};
-    ///
-    /// let meter = Meter::builder().build();
-    /// let engine = meter.engine(&Labels::server("").request_model("llama-3-8b"));
-    /// engine.set_waiting_by_reason(WaitingReason::Capacity, 3);
-    /// engine.set_waiting_by_reason(WaitingReason::Deferred, 0);
-    /// ```
-    pub fn set_waiting_by_reason(&self, reason: WaitingReason, count: u64) {
-        for handle in self.handles.iter() {
-            super::guarded(|| handle.waiting_by_reason(reason, count));
-        }
-    }
-
-    /// Counts `count` more requests the engine refused to admit for `reason`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tokenmeter::sink::AdmissionReason;
-    /// use tokenmeter::{Labels, Meter};
-    ///
-    /// let meter = Meter::builder().build();
-    /// let engine = meter.engine(&Labels::server("").request_model("llama-3-8b"));
-    /// engine.add_admission_rejections(AdmissionReason::QueueFull, 1);
-    /// ```
-    pub fn add_admission_rejections(&self, reason: AdmissionReason, count: u64) {
-        for handle in self.handles.iter() {
-            super::guarded(|| handle.admission_rejections(reason, count));
-        }
     }
 }
 

@@ -24,6 +24,7 @@
 //! (exact values, for tests and reports).
 
 mod engine_info;
+mod engine_info_recorder;
 mod engine_rows;
 mod fanout;
 mod guard;
