@@ -59,6 +59,21 @@ impl CacheConfig {
 
 /// The LoRA adapters an engine runs and queues, as a sink gets them: already bounded (see the
 /// module docs), comma-separated, sorted.
+///
+/// # Examples
+///
+/// A sink reads one in [`EngineSink::lora_adapters`](super::EngineSink::lora_adapters):
+///
+/// ```
+/// use tokenmeter::sink::{EngineSink, LoraInfo};
+///
+/// struct Print;
+/// impl EngineSink for Print {
+///     fn lora_adapters(&self, info: &LoraInfo<'_>) {
+///         println!("{} of {} running: {}", info.running, info.max_lora, info.waiting);
+///     }
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct LoraInfo<'a> {
@@ -74,6 +89,14 @@ pub struct LoraInfo<'a> {
 }
 
 /// Why requests wait in an engine's queue (vLLM's `num_requests_waiting_by_reason`).
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::sink::WaitingReason;
+///
+/// assert_eq!(WaitingReason::Capacity.as_str(), "capacity");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum WaitingReason {
@@ -94,6 +117,14 @@ impl WaitingReason {
 }
 
 /// Why an engine refused to admit a request.
+///
+/// # Examples
+///
+/// ```
+/// use tokenmeter::sink::AdmissionReason;
+///
+/// assert_eq!(AdmissionReason::QueueFull.as_str(), "queue_full");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AdmissionReason {
