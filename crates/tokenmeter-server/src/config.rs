@@ -112,8 +112,9 @@ pub struct Config {
     /// Allocate the KV cache as tokens are generated and preempt the newest request when it
     /// runs out, as vLLM does.
     pub preemption: bool,
-    /// Most LoRA adapters the simulated engine holds at once. Above 0, a request naming a
-    /// served model other than the first runs on the adapter of that name, and `/metrics`
+    /// Most LoRA adapters the simulated engine holds at once (vLLM's `--max-loras`). Above 0,
+    /// a request naming a served model other than the first runs on the adapter of that name
+    /// (and waits, counted `deferred`, while `max_loras` other adapters run), and `/metrics`
     /// publishes the adapters running and waiting (`vllm:lora_requests_info`). 0 (the
     /// default): no LoRA.
     pub max_loras: u32,

@@ -187,3 +187,121 @@ async fn a_library_server_exposes_every_gaie_signal_and_bounds_lora_labels() {
         drop((waiting, running));
     }
 }
+
+/// The sum of the samples of `name` whose labels include every pair of `want`.
+fn total(
+    exposition: &tokenmeter_tests::gaie::Exposition,
+    name: &str,
+    want: &[(&str, &str)],
+) -> f64 {
+    exposition.samples.get(name).map_or(0.0, |samples| {
+        samples
+            .iter()
+            .filter(|(labels, _)| {
+                want.iter()
+                    .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
+            })
+            .map(|(_, v)| v)
+            .sum()
+    })
+}
+
+/// Scrapes until `done` holds, for at most 20 s.
+async fn scrape_until(
+    url: &str,
+    what: &str,
+    done: impl Fn(&tokenmeter_tests::gaie::Exposition) -> bool,
+) -> tokenmeter_tests::gaie::Exposition {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let exposition = parse(&scrape(url).await);
+        if done(&exposition) {
+            return exposition;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} within 20 s: waiting by reason {:?}, LoRA info {:?}",
+            exposition
+                .samples
+                .get("vllm:num_requests_waiting_by_reason"),
+            exposition.samples.get("vllm:lora_requests_info"),
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// With `max_loras` 1, a request on a second adapter waits while the first adapter runs, though
+/// the batch has room: `vllm:num_requests_waiting_by_reason{reason="deferred"}` counts it (as
+/// vLLM counts a request held back by its LoRA budget), and `vllm:lora_requests_info` lists it
+/// waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_past_the_lora_budget_waits_deferred() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut config = Config::default();
+    config.profile = MetricsProfile::Vllm;
+    config.served_model_name = vec!["base".into(), "lora-a".into(), "lora-b".into()];
+    config.max_loras = 1;
+    config.max_batch = 4;
+    let server = Server::start(config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let url = server.url();
+    let client = reqwest::Client::new();
+    let long = serde_json::json!({
+        "model": "lora-a",
+        "messages": [{"role": "user", "content": "Hello there"}],
+        "max_tokens": 300,
+        "stream": true,
+    });
+    let first = {
+        let (client, url) = (client.clone(), url.clone());
+        tokio::spawn(async move {
+            let response = client
+                .post(format!("{url}/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .body(long.to_string())
+                .send()
+                .await
+                .expect("send");
+            let status = response.status().as_u16();
+            let _ = response.bytes().await;
+            status
+        })
+    };
+    scrape_until(&url, "the first request runs", |e| {
+        total(e, "vllm:num_requests_running", &[]) == 1.0
+    })
+    .await;
+    let second = tokio::spawn(stream(client.clone(), url.clone(), "lora-b"));
+    let seen = scrape_until(&url, "the second request deferred", |e| {
+        total(
+            e,
+            "vllm:num_requests_waiting_by_reason",
+            &[("reason", "deferred")],
+        ) == 1.0
+    })
+    .await;
+    assert_eq!(total(&seen, "vllm:num_requests_running", &[]), 1.0);
+    assert_eq!(
+        total(
+            &seen,
+            "vllm:num_requests_waiting_by_reason",
+            &[("reason", "capacity")]
+        ),
+        0.0
+    );
+    let current: Vec<_> = seen.samples["vllm:lora_requests_info"]
+        .iter()
+        .filter(|(_, v)| *v > 0.0)
+        .collect();
+    assert_eq!(current.len(), 1, "{current:?}");
+    assert_eq!(current[0].0["running_lora_adapters"], "lora-a");
+    assert_eq!(current[0].0["waiting_lora_adapters"], "lora-b");
+    let statuses = tokio::time::timeout(Duration::from_secs(60), async {
+        (first.await.expect("first"), second.await.expect("second"))
+    })
+    .await
+    .expect("both end within their deadline");
+    assert_eq!(statuses, (200, 200));
+    server.shutdown().await.unwrap();
+}

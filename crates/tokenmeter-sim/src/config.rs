@@ -87,10 +87,11 @@ pub struct SimConfig {
     /// default), a request reserves its prompt and whole output when it is scheduled and is
     /// never preempted.
     pub preemption: bool,
-    /// Most LoRA adapters the engine holds at once (vLLM's `--max-loras`); above 0, the engine
-    /// publishes the adapters of its running and waiting requests
+    /// Most LoRA adapters the engine holds at once (vLLM's `--max-loras`); above 0, a request
+    /// whose adapter would go past it waits (counted `deferred`, as vLLM does) though the batch
+    /// has room, and the engine publishes the adapters of its running and waiting requests
     /// ([`GenerateRequest::adapter`](crate::GenerateRequest::adapter)). 0 (the default): no
-    /// LoRA.
+    /// LoRA limit, nothing published.
     pub max_loras: u32,
 }
 
