@@ -1,8 +1,10 @@
 //! Cross-crate and end-to-end tests live in this package's test targets. Its library holds the
 //! helpers they and the other crates' integration tests share: a real Prometheus server on
-//! loopback, a tiny HTTP client, the data points of an OpenTelemetry export, external binaries, temporary directories and free ports.
+//! loopback, a tiny HTTP client, the data points of an OpenTelemetry export, the model-server
+//! protocol's table (`gaie`), external binaries, temporary directories and free ports.
 #![allow(missing_docs, unreachable_pub)]
 
+pub mod gaie;
 pub mod http;
 pub mod logged;
 pub mod otel;
@@ -51,6 +53,8 @@ mod guide {
     mod scale {}
     #[doc = include_str!("../docs/src/reference/metrics.md")]
     mod reference_metrics {}
+    #[doc = include_str!("../docs/src/reference/gateways.md")]
+    mod reference_gateways {}
     #[doc = include_str!("../docs/src/reference/cli.md")]
     mod reference_cli {}
     #[doc = include_str!("../docs/src/reference/formats.md")]

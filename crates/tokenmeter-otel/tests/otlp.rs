@@ -86,6 +86,11 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
                 names::SERIES_FOLDED.name,
                 names::KV_CACHE_USAGE.name,
                 names::PREEMPTIONS.name,
+                // nor the model-server protocol's engine signals (tests/gaie_otel.rs has them)
+                names::ENGINE_CACHE_CONFIG_INFO.name,
+                names::ENGINE_LORA_REQUESTS_INFO.name,
+                names::ENGINE_WAITING_BY_REASON.name,
+                names::ENGINE_ADMISSION_REJECTIONS.name,
                 // the scripts set no request parameters
                 names::REQUEST_MAX_TOKENS.name,
                 names::REQUEST_CHOICES.name,

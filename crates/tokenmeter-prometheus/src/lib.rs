@@ -131,6 +131,10 @@
 //! | `tokenmeter_spec_decode_drafts_total` | counter | `{draft}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) |
 //! | `tokenmeter_spec_decode_draft_tokens_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) |
 //! | `tokenmeter_spec_decode_accepted_tokens_total` | counter | `{token}` | B without the operation | — | [`EngineRecorder::add_speculation`](tokenmeter::sink::EngineRecorder::add_speculation) (≤ draft tokens) |
+//! | `tokenmeter_engine_cache_config_info` | gauge | `{info}` | B without the operation, `block_size`, `num_gpu_blocks` | — | [`EngineRecorder::set_cache_config`](tokenmeter::sink::EngineRecorder::set_cache_config), once; always 1 |
+//! | `tokenmeter_engine_lora_requests_info` | gauge | `{info}` | B without the operation, `max_lora`, `running_lora_adapters`, `waiting_lora_adapters` | — | [`EngineRecorder::set_lora_adapters`](tokenmeter::sink::EngineRecorder::set_lora_adapters) on a change: the Unix time of the change; the previous label set drops to 0 (bounded: [`MAX_LORA_COMBINATIONS`](tokenmeter::sink::MAX_LORA_COMBINATIONS)) |
+//! | `tokenmeter_engine_requests_waiting_by_reason` | gauge | `{request}` | B without the operation, `reason` | — | [`EngineRecorder::set_waiting_by_reason`](tokenmeter::sink::EngineRecorder::set_waiting_by_reason): `capacity`, `deferred` |
+//! | `tokenmeter_engine_admission_rejections_total` | counter | `{request}` | B without the operation, `reason` | — | [`EngineRecorder::add_admission_rejections`](tokenmeter::sink::EngineRecorder::add_admission_rejections): `queue_full`, `too_large` |
 //! | `gen_ai_client_inference_duration_seconds` | histogram | s | B, `error_type` | doubling | as `gen_ai_client_operation_duration_seconds` (its GenAI-conventions v0.1.0 name) |
 //! | `gen_ai_client_inference_time_to_first_chunk_seconds` | histogram | s | B | doubling | as `gen_ai_client_operation_time_to_first_chunk_seconds` |
 //! | `gen_ai_client_inference_time_per_output_chunk_seconds` | histogram | s | B | doubling | as `gen_ai_client_operation_time_per_output_chunk_seconds` |
@@ -209,6 +213,10 @@
 //! | `vllm:spec_decode_num_drafts_total` | counter | drafts | `model_name` | — | as `tokenmeter_spec_decode_drafts_total` |
 //! | `vllm:spec_decode_num_draft_tokens_total` | counter | tokens | `model_name` | — | as `tokenmeter_spec_decode_draft_tokens_total` |
 //! | `vllm:spec_decode_num_accepted_tokens_total` | counter | tokens | `model_name` | — | as `tokenmeter_spec_decode_accepted_tokens_total` |
+//! | `vllm:cache_config_info` | gauge | info | `engine`, `block_size`, `num_gpu_blocks` (vLLM's set: no `model_name`) | — | as `tokenmeter_engine_cache_config_info` |
+//! | `vllm:lora_requests_info` | gauge | info | `max_lora`, `running_lora_adapters`, `waiting_lora_adapters` only (vLLM's set) | — | as `tokenmeter_engine_lora_requests_info` |
+//! | `vllm:num_requests_waiting_by_reason` | gauge | requests | `model_name`, `reason` | — | as `tokenmeter_engine_requests_waiting_by_reason` |
+//! | `tokenmeter_engine_admission_rejections_total` | counter | requests | `model_name`, `reason` | — | vLLM publishes no name we could confirm for it: tokenmeter's |
 //! | `tokenmeter_request_time_to_first_output_token_seconds` | histogram | s | `model_name` | doubling | as in the semconv profile (vLLM has no such metric) |
 //! | `tokenmeter_request_time_to_second_token_seconds` | histogram | s | `model_name` | doubling | as in the semconv profile |
 //! | `tokenmeter_request_normalized_time_per_output_token_seconds` | histogram | s | `model_name` | TPOT | as in the semconv profile |

@@ -104,6 +104,7 @@ const VLLM_EXTRAS: &[Instrument] = &[
     semconv::TIME_TO_FIRST_OUTPUT_TOKEN,
     semconv::TIME_TO_SECOND_TOKEN,
     semconv::NORMALIZED_TIME_PER_OUTPUT_TOKEN,
+    semconv::ENGINE_ADMISSION_REJECTIONS,
 ];
 
 #[cfg(test)]

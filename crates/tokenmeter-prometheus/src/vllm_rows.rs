@@ -4,8 +4,8 @@
 //! table has.
 
 use tokenmeter::conventions::{
-    AttrSet, CHOICE_EDGES, Feed, Instrument, Metric, RecordField, Roles, Row, StepField,
-    names as otel,
+    AttrSet, CHOICE_EDGES, EngineSignal, Feed, Instrument, Metric, RecordField, Roles, Row,
+    StepField, names as otel,
 };
 
 use crate::layout::{Layout, VLLM_ITERATION_TOKENS, VLLM_ITL, VLLM_REQUEST, VLLM_TTFT};
@@ -178,6 +178,28 @@ const RENAMES: &[Rename] = &[
         vllm::SPEC_DECODE_NUM_ACCEPTED_TOKENS,
         NONE,
     ),
+    to(
+        otel::ENGINE_CACHE_CONFIG_INFO,
+        vllm::CACHE_CONFIG_INFO,
+        NONE,
+    ),
+    to(
+        otel::ENGINE_LORA_REQUESTS_INFO,
+        vllm::LORA_REQUESTS_INFO,
+        NONE,
+    ),
+    to(
+        otel::ENGINE_WAITING_BY_REASON,
+        vllm::NUM_REQUESTS_WAITING_BY_REASON,
+        NONE,
+    )
+    .field(Feed::Engine(EngineSignal::WaitingCapacity)),
+    to(
+        otel::ENGINE_WAITING_BY_REASON,
+        vllm::NUM_REQUESTS_WAITING_BY_REASON,
+        NONE,
+    )
+    .field(Feed::Engine(EngineSignal::WaitingDeferred)),
 ];
 
 /// The instruments the vLLM profile leaves out: the GenAI conventions' v0.1.0 client

@@ -202,8 +202,9 @@ fn engine_steps_register_once_and_record_raw_values() {
         .iter()
         .filter(|(key, ..)| key.starts_with("tokenmeter_engine_") || key.starts_with("vllm:iter"))
         .count();
-    // 3 kinds x (duration, batch size, tokens) + iteration tokens.
-    assert_eq!(step_keys, 10, "{registered:?}");
+    // 3 kinds x (duration, batch size, tokens) + iteration tokens + admission rejections (2
+    // reasons; the info gauges register only when given their labels).
+    assert_eq!(step_keys, 12, "{registered:?}");
     for _ in 0..50 {
         steps.record(&Step::new(StepKind::Decode, 8, 8, Duration::from_millis(8)));
     }

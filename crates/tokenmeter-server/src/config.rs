@@ -112,6 +112,12 @@ pub struct Config {
     /// Allocate the KV cache as tokens are generated and preempt the newest request when it
     /// runs out, as vLLM does.
     pub preemption: bool,
+    /// Most LoRA adapters the simulated engine holds at once (vLLM's `--max-loras`). Above 0,
+    /// a request naming a served model other than the first runs on the adapter of that name
+    /// (and waits, counted `deferred`, while `max_loras` other adapters run), and `/metrics`
+    /// publishes the adapters running and waiting (`vllm:lora_requests_info`). 0 (the
+    /// default): no LoRA.
+    pub max_loras: u32,
     /// Speculative decoding: tokens each decode step drafts; 0 turns it off.
     pub speculative_tokens: u32,
     /// The probability that each draft token is accepted, given the ones before it were.
@@ -159,6 +165,7 @@ impl Default for Config {
             enable_per_request_metrics: false,
             no_prefix_caching: false,
             preemption: false,
+            max_loras: 0,
             speculative_tokens: 0,
             speculative_acceptance: 0.7,
             keep_records: false,
@@ -235,6 +242,7 @@ impl Config {
                     .unwrap_or(usize::MAX)
             })
             .preemption(self.preemption)
+            .max_loras(self.max_loras)
             .max_model_len(self.max_model_len)
             .cost(cost)
             .faults(faults)

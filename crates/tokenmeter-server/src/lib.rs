@@ -56,7 +56,7 @@
 //! | `POST /v1/responses` | OpenAI's Responses API (`input`, `instructions`, `max_output_tokens`), read and metered as the chat request it amounts to; SSE when `"stream": true` as vLLM sends it (typed `event:` lines: `response.created`, `response.in_progress`, the output item and content part added, one `response.output_text.delta` per token (`response.reasoning_text.delta` for reasoning), the `done` events, `response.completed` with `usage`; `response.failed` on a failure), else the response object (`responses.rs`) |
 //! | `GET /v1/models` | the served names (`--served-model-name`, default `--model`) |
 //! | `GET /v1/models/{id}` | one served name's model object |
-//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage and every HTTP answer by route, method and status class |
+//! | `GET /metrics` | Prometheus text, `--profile semconv` (default) or `vllm`, with the KV-cache usage, every signal of the Gateway API Inference Extension's model-server protocol (queued and running requests, the KV-cache configuration, the LoRA adapters running and waiting with `--max-loras`/`--lora-modules`, waiting requests by reason, admission rejections: a request refused at `--queue-limit` is one `queue_full`) and every HTTP answer by route, method and status class |
 //! | `GET /health` | `{"status":"ok"}` |
 //! | `GET /slo` | the SLO monitor's report (with `--slo-spec`; requests carrying `x-slo-ttft-ms` / `x-slo-tpot-ms` are counted under the spec's header classes, judged against their own objectives) |
 //! | any other path / method | 404 / 405 with OpenAI's error body |

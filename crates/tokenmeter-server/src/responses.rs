@@ -80,7 +80,7 @@ async fn responses(State(state): State<AppState>, request: Request) -> Response 
         Ok(admitted) => admitted,
         Err(refusal) => return refusal,
     };
-    let streams = match submit(&state.engine, &parsed) {
+    let streams = match submit(&state.engine, &parsed, state.model()) {
         Ok(streams) => streams,
         Err(error) => return refused_as(&error, &in_responses_words(&error)),
     };

@@ -207,7 +207,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
         Ok(admitted) => admitted,
         Err(refusal) => return refusal,
     };
-    let streams = match submit(&state.engine, &parsed) {
+    let streams = match submit(&state.engine, &parsed, state.model()) {
         Ok(streams) => streams,
         Err(error) => return refused(&error),
     };
@@ -337,12 +337,18 @@ pub(crate) async fn admit(
 /// Submits the request's `n` choices, all or none (`Engine::submit_choices`): one engine
 /// request per choice, as vLLM runs `n` child requests; the first carries the request's `n`
 /// (published once per client request, as vLLM counts its parent request). A refused request
-/// is recorded once, and no choice of it runs.
-pub(crate) fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
-    engine.submit_choices(
-        parsed.generate.clone().choices(parsed.options.n.max(1)),
-        parsed.options.n,
-    )
+/// is recorded once, and no choice of it runs. A request naming a model other than `base`
+/// runs on the LoRA adapter of that name (published when the engine has `max_loras`).
+pub(crate) fn submit(
+    engine: &Engine,
+    parsed: &Parsed,
+    base: &str,
+) -> Result<Vec<TokenStream>, SubmitError> {
+    let mut request = parsed.generate.clone().choices(parsed.options.n.max(1));
+    if let Some(model) = parsed.options.model.as_deref().filter(|m| *m != base) {
+        request = request.adapter(model);
+    }
+    engine.submit_choices(request, parsed.options.n)
 }
 
 /// A streaming answer. Waits for the first item of any choice without taking it, so a failure

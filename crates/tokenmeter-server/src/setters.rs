@@ -56,6 +56,7 @@ setters! {
     enable_per_request_metrics: bool,
     no_prefix_caching: bool,
     preemption: bool,
+    max_loras: u32,
     speculative_tokens: u32,
     speculative_acceptance: f64,
     keep_records: bool,

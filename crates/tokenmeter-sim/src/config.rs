@@ -87,6 +87,12 @@ pub struct SimConfig {
     /// default), a request reserves its prompt and whole output when it is scheduled and is
     /// never preempted.
     pub preemption: bool,
+    /// Most LoRA adapters the engine holds at once (vLLM's `--max-loras`); above 0, a request
+    /// whose adapter would go past it waits (counted `deferred`, as vLLM does) though the batch
+    /// has room, and the engine publishes the adapters of its running and waiting requests
+    /// ([`GenerateRequest::adapter`](crate::GenerateRequest::adapter)). 0 (the default): no
+    /// LoRA limit, nothing published.
+    pub max_loras: u32,
 }
 
 /// Speculative decoding: how many tokens a draft proposes and how likely the target model
@@ -133,6 +139,7 @@ impl Default for SimConfig {
             .unwrap_or(usize::MAX),
             speculation: None,
             preemption: false,
+            max_loras: 0,
         }
     }
 }
@@ -202,6 +209,12 @@ impl SimConfig {
     /// [`SimConfig::preemption`](Self#structfield.preemption)).
     pub fn preemption(mut self, on: bool) -> Self {
         self.preemption = on;
+        self
+    }
+
+    /// Publishes the LoRA adapters of the requests, holding at most `max` at once.
+    pub fn max_loras(mut self, max: u32) -> Self {
+        self.max_loras = max;
         self
     }
 

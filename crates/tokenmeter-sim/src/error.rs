@@ -122,6 +122,21 @@ pub enum SubmitError {
 }
 
 impl SubmitError {
+    /// The reason an engine counts this refusal under
+    /// ([`EngineRecorder::add_admission_rejections`](tokenmeter::sink::EngineRecorder::add_admission_rejections)):
+    /// a full queue, or a request that can never fit the KV cache; `None` for a request that
+    /// is invalid rather than refused.
+    pub fn admission_reason(&self) -> Option<tokenmeter::sink::AdmissionReason> {
+        use tokenmeter::sink::AdmissionReason;
+        match self {
+            SubmitError::QueueFull { .. } => Some(AdmissionReason::QueueFull),
+            SubmitError::TooLarge { .. } | SubmitError::ChoicesTooLarge { .. } => {
+                Some(AdmissionReason::TooLarge)
+            }
+            _ => None,
+        }
+    }
+
     /// The class this refusal is recorded with: `rate_limited`, `client_error` or `overloaded`.
     pub fn error_class(&self) -> ErrorClass {
         match self {

@@ -64,6 +64,10 @@ pub struct GenerateRequest {
     /// The request's own latency objectives (from its `x-slo-ttft-ms`/`x-slo-tpot-ms`
     /// headers), put on its measurement for an SLO monitor.
     pub slo_targets: Option<tokenmeter::request::SloTargets>,
+    /// The LoRA adapter the request runs on (a server takes it from the request's model
+    /// name), published among the engine's running and waiting adapters when
+    /// [`SimConfig::max_loras`](crate::SimConfig::max_loras) is above 0.
+    pub adapter: Option<Arc<str>>,
 }
 
 impl GenerateRequest {
@@ -79,6 +83,7 @@ impl GenerateRequest {
             max_tokens: None,
             choices: None,
             slo_targets: None,
+            adapter: None,
         }
     }
 
@@ -128,6 +133,12 @@ impl GenerateRequest {
     /// ```
     pub fn slo_targets(mut self, targets: tokenmeter::request::SloTargets) -> Self {
         self.slo_targets = Some(targets);
+        self
+    }
+
+    /// The LoRA adapter the request runs on.
+    pub fn adapter(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.adapter = Some(name.into());
         self
     }
 

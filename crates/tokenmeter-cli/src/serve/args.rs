@@ -212,6 +212,18 @@ pub(crate) struct ServeArgs {
     /// The probability that each draft token is accepted, given the ones before it were.
     #[arg(long, default_value_t = 0.7, value_parser = probability)]
     pub(crate) speculative_acceptance: f64,
+
+    /// LoRA adapters the engine holds at once (vLLM's flag); with adapters (--lora-modules, or
+    /// --served-model-name names after the first), /metrics publishes those running and
+    /// waiting (vllm:lora_requests_info). 0: no LoRA, unless --lora-modules is given (then 1,
+    /// vLLM's default).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) max_loras: u32,
+
+    /// LoRA adapters served besides the base model, as vLLM writes them: NAME=PATH (the path is
+    /// not read: the simulator has no weights) or NAME. A request naming one runs on it.
+    #[arg(long, value_name = "NAME=PATH", num_args = 1.., value_parser = lora_module)]
+    pub(crate) lora_modules: Vec<String>,
 }
 
 impl From<MetricsProfile> for tokenmeter_server::MetricsProfile {
@@ -228,9 +240,18 @@ impl ServeArgs {
     /// The server's configuration, all but the SLO spec (a file, read by the caller). The
     /// server keeps no records of its own (`tokenmeter serve` publishes them on `/metrics`).
     pub(crate) fn config(&self) -> Config {
+        let mut served = self.served_model_name.clone();
+        let mut max_loras = self.max_loras;
+        if !self.lora_modules.is_empty() {
+            if served.is_empty() {
+                served.push(self.model.clone());
+            }
+            served.extend(self.lora_modules.iter().cloned());
+            max_loras = max_loras.max(1);
+        }
         let mut config = Config::default()
             .model(self.model.clone())
-            .served_model_name(self.served_model_name.clone())
+            .served_model_name(served)
             .accept_any_model(self.accept_any_model)
             .seed(self.seed)
             .profile(self.profile.into())
@@ -263,6 +284,7 @@ impl ServeArgs {
             .preemption(self.preemption)
             .speculative_tokens(self.speculative_tokens)
             .speculative_acceptance(self.speculative_acceptance)
+            .max_loras(max_loras)
             .keep_records(false);
         if let Some(path) = &self.tokenizer {
             config = config.tokenizer(path.clone());
@@ -305,6 +327,14 @@ fn model_name(s: &str) -> Result<String, String> {
         return Err("a model name cannot be empty".to_owned());
     }
     Ok(s.to_owned())
+}
+
+/// A LoRA module, `NAME=PATH` or `NAME`: its name.
+fn lora_module(s: &str) -> Result<String, String> {
+    let name = s.split_once('=').map_or(s, |(name, _)| name);
+    model_name(name).map_err(|_| {
+        format!("`{s}` names no adapter: write NAME=PATH (e.g. sql-lora=/adapters/sql)")
+    })
 }
 
 fn probability(s: &str) -> Result<f64, String> {
@@ -385,6 +415,11 @@ mod tests {
             "3",
             "--tokenizer",
             "tok.json",
+            "--max-loras",
+            "2",
+            "--lora-modules",
+            "sql-lora=/adapters/sql",
+            "chat-lora",
         ])
         .expect("valid flags")
         .args;
@@ -402,7 +437,8 @@ mod tests {
         assert_eq!(config.stall, Duration::from_millis(1_500));
         assert_eq!(config.profile, tokenmeter_server::MetricsProfile::Vllm);
         assert_eq!(config.model, "org/llama");
-        assert_eq!(config.served_names(), ["a", "b"]);
+        assert_eq!(config.served_names(), ["a", "b", "sql-lora", "chat-lora"]);
+        assert_eq!(config.max_loras, 2);
         assert!(config.accept_any_model);
         assert_eq!(config.max_answer_size, 1 << 20);
         assert_eq!(config.max_answer_memory, 3 << 20);
@@ -428,6 +464,8 @@ mod tests {
             ("--max-connections", "0", "at least 1"),
             ("--max-model-len", "0", "0"),
             ("--served-model-name", " ", "cannot be empty"),
+            ("--lora-modules", "=/adapters/sql", "NAME=PATH"),
+            ("--max-loras", "-1", "-1"),
         ] {
             let error = Cli::try_parse_from(["serve", flag, value])
                 .err()

@@ -80,6 +80,8 @@ pub const FINISHED_REASON: LabelName = LabelName::semconv(attr::FINISHED_REASON,
 /// `source`: where input tokens came from (`local_compute`, `local_cache_hit`,
 /// `external_kv_transfer`), as vLLM's `prompt_tokens_by_source` labels them.
 pub const SOURCE: LabelName = LabelName::semconv(attr::SOURCE, "source");
+/// `reason`: why engine requests wait or were refused (both profiles).
+pub const REASON: LabelName = LabelName::semconv(attr::REASON, "reason");
 
 /// Values of [`TOKEN_TYPE`].
 pub mod token_type {
@@ -124,6 +126,7 @@ mod tests {
             (attr::FINISHED_REASON, FINISHED_REASON),
             (attr::SOURCE, SOURCE),
             (attr::TOKEN_MODALITY, TOKEN_MODALITY),
+            (attr::REASON, REASON),
         ];
         for (key, label) in pairs {
             assert_eq!(key, label.otel);

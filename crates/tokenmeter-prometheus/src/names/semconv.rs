@@ -106,6 +106,10 @@ semconv! {
     SPEC_DECODE_DRAFTS => "tokenmeter_spec_decode_drafts_total";
     SPEC_DECODE_DRAFT_TOKENS => "tokenmeter_spec_decode_draft_tokens_total";
     SPEC_DECODE_ACCEPTED_TOKENS => "tokenmeter_spec_decode_accepted_tokens_total";
+    ENGINE_CACHE_CONFIG_INFO => "tokenmeter_engine_cache_config_info";
+    ENGINE_LORA_REQUESTS_INFO => "tokenmeter_engine_lora_requests_info";
+    ENGINE_WAITING_BY_REASON => "tokenmeter_engine_requests_waiting_by_reason";
+    ENGINE_ADMISSION_REJECTIONS => "tokenmeter_engine_admission_rejections_total";
     CLIENT_INFERENCE_DURATION => "gen_ai_client_inference_duration_seconds";
     CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK => "gen_ai_client_inference_time_to_first_chunk_seconds";
     CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK => "gen_ai_client_inference_time_per_output_chunk_seconds";

@@ -148,6 +148,31 @@ pub const NUM_PREEMPTIONS: Instrument = Instrument::new(
     "Cumulative number of preemption from the engine.",
 );
 
+/// `vllm:cache_config_info`: an info gauge, always 1, labelled by the KV-cache configuration
+/// (`block_size`, `num_gpu_blocks`), which the Gateway API Inference Extension reads.
+pub const CACHE_CONFIG_INFO: Instrument = Instrument::new(
+    "vllm:cache_config_info",
+    "{info}",
+    InstrumentKind::Gauge,
+    "Information of the LLMEngine CacheConfig",
+);
+/// `vllm:lora_requests_info`: an info gauge labelled `max_lora`, `running_lora_adapters` and
+/// `waiting_lora_adapters` (comma-separated), whose value is the Unix time of the last change.
+pub const LORA_REQUESTS_INFO: Instrument = Instrument::new(
+    "vllm:lora_requests_info",
+    "{info}",
+    InstrumentKind::Gauge,
+    "Running stats on lora requests.",
+);
+/// `vllm:num_requests_waiting_by_reason`: requests waiting, by `reason` (`capacity`,
+/// `deferred`).
+pub const NUM_REQUESTS_WAITING_BY_REASON: Instrument = Instrument::new(
+    "vllm:num_requests_waiting_by_reason",
+    "{request}",
+    InstrumentKind::Gauge,
+    "Number of requests waiting to be processed, by reason.",
+);
+
 /// `vllm:iteration_tokens_total`: tokens per engine step (prompt plus generated), one sample per
 /// step. A histogram despite its `_total` suffix, as in vLLM (`promtool` reports the suffix, as it
 /// does for vLLM's own `/metrics`).
@@ -320,4 +345,7 @@ pub const ALL: &[Instrument] = &[
     SPEC_DECODE_NUM_DRAFTS,
     SPEC_DECODE_NUM_DRAFT_TOKENS,
     SPEC_DECODE_NUM_ACCEPTED_TOKENS,
+    CACHE_CONFIG_INFO,
+    LORA_REQUESTS_INFO,
+    NUM_REQUESTS_WAITING_BY_REASON,
 ];

@@ -66,6 +66,18 @@ impl<F: Copy> Slot<F> {
         }
     }
 
+    /// A slot with no handle (an info row's, whose handles come with their attributes).
+    pub(crate) fn empty(attrs: AttrSet) -> Self
+    where
+        F: Default,
+    {
+        Self {
+            field: F::default(),
+            attrs,
+            handles: Box::new([]),
+        }
+    }
+
     /// Records `value` into the handle of `variant` (the first one if out of range).
     #[inline]
     pub(crate) fn record(&self, variant: usize, value: Value) {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use tokenmeter::sink::{Step, StepKind};
+use tokenmeter::sink::{AdmissionReason, CacheConfig, Step, StepKind, WaitingReason};
 use tokenmeter::{Clock, Degradation, ErrorClass, FinishReason, Labels, ManualClock, Meter};
 use tokenmeter_prometheus::{Builder, Metric, Profile};
 
@@ -124,6 +124,12 @@ pub(crate) fn render(profile: Profile) -> String {
     engine.add_preemptions(3);
     engine.add_prefix_cache(12, 8);
     engine.add_speculation(2, 6, 4);
+    // The model-server protocol's signals; the LoRA set replaced by the second call reads 0.
+    engine.set_cache_config(CacheConfig::new(16, 1000));
+    engine.set_waiting_by_reason(WaitingReason::Capacity, 2);
+    engine.add_admission_rejections(AdmissionReason::QueueFull, 1);
+    engine.set_lora_adapters(2, ["sql-lora"], []);
+    engine.set_lora_adapters(2, ["sql-lora", "chat-lora"], ["sum-lora"]);
 
     // The engine's steps: a prefill of two prompts, decodes of 8 sequences in 8 ms (exactly on
     // an edge) and of 9 in 9 ms, and a mixed step (chunked prefill).

@@ -80,6 +80,11 @@ pub(super) struct Active {
 }
 
 impl Active {
+    /// The LoRA adapter the request runs on, if any.
+    pub(super) fn adapter(&self) -> Option<&str> {
+        self.params.adapter.as_deref()
+    }
+
     /// Draws the request's fault plan and text seed from the engine's generator.
     pub(super) fn new(job: Job, faults: &Faults, rng: &mut SmallRng) -> Self {
         let generated = job.params.generated();

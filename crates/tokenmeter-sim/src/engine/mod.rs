@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokenmeter::sink::{CacheConfig, EngineRecorder};
 use tokenmeter::{Labels, Meter, Series};
 use tokio::sync::{Notify, mpsc};
 
@@ -82,6 +83,8 @@ struct Shared {
     output_queue: usize,
     /// Wakes the engine when a consumer takes from a full output queue or drops its stream.
     wake: Arc<Notify>,
+    /// The engine's signals (shared with the scheduler): admission rejections are counted here.
+    recorder: Arc<EngineRecorder>,
 }
 
 impl Engine {
@@ -135,6 +138,9 @@ impl Engine {
         let shared = &*self.shared;
         let mut first = self.measure(&request);
         if let Err(error) = shared.admissible(&request, n) {
+            if let Some(reason) = error.admission_reason() {
+                shared.recorder.add_admission_rejections(reason, 1);
+            }
             first.fail(error.error_class());
             return Err(error);
         }
@@ -335,7 +341,14 @@ impl EngineBuilder {
                     .request_model(model),
             )
         });
+        let steps =
+            Arc::new(meter.engine(&Labels::server("").provider(PROVIDER).request_model(model)));
+        steps.set_cache_config(CacheConfig::new(
+            crate::prefix::BLOCK_TOKENS,
+            self.config.kv_capacity_tokens / u64::from(crate::prefix::BLOCK_TOKENS),
+        ));
         let shared = Arc::new(Shared {
+            recorder: steps.clone(),
             series,
             queue_limit: self.config.faults.queue_limit,
             kv_capacity: self.config.kv_capacity_tokens,
@@ -350,7 +363,6 @@ impl EngineBuilder {
             output_queue: self.config.output_queue,
             wake: Arc::new(Notify::new()),
         });
-        let steps = meter.engine(&Labels::server("").provider(PROVIDER).request_model(model));
         let (tx, rx) = mpsc::unbounded_channel();
         let scheduler = Scheduler::new(self.config, shared.clone(), rx, self.on_step, steps);
         runtime.spawn(scheduler.run());

@@ -32,7 +32,7 @@ use super::{Shared, StepHook};
 use crate::config::SimConfig;
 use crate::prefix::{BLOCK_TOKENS, PrefixCache};
 use crate::snapshot::{EngineTotals, StepStats};
-use tokenmeter::sink::{EngineRecorder, Step};
+use tokenmeter::sink::{EngineRecorder, Step, WaitingReason};
 
 /// How late a wake-up may be for the next step to still start at the previous step's planned
 /// end (so timer rounding does not accumulate); later than this, the engine was idle or
@@ -56,7 +56,7 @@ pub(super) struct Scheduler {
     on_step: Option<StepHook>,
     /// The meter's engine recorder: steps and KV-cache usage to every sink that wants them
     /// (the batch-size analysis, exporters, the SLO monitor).
-    step_sinks: EngineRecorder,
+    step_sinks: Arc<EngineRecorder>,
 }
 
 /// What the loop does next.
@@ -76,7 +76,7 @@ impl Scheduler {
         shared: Arc<Shared>,
         rx: UnboundedReceiver<Job>,
         on_step: Option<StepHook>,
-        steps: EngineRecorder,
+        steps: Arc<EngineRecorder>,
     ) -> Self {
         let rng = SmallRng::seed_from_u64(config.seed);
         let prefix = PrefixCache::new(config.prefix_cache_blocks);
@@ -197,8 +197,11 @@ impl Scheduler {
         Next::Wait(until)
     }
 
+    /// Whether the first waiting request whose LoRA adapter can run now fits the batch and
+    /// the KV cache (the ones before it are deferred for their adapter).
     fn admissible(&self) -> bool {
-        self.waiting.front().is_some_and(|head| {
+        let mut fitting = self.waiting.iter().filter(|a| self.adapter_fits(a));
+        fitting.next().is_some_and(|head| {
             let need = head.kv_held(self.config.preemption, self.ahead());
             self.running.len() < self.config.max_batch
                 && self.kv_held() + need <= self.config.kv_capacity_tokens
@@ -340,17 +343,42 @@ impl Scheduler {
     /// are appended to the running batch.
     fn admit(&mut self) -> usize {
         let mut admitted = 0;
+        // requests whose LoRA adapter cannot be loaded now keep their place in the queue
+        let mut deferred = Vec::new();
         while self.admissible() {
             let Some(mut active) = self.waiting.pop_front() else {
                 break;
             };
+            if !self.adapter_fits(&active) {
+                deferred.push(active);
+                continue;
+            }
             self.shared.queued.fetch_sub(1, Ordering::Relaxed);
             active.schedule();
             self.look_up_prefix(&mut active);
             self.running.push(active);
             admitted += 1;
         }
+        while let Some(active) = deferred.pop() {
+            self.waiting.push_front(active);
+        }
         admitted
+    }
+
+    /// Whether `active`'s LoRA adapter (if any) can run now: it already runs, or fewer than
+    /// `max_loras` adapters do (vLLM defers a request whose adapter would exceed the budget).
+    fn adapter_fits(&self, active: &Active) -> bool {
+        let Some(adapter) = active.adapter() else {
+            return true;
+        };
+        let max = self.config.max_loras as usize;
+        if max == 0 {
+            return true;
+        }
+        let mut running: Vec<&str> = self.running.iter().filter_map(Active::adapter).collect();
+        running.sort_unstable();
+        running.dedup();
+        running.contains(&adapter) || running.len() < max
     }
 
     /// Every request that took part in the step emits; finished ones leave the batch for
@@ -403,5 +431,24 @@ impl Scheduler {
         let kv_usage = snapshot.kv_usage();
         drop(snapshot);
         self.step_sinks.set_kv_cache_usage(kv_usage);
+        // a request waits for its LoRA adapter (deferred, as vLLM counts it) or for room in
+        // the batch or the KV cache (capacity)
+        let deferred = self
+            .waiting
+            .iter()
+            .filter(|active| !self.adapter_fits(active))
+            .count() as u64;
+        let waiting = self.waiting.len() as u64;
+        self.step_sinks
+            .set_waiting_by_reason(WaitingReason::Capacity, waiting - deferred);
+        self.step_sinks
+            .set_waiting_by_reason(WaitingReason::Deferred, deferred);
+        if self.config.max_loras > 0 {
+            self.step_sinks.set_lora_adapters(
+                self.config.max_loras,
+                self.running.iter().filter_map(Active::adapter),
+                self.waiting.iter().filter_map(Active::adapter),
+            );
+        }
     }
 }

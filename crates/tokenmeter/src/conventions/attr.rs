@@ -56,8 +56,13 @@ pub const FINISHED_REASON: &str = "finished_reason";
 /// on [`INPUT_TOKENS_BY_SOURCE`](super::names::INPUT_TOKENS_BY_SOURCE), as vLLM labels them.
 pub const SOURCE: &str = "source";
 
+/// `reason`: why requests wait (`capacity`, `deferred`) or were refused (`queue_full`,
+/// `too_large`), on [`ENGINE_WAITING_BY_REASON`](super::names::ENGINE_WAITING_BY_REASON) and
+/// [`ENGINE_ADMISSION_REJECTIONS`](super::names::ENGINE_ADMISSION_REJECTIONS).
+pub const REASON: &str = "reason";
+
 /// Every attribute key above.
-pub const ALL: [&str; 14] = [
+pub const ALL: [&str; 15] = [
     OPERATION,
     PROVIDER,
     REQUEST_MODEL,
@@ -72,6 +77,7 @@ pub const ALL: [&str; 14] = [
     FINISHED_REASON,
     SOURCE,
     TOKEN_MODALITY,
+    REASON,
 ];
 
 /// Whether `label` is the Prometheus label name of the attribute `key`: the key with dots

@@ -65,6 +65,10 @@ pub enum AttrSet {
     /// The series attributes, the role and `source` = the value (the part of the input
     /// tokens a row counts: `local_compute`, `local_cache_hit`, `external_kv_transfer`).
     Source(&'static str),
+    /// The engine's attributes plus `reason` = the value: the waiting and admission reasons of
+    /// [`EngineSignal`](super::EngineSignal)s. An info row ([`EngineSignal::is_info`](super::EngineSignal::is_info))
+    /// takes [`AttrSet::Engine`]; its other attributes come with each value.
+    EngineReason(&'static str),
 }
 
 const OUTCOMES: usize = 3 + ErrorClass::ALL.len();
@@ -80,7 +84,7 @@ impl AttrSet {
     /// The base attributes.
     pub const fn base(self) -> Base {
         match self {
-            AttrSet::Engine | AttrSet::EngineKind => Base::Engine,
+            AttrSet::Engine | AttrSet::EngineKind | AttrSet::EngineReason(_) => Base::Engine,
             AttrSet::Role => Base::Empty,
             _ => Base::Series,
         }
@@ -117,6 +121,7 @@ impl AttrSet {
             },
             AttrSet::TokenType(value) => vec![(attr::TOKEN_TYPE, value)],
             AttrSet::Source(value) => vec![(attr::SOURCE, value)],
+            AttrSet::EngineReason(value) => vec![(attr::REASON, value)],
             AttrSet::Modality(value) => vec![(attr::TOKEN_MODALITY, value)],
             AttrSet::Outcome => match index {
                 0 => vec![(attr::OUTCOME, Outcome::Success.as_str())],

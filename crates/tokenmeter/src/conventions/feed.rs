@@ -250,6 +250,43 @@ pub enum EngineSignal {
     SpecDraftTokens,
     /// Draft tokens the target model accepted (added).
     SpecAcceptedTokens,
+    /// The KV-cache configuration, an info value (set once;
+    /// [`EngineRecorder::set_cache_config`](crate::sink::EngineRecorder::set_cache_config)).
+    CacheConfigInfo,
+    /// The LoRA adapters running and waiting, an info value (set on change;
+    /// [`EngineRecorder::set_lora_adapters`](crate::sink::EngineRecorder::set_lora_adapters)).
+    LoraRequestsInfo,
+    /// Requests waiting for room in the batch or the KV cache (set;
+    /// [`EngineRecorder::set_waiting_by_reason`](crate::sink::EngineRecorder::set_waiting_by_reason)).
+    WaitingCapacity,
+    /// Requests waiting for another cause (set).
+    WaitingDeferred,
+    /// Requests refused because the queue was full (added;
+    /// [`EngineRecorder::add_admission_rejections`](crate::sink::EngineRecorder::add_admission_rejections)).
+    RejectedQueueFull,
+    /// Requests refused because they can never fit (added).
+    RejectedTooLarge,
+}
+
+impl EngineSignal {
+    /// Whether the signal is an info value: its attributes (beyond the engine's) come with
+    /// each value ([`RecordValue::record_info`](crate::sink::RecordValue::record_info)) rather
+    /// than from the row, and carry what it reports (a configuration, adapter names).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::conventions::EngineSignal;
+    ///
+    /// assert!(EngineSignal::CacheConfigInfo.is_info());
+    /// assert!(!EngineSignal::KvCacheUsage.is_info());
+    /// ```
+    pub const fn is_info(self) -> bool {
+        matches!(
+            self,
+            EngineSignal::CacheConfigInfo | EngineSignal::LoraRequestsInfo
+        )
+    }
 }
 
 /// The event that feeds an instrument and the field of that event it reads: one column of a
@@ -262,7 +299,7 @@ pub enum EngineSignal {
 /// | [`Feed::End`] | [`SeriesSink::end`](crate::sink::SeriesSink::end) | a [`RecordField`] |
 /// | [`Feed::Gauge`] | [`SeriesSink::gauge`](crate::sink::SeriesSink::gauge) of that [`Gauge`] | the delta |
 /// | [`Feed::Step`] | [`EngineSink::step`](crate::sink::EngineSink::step) | a [`StepField`] |
-/// | [`Feed::Engine`] | [`EngineSink::kv_cache_usage`](crate::sink::EngineSink::kv_cache_usage), [`EngineSink::preemptions`](crate::sink::EngineSink::preemptions) | the value |
+/// | [`Feed::Engine`] | [`EngineSink::kv_cache_usage`](crate::sink::EngineSink::kv_cache_usage), [`EngineSink::preemptions`](crate::sink::EngineSink::preemptions), … ([`EngineSignal`]) | the value (and, for an info signal, its attributes) |
 /// | [`Feed::Folded`] | [`Sink::series_folded`](crate::sink::Sink::series_folded) | 1 |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -291,6 +291,45 @@ pub const SPEC_DECODE_ACCEPTED_TOKENS: Instrument = counter(
     "Speculative-decoding draft tokens accepted, reported by the engine.",
 );
 
+/// `tokenmeter.engine.cache_config.info`: an info gauge, always 1, whose attributes
+/// `block_size` and `num_gpu_blocks` carry the engine's KV-cache configuration
+/// ([`EngineRecorder::set_cache_config`](crate::sink::EngineRecorder::set_cache_config)): what
+/// vLLM publishes as `vllm:cache_config_info` and the Gateway API Inference Extension's model-server
+/// protocol reads (`docs/src/reference/gateways.md`).
+pub const ENGINE_CACHE_CONFIG_INFO: Instrument = Instrument::new(
+    "tokenmeter.engine.cache_config.info",
+    "{info}",
+    InstrumentKind::Gauge,
+    "The engine's KV-cache configuration in the labels block_size and num_gpu_blocks; always 1.",
+);
+/// `tokenmeter.engine.lora_requests.info`: an info gauge whose attributes `max_lora`,
+/// `running_lora_adapters` and `waiting_lora_adapters` (comma-separated, bounded) carry the
+/// engine's LoRA adapters, and whose value is the Unix time in seconds when they last changed
+/// ([`EngineRecorder::set_lora_adapters`](crate::sink::EngineRecorder::set_lora_adapters)):
+/// vLLM's `vllm:lora_requests_info`.
+pub const ENGINE_LORA_REQUESTS_INFO: Instrument = Instrument::new(
+    "tokenmeter.engine.lora_requests.info",
+    "{info}",
+    InstrumentKind::Gauge,
+    "LoRA adapters running and waiting in the labels max_lora, running_lora_adapters and waiting_lora_adapters; the value is the Unix time of their last change.",
+);
+/// `tokenmeter.engine.requests.waiting_by_reason`: requests waiting in the engine's queue, by
+/// `reason` (`capacity`: no room in the batch or the KV cache; `deferred`: held back for
+/// another cause), as vLLM's `vllm:num_requests_waiting_by_reason`.
+pub const ENGINE_WAITING_BY_REASON: Instrument = Instrument::new(
+    "tokenmeter.engine.requests.waiting_by_reason",
+    "{request}",
+    InstrumentKind::Gauge,
+    "Requests waiting in the engine's queue, by reason (capacity, deferred), set by the engine.",
+);
+/// `tokenmeter.engine.admission_rejections`: requests the engine refused to admit, by `reason`
+/// (`queue_full`: its waiting queue was at its limit; `too_large`: the request can never fit).
+pub const ENGINE_ADMISSION_REJECTIONS: Instrument = counter(
+    "tokenmeter.engine.admission_rejections",
+    "{request}",
+    "Requests the engine refused to admit, by reason (queue_full, too_large).",
+);
+
 /// `gen_ai.client.inference.duration`: end − send, for every request: the GenAI-conventions
 /// v0.1.0 name of [`CLIENT_OPERATION_DURATION`] for inference (chat, completions), which
 /// upstream now keeps for operations other than inference. `docs/src/reference/metrics.md` §3, Following the
@@ -415,6 +454,10 @@ pub const ALL: &[Instrument] = &[
     SPEC_DECODE_DRAFTS,
     SPEC_DECODE_DRAFT_TOKENS,
     SPEC_DECODE_ACCEPTED_TOKENS,
+    ENGINE_CACHE_CONFIG_INFO,
+    ENGINE_LORA_REQUESTS_INFO,
+    ENGINE_WAITING_BY_REASON,
+    ENGINE_ADMISSION_REJECTIONS,
     CLIENT_INFERENCE_DURATION,
     CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK,
     CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK,

@@ -21,7 +21,8 @@ const fn row(instrument: Instrument, feed: Feed, roles: Roles, attrs: AttrSet) -
 }
 
 use AttrSet::{
-    Engine, EngineKind, Modality, Outcome, Own, Semconv, SemconvError, Source, TokenType,
+    Engine, EngineKind, EngineReason, Modality, Outcome, Own, Semconv, SemconvError, Source,
+    TokenType,
 };
 use Roles::{Both, Client, Server};
 
@@ -262,6 +263,42 @@ pub const ROWS: &[Row] = &[
         Engine,
     ),
     row(
+        n::ENGINE_CACHE_CONFIG_INFO,
+        Feed::Engine(EngineSignal::CacheConfigInfo),
+        Both,
+        Engine,
+    ),
+    row(
+        n::ENGINE_LORA_REQUESTS_INFO,
+        Feed::Engine(EngineSignal::LoraRequestsInfo),
+        Both,
+        Engine,
+    ),
+    row(
+        n::ENGINE_WAITING_BY_REASON,
+        Feed::Engine(EngineSignal::WaitingCapacity),
+        Both,
+        EngineReason("capacity"),
+    ),
+    row(
+        n::ENGINE_WAITING_BY_REASON,
+        Feed::Engine(EngineSignal::WaitingDeferred),
+        Both,
+        EngineReason("deferred"),
+    ),
+    row(
+        n::ENGINE_ADMISSION_REJECTIONS,
+        Feed::Engine(EngineSignal::RejectedQueueFull),
+        Both,
+        EngineReason("queue_full"),
+    ),
+    row(
+        n::ENGINE_ADMISSION_REJECTIONS,
+        Feed::Engine(EngineSignal::RejectedTooLarge),
+        Both,
+        EngineReason("too_large"),
+    ),
+    row(
         n::CLIENT_INFERENCE_DURATION,
         Feed::End(RecordField::E2e),
         Client,
@@ -464,7 +501,10 @@ impl Conventions {
         if row.is_histogram() == row.edges.is_empty() {
             return Err(RowError::Buckets { name });
         }
-        let engine_attrs = matches!(row.attrs, AttrSet::Engine | AttrSet::EngineKind);
+        let engine_attrs = matches!(
+            row.attrs,
+            AttrSet::Engine | AttrSet::EngineKind | AttrSet::EngineReason(_)
+        );
         let fits = match row.feed {
             Feed::Step(_) | Feed::Engine(_) => engine_attrs,
             Feed::Folded => row.attrs == AttrSet::Role,

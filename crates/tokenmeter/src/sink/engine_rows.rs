@@ -4,12 +4,20 @@
 //! its handles records a value ([`RecordValue`]).
 
 use crate::conventions::{AttrSet, EngineSignal, Feed, Row, StepField, Value};
-use crate::sink::{EngineSink, Step};
+use crate::sink::{AdmissionReason, CacheConfig, EngineSink, LoraInfo, Step, WaitingReason};
 
 /// How an exporter's handle records one value, in one of its attribute variants.
 pub trait RecordValue: Send + Sync + 'static {
     /// Records `value` in variant `variant` (0 when the row has one).
     fn record(&self, variant: usize, value: Value);
+
+    /// Records the value of an info row ([`EngineSignal::is_info`]) with `attrs` besides the
+    /// engine's: a handle for that attribute set, set to `value`. Info values change rarely
+    /// (a configuration, the LoRA adapters); the core bounds their attributes. The default
+    /// records nothing: an exporter that publishes info rows implements it.
+    fn record_info(&self, attrs: &[(&'static str, &str)], value: Value) {
+        let _ = (attrs, value);
+    }
 }
 
 /// One engine's handles for the step and engine-signal rows of a conventions table.
@@ -71,6 +79,12 @@ impl<S: RecordValue> EngineRows<S> {
             slot.record(0, value);
         }
     }
+
+    fn info(&self, signal: EngineSignal, attrs: &[(&'static str, &str)], value: Value) {
+        for (_, slot) in self.signals.iter().filter(|(s, _)| *s == signal) {
+            slot.record_info(attrs, value);
+        }
+    }
 }
 
 impl<S: RecordValue> EngineSink for EngineRows<S> {
@@ -100,6 +114,45 @@ impl<S: RecordValue> EngineSink for EngineRows<S> {
             EngineSignal::SpecAcceptedTokens,
             Value::Count(accepted_tokens),
         );
+    }
+
+    fn cache_config(&self, config: &CacheConfig) {
+        let (block_size, blocks) = (
+            config.block_size.to_string(),
+            config.num_gpu_blocks.to_string(),
+        );
+        let attrs = [
+            ("block_size", block_size.as_str()),
+            ("num_gpu_blocks", &blocks),
+        ];
+        self.info(EngineSignal::CacheConfigInfo, &attrs, Value::Level(1.0));
+    }
+
+    fn lora_adapters(&self, info: &LoraInfo<'_>) {
+        let max_lora = info.max_lora.to_string();
+        let attrs = [
+            ("max_lora", max_lora.as_str()),
+            ("running_lora_adapters", info.running),
+            ("waiting_lora_adapters", info.waiting),
+        ];
+        let value = Value::Level(info.changed_at);
+        self.info(EngineSignal::LoraRequestsInfo, &attrs, value);
+    }
+
+    fn waiting_by_reason(&self, reason: WaitingReason, count: u64) {
+        let signal = match reason {
+            WaitingReason::Capacity => EngineSignal::WaitingCapacity,
+            WaitingReason::Deferred => EngineSignal::WaitingDeferred,
+        };
+        self.signal(signal, Value::Level(count as f64));
+    }
+
+    fn admission_rejections(&self, reason: AdmissionReason, count: u64) {
+        let signal = match reason {
+            AdmissionReason::QueueFull => EngineSignal::RejectedQueueFull,
+            AdmissionReason::TooLarge => EngineSignal::RejectedTooLarge,
+        };
+        self.signal(signal, Value::Count(count));
     }
 }
 

@@ -15,10 +15,16 @@
 //! | [`EngineSink::step`] | a batching engine finished a step ([`Meter::engine`](crate::Meter::engine)) | kind, batch size, tokens, duration |
 //! | [`EngineSink::kv_cache_usage`] | the engine's KV-cache usage changed | the fraction, 0–1 |
 //! | [`EngineSink::preemptions`] | the engine preempted requests | how many |
+//! | [`EngineSink::cache_config`] | once, [`EngineRecorder::set_cache_config`] | block size, blocks |
+//! | [`EngineSink::lora_adapters`] | the adapters changed ([`EngineRecorder::set_lora_adapters`]) | [`LoraInfo`], bounded: at most [`MAX_LORA_ADAPTERS`] names of [`MAX_LORA_NAME_BYTES`] bytes per list and [`MAX_LORA_COMBINATIONS`] pairs per engine, then `_OTHER` |
+//! | [`EngineSink::waiting_by_reason`] | [`EngineRecorder::set_waiting_by_reason`] | the reason, the count |
+//! | [`EngineSink::admission_rejections`] | [`EngineRecorder::add_admission_rejections`] | the reason, how many |
 //!
 //! Sinks provided here: [`NoopSink`], [`FanOut`] (several sinks as one) and [`InMemorySink`]
 //! (exact values, for tests and reports).
 
+mod engine_info;
+mod engine_info_recorder;
 mod engine_rows;
 mod fanout;
 mod guard;
@@ -27,6 +33,10 @@ mod memory;
 mod noop;
 mod step;
 
+pub use engine_info::{
+    AdmissionReason, CacheConfig, LoraInfo, MAX_LORA_ADAPTERS, MAX_LORA_COMBINATIONS,
+    MAX_LORA_NAME_BYTES, WaitingReason,
+};
 pub use engine_rows::{EngineRows, RecordValue};
 pub use fanout::FanOut;
 pub(crate) use guard::guarded;

@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::Sink;
+use super::engine_info::{AdmissionReason, CacheConfig, LoraInfo, LoraState, WaitingReason};
 use crate::series::Labels;
 
 /// What an engine step did.
@@ -123,6 +124,26 @@ pub trait EngineSink: Send + Sync + 'static {
     fn speculation(&self, drafts: u64, draft_tokens: u64, accepted_tokens: u64) {
         let _ = (drafts, draft_tokens, accepted_tokens);
     }
+
+    /// The engine's KV-cache configuration (once per engine).
+    fn cache_config(&self, config: &CacheConfig) {
+        let _ = config;
+    }
+
+    /// The LoRA adapters running and waiting changed (already bounded).
+    fn lora_adapters(&self, info: &LoraInfo<'_>) {
+        let _ = info;
+    }
+
+    /// `count` requests now wait in the queue for `reason`.
+    fn waiting_by_reason(&self, reason: WaitingReason, count: u64) {
+        let _ = (reason, count);
+    }
+
+    /// `count` more requests were refused admission for `reason`.
+    fn admission_rejections(&self, reason: AdmissionReason, count: u64) {
+        let _ = (reason, count);
+    }
 }
 
 /// Records one engine's signals (steps, KV-cache usage, preemptions) to every sink that wants
@@ -143,13 +164,17 @@ pub trait EngineSink: Send + Sync + 'static {
 /// engine.add_preemptions(1);
 /// ```
 pub struct EngineRecorder {
-    handles: Box<[Box<dyn EngineSink>]>,
+    pub(super) handles: Box<[Box<dyn EngineSink>]>,
+    pub(super) lora: LoraState,
+    pub(super) cache_config_set: std::sync::atomic::AtomicBool,
 }
 
 impl EngineRecorder {
     pub(crate) fn new(sink: &dyn Sink, labels: &Labels<'_>) -> Self {
         Self {
             handles: sink.engine(labels).into_iter().collect(),
+            lora: LoraState::default(),
+            cache_config_set: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -258,6 +283,30 @@ impl EngineSink for EngineFanOut {
     fn speculation(&self, drafts: u64, draft_tokens: u64, accepted_tokens: u64) {
         for handle in self.0.iter() {
             super::guarded(|| handle.speculation(drafts, draft_tokens, accepted_tokens));
+        }
+    }
+
+    fn cache_config(&self, config: &CacheConfig) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.cache_config(config));
+        }
+    }
+
+    fn lora_adapters(&self, info: &LoraInfo<'_>) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.lora_adapters(info));
+        }
+    }
+
+    fn waiting_by_reason(&self, reason: WaitingReason, count: u64) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.waiting_by_reason(reason, count));
+        }
+    }
+
+    fn admission_rejections(&self, reason: AdmissionReason, count: u64) {
+        for handle in self.0.iter() {
+            super::guarded(|| handle.admission_rejections(reason, count));
         }
     }
 }
