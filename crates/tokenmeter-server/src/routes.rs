@@ -15,11 +15,11 @@ use tokenmeter::ErrorClass;
 use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 
 use super::answer::Answer;
-use super::api_error::ApiError;
+use super::api_error::{ApiError, error_body, http_error_body};
 use super::body::{BodyBudget, BodyRefusal, read_body};
 use super::budget::{self, AnswerBudget, AnswerHold};
 use super::choices::{Choices, Event};
-use super::chunks::{Frames, error_body};
+use super::chunks::Frames;
 use super::http_counts::{Closed, Refused};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
@@ -61,7 +61,7 @@ pub(crate) struct AppState {
     pub(crate) per_request_metrics: bool,
 }
 
-/// The routes; any other path is a 404 and any other method a 405, with OpenAI's error body.
+/// The routes; any other path is a 404 and any other method a 405, with vLLM's error body.
 pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat))
@@ -111,7 +111,7 @@ impl AppState {
 
 async fn not_found() -> Response {
     let message = format!("no such route: this server answers {ROUTE_LIST}");
-    let body = error_body(&message, "invalid_request_error", Some("not_found"));
+    let body = http_error_body(StatusCode::NOT_FOUND, &message);
     json_response(StatusCode::NOT_FOUND, &body)
 }
 
@@ -125,11 +125,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     .to_owned();
     let message =
         format!("{method} is not allowed on this route: this server answers {ROUTE_LIST}");
-    let body = error_body(
-        &message,
-        "invalid_request_error",
-        Some("method_not_allowed"),
-    );
+    let body = http_error_body(StatusCode::METHOD_NOT_ALLOWED, &message);
     let mut response = json_response(StatusCode::METHOD_NOT_ALLOWED, &body);
     let allow = match uri.path() {
         "/v1/chat/completions" | "/v1/completions" => "POST",
@@ -270,7 +266,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     )
     .per_request_metrics(state.per_request_metrics);
     let choices = Choices::new(streams, options.stop.as_ref(), options.logprobs);
-    let prompt = parsed.generate.prompt_tokens;
+    let prompt = parsed.prompt_tokens();
     let mut response = if options.stream {
         stream(choices, frames, prompt).await
     } else {
@@ -285,12 +281,17 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
 /// Submits the request's `n` choices, all or none (`Engine::submit_choices`): one engine
 /// request per choice, as vLLM runs `n` child requests; the first carries the request's `n`
 /// (published once per client request, as vLLM counts its parent request). A refused request
-/// is recorded once, and no choice of it runs.
+/// is recorded once, and no choice of it runs. A batched completion submits each prompt's
+/// choices in turn (choice `i` of prompt `p` is the answer's choice `p × n + i`, as in vLLM); if
+/// one prompt is refused, those of the prompts before it are dropped (recorded cancelled) and
+/// the request gets the refusal.
 fn submit(engine: &Engine, parsed: &Parsed) -> Result<Vec<TokenStream>, SubmitError> {
-    engine.submit_choices(
-        parsed.generate.clone().choices(parsed.options.n.max(1)),
-        parsed.options.n,
-    )
+    let n = parsed.options.n.max(1);
+    let mut streams = Vec::with_capacity(parsed.choices() as usize);
+    for generate in parsed.prompts() {
+        streams.extend(engine.submit_choices(generate.clone().choices(n), parsed.options.n)?);
+    }
+    Ok(streams)
 }
 
 /// A streaming answer. Waits for the first item of any choice without taking it, so a failure
@@ -367,14 +368,7 @@ fn refused(error: &SubmitError) -> Response {
     }
     let status =
         StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-    let (kind, code) = match error {
-        SubmitError::QueueFull { .. } => ("rate_limit_error", "rate_limit_exceeded"),
-        SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => {
-            ("invalid_request_error", "context_length_exceeded")
-        }
-        _ => ("server_error", "overloaded"),
-    };
-    let mut response = json_response(status, &error_body(&error.to_string(), kind, Some(code)));
+    let mut response = json_response(status, &error_body(status, &error.to_string()));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let headers = response.headers_mut();
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -383,12 +377,12 @@ fn refused(error: &SubmitError) -> Response {
 }
 
 fn failed(message: &str) -> Response {
-    let body = error_body(message, "server_error", Some("internal_error"));
+    let body = error_body(StatusCode::INTERNAL_SERVER_ERROR, message);
     json_response(StatusCode::INTERNAL_SERVER_ERROR, &body)
 }
 
 fn stopped() -> Response {
-    let body = error_body("the engine has stopped", "server_error", Some("overloaded"));
+    let body = error_body(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped");
     json_response(StatusCode::SERVICE_UNAVAILABLE, &body)
 }
 

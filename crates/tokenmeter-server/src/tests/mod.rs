@@ -4,6 +4,7 @@
 mod admission;
 mod answer_budget;
 mod api;
+mod batch;
 mod delivery;
 mod errors;
 mod metrics;
