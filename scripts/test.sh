@@ -120,5 +120,8 @@ python3 scripts/third_party_hangups.py
 step "the openai Python SDK against serve: models, unknown model (404), bad values (400), stop, n, logprobs"
 python3 scripts/openai_sdk_compat.py
 
+step "vLLM 0.33's own benchmark client (from its PyPI wheel) against serve: n tokens are n − 1 gaps"
+python3 scripts/vllm_client_gaps.py
+
 step "the release binary: the README's main job (within 60 s) and client − server TTFT on loopback within 0-2 ms"
 python3 scripts/release_checks.py
