@@ -5,6 +5,7 @@
 
 pub mod http;
 pub mod logged;
+pub mod orca;
 pub mod otel;
 pub mod prometheus;
 pub mod tokenizer;

@@ -118,6 +118,7 @@ mod listener;
 mod logprobs;
 mod metrics;
 mod openai;
+mod orca;
 mod overflow;
 mod profile;
 mod request_metrics;

@@ -59,6 +59,8 @@ pub(crate) struct AppState {
     pub(crate) reasoning_tokens: u32,
     /// `--enable-per-request-metrics`: answers carry the server's `metrics` object.
     pub(crate) per_request_metrics: bool,
+    /// `--orca-format`: answers carry an ORCA load report unless the request names a format.
+    pub(crate) orca: Option<tokenmeter::orca::OrcaFormat>,
 }
 
 /// The routes; any other path is a 404 and any other method a 405, with vLLM's error body.
@@ -180,6 +182,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
 /// Reads the body within the limits, parses it, submits, and answers as a stream or a whole
 /// response. The body is dropped once parsed: a queued request keeps only what it needs.
 async fn generate(state: AppState, operation: Operation, request: Request) -> Response {
+    let orca = super::orca::format(request.headers(), state.orca);
     let read = read_body(
         request,
         state.max_body,
@@ -274,6 +277,10 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     };
     if let Some(value) = request_id {
         response.headers_mut().insert("x-request-id", value);
+    }
+    if let Some(format) = orca.filter(|_| response.status() == StatusCode::OK) {
+        let (name, value) = super::orca::header(&state.engine, format);
+        response.headers_mut().insert(name, value);
     }
     response
 }

@@ -8,6 +8,7 @@ mod batch;
 mod delivery;
 mod errors;
 mod metrics;
+mod orca;
 mod shutdown;
 mod streaming;
 
