@@ -9,9 +9,11 @@ use bytes::Bytes;
 use http::Response;
 use http_body::Body;
 use pin_project_lite::pin_project;
+use tokenmeter::orca::OrcaFormat;
 use tokenmeter::{ErrorClass, Request};
 
 use crate::body::MeteredBody;
+use crate::orca::Orca;
 use crate::unwind::ending_on_panic;
 
 pin_project! {
@@ -29,6 +31,8 @@ pin_project! {
         limit: usize,
         // A HEAD request: the response's body is never sent.
         head: bool,
+        // The ORCA load report to add, and its format.
+        orca: Option<(Orca, OrcaFormat)>,
     }
 }
 
@@ -39,7 +43,14 @@ impl<F> ResponseFuture<F> {
             request: Some(request),
             limit,
             head,
+            orca: None,
         }
+    }
+
+    /// Adds `orca`'s load report to a successful response.
+    pub(crate) fn orca(mut self, orca: Option<(Orca, OrcaFormat)>) -> Self {
+        self.orca = orca;
+        self
     }
 }
 
@@ -57,7 +68,10 @@ where
         let request = this.request.take();
         Poll::Ready(match result {
             Ok(response) => {
-                let (parts, body) = response.into_parts();
+                let (mut parts, body) = response.into_parts();
+                if let Some((orca, format)) = this.orca.take() {
+                    orca.add(format, parts.status, &mut parts.headers);
+                }
                 let sent = !*this.head && !bodiless(parts.status);
                 let body = MeteredBody::new(
                     body,

@@ -4,11 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use http::request::Parts;
+use tokenmeter::orca::OrcaFormat;
 use tokenmeter::{Meter, Series};
 use tokenmeter_openai::TenantLabels;
 use tower_layer::Layer;
 
 use crate::choose::{ByLabels, LabelsFn};
+use crate::orca::{LoadSource, Orca};
 use crate::service::MeterService;
 
 /// Longest SSE event, and longest JSON body read for its `usage`, by default: 256 KiB.
@@ -37,6 +39,7 @@ pub const DEFAULT_BUFFER_LIMIT: usize = 256 * 1024;
 pub struct MeterLayer<C> {
     choose: Arc<C>,
     limit: usize,
+    orca: Option<Orca>,
 }
 
 impl<F> MeterLayer<F>
@@ -92,6 +95,7 @@ impl<C> MeterLayer<C> {
         Self {
             choose: Arc::new(choose),
             limit: DEFAULT_BUFFER_LIMIT,
+            orca: None,
         }
     }
 
@@ -101,13 +105,37 @@ impl<C> MeterLayer<C> {
         self.limit = bytes;
         self
     }
+
+    /// Adds an ORCA load report (the `endpoint-load-metrics` header, as vLLM writes it; see
+    /// [`tokenmeter::orca`]) to every successful answer whose request names a format in
+    /// `endpoint-load-metrics-format`, and, with a `default` format, to every other successful
+    /// answer. The values are `source`'s when the answer's head passes the layer. Off unless
+    /// called.
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter, orca::{LoadReport, OrcaFormat}};
+    /// use tokenmeter_axum::MeterLayer;
+    ///
+    /// let layer = MeterLayer::labels(Meter::builder().build(), |_| Labels::server("chat"))
+    ///     .orca(|| LoadReport::new(0.42, 3, 16), Some(OrcaFormat::Text));
+    /// # let _ = layer;
+    /// ```
+    pub fn orca(mut self, source: impl LoadSource, default: Option<OrcaFormat>) -> Self {
+        self.orca = Some(Orca::new(source, default));
+        self
+    }
 }
 
 impl<S, C> Layer<S> for MeterLayer<C> {
     type Service = MeterService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        MeterService::new(inner, Arc::clone(&self.choose), self.limit)
+        MeterService::new(
+            inner,
+            Arc::clone(&self.choose),
+            self.limit,
+            self.orca.clone(),
+        )
     }
 }
 
@@ -116,6 +144,7 @@ impl<C> Clone for MeterLayer<C> {
         Self {
             choose: Arc::clone(&self.choose),
             limit: self.limit,
+            orca: self.orca.clone(),
         }
     }
 }

@@ -136,6 +136,7 @@ mod future;
 mod layer;
 mod model;
 mod openai;
+mod orca;
 mod service;
 mod sse;
 mod unwind;
@@ -151,6 +152,7 @@ pub use model::{
     MODEL_BODY_LIMIT, RequestModel, RequestUser, model_from_body, model_from_body_limited,
     request_model, request_user,
 };
+pub use orca::LoadSource;
 pub use service::MeterService;
 pub use tokenmeter_openai::{TenantError, TenantLabels};
 

@@ -9,6 +9,7 @@ use tower_service::Service;
 
 use crate::choose::ChooseSeries;
 use crate::future::ResponseFuture;
+use crate::orca::Orca;
 
 /// The service [`MeterLayer`](crate::MeterLayer) wraps around an HTTP service: per call it
 /// picks the series, starts a [`tokenmeter::Request`] (the arrival), calls the inner service,
@@ -51,14 +52,16 @@ pub struct MeterService<S, C> {
     inner: S,
     choose: Arc<C>,
     limit: usize,
+    orca: Option<Orca>,
 }
 
 impl<S, C> MeterService<S, C> {
-    pub(crate) fn new(inner: S, choose: Arc<C>, limit: usize) -> Self {
+    pub(crate) fn new(inner: S, choose: Arc<C>, limit: usize, orca: Option<Orca>) -> Self {
         Self {
             inner,
             choose,
             limit,
+            orca,
         }
     }
 
@@ -86,8 +89,12 @@ where
         let (parts, body) = request.into_parts();
         let metered = self.choose.series(&parts).start();
         let head = parts.method == http::Method::HEAD;
+        let orca = self.orca.as_ref().and_then(|orca| {
+            let format = orca.format(&parts.headers)?;
+            Some((orca.clone(), format))
+        });
         let future = self.inner.call(http::Request::from_parts(parts, body));
-        ResponseFuture::new(future, metered, self.limit, head)
+        ResponseFuture::new(future, metered, self.limit, head).orca(orca)
     }
 }
 
@@ -97,6 +104,7 @@ impl<S: Clone, C> Clone for MeterService<S, C> {
             inner: self.inner.clone(),
             choose: Arc::clone(&self.choose),
             limit: self.limit,
+            orca: self.orca.clone(),
         }
     }
 }

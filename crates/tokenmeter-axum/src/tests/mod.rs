@@ -4,6 +4,7 @@
 mod bodiless;
 mod lifecycle;
 mod model;
+mod orca;
 mod router;
 mod statuses;
 mod streams;
