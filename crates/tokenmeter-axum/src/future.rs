@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use tokenmeter::orca::OrcaFormat;
 use tokenmeter::{ErrorClass, Request};
 
-use crate::body::MeteredBody;
+use crate::body::{Essence, MeteredBody};
 use crate::orca::Orca;
 use crate::unwind::ending_on_panic;
 
@@ -33,6 +33,8 @@ pin_project! {
         head: bool,
         // The ORCA load report to add, and its format.
         orca: Option<(Orca, OrcaFormat)>,
+        // Add the layer's per-request `metrics` to a stream's final usage chunk.
+        metrics: bool,
     }
 }
 
@@ -44,7 +46,14 @@ impl<F> ResponseFuture<F> {
             limit,
             head,
             orca: None,
+            metrics: false,
         }
+    }
+
+    /// Adds the layer's per-request `metrics` to a stream's final usage chunk.
+    pub(crate) fn per_request_metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
     }
 
     /// Adds `orca`'s load report to a successful response.
@@ -73,12 +82,19 @@ where
                     orca.add(format, parts.status, &mut parts.headers);
                 }
                 let sent = !*this.head && !bodiless(parts.status);
+                let metrics = *this.metrics
+                    && matches!(crate::body::essence(&parts.headers), Essence::EventStream);
+                if metrics {
+                    // The stream grows by the object: its length is no longer the inner one's.
+                    parts.headers.remove(http::header::CONTENT_LENGTH);
+                }
                 let body = MeteredBody::new(
                     body,
                     parts.status,
                     &parts.headers,
                     request.map(|request| (request, sent)),
                     *this.limit,
+                    metrics,
                 );
                 Ok(Response::from_parts(parts, body))
             }

@@ -40,6 +40,7 @@ pub struct MeterLayer<C> {
     choose: Arc<C>,
     limit: usize,
     orca: Option<Orca>,
+    metrics: bool,
 }
 
 impl<F> MeterLayer<F>
@@ -96,6 +97,7 @@ impl<C> MeterLayer<C> {
             choose: Arc::new(choose),
             limit: DEFAULT_BUFFER_LIMIT,
             orca: None,
+            metrics: false,
         }
     }
 
@@ -124,6 +126,28 @@ impl<C> MeterLayer<C> {
         self.orca = Some(Orca::new(source, default));
         self
     }
+
+    /// Adds vLLM's per-request `metrics` object (as its `--enable-per-request-metrics` does)
+    /// to the final usage chunk of every stream the layer meters (the chunk with `usage` and
+    /// no token, when the server sends one, read whole from one frame, and carrying no
+    /// `metrics` already), from the layer's own measurement: `time_to_first_token_ms` from the
+    /// arrival at the layer (it sees no queue, so no `queue_time_ms`), `generation_time_ms`,
+    /// `mean_itl_ms` and `tokens_per_second` as
+    /// [`ServerMetrics::of`](tokenmeter_openai::chunk::ServerMetrics::of) writes them. Whole
+    /// JSON answers are passed unchanged. Off unless called.
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    /// use tokenmeter_axum::MeterLayer;
+    ///
+    /// let layer = MeterLayer::labels(Meter::builder().build(), |_| Labels::server("chat"))
+    ///     .per_request_metrics(true);
+    /// # let _ = layer;
+    /// ```
+    pub fn per_request_metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
 }
 
 impl<S, C> Layer<S> for MeterLayer<C> {
@@ -135,6 +159,7 @@ impl<S, C> Layer<S> for MeterLayer<C> {
             Arc::clone(&self.choose),
             self.limit,
             self.orca.clone(),
+            self.metrics,
         )
     }
 }
@@ -145,6 +170,7 @@ impl<C> Clone for MeterLayer<C> {
             choose: Arc::clone(&self.choose),
             limit: self.limit,
             orca: self.orca.clone(),
+            metrics: self.metrics,
         }
     }
 }

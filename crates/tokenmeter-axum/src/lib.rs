@@ -137,6 +137,7 @@ mod layer;
 mod model;
 mod openai;
 mod orca;
+mod request_metrics;
 mod service;
 mod sse;
 mod unwind;

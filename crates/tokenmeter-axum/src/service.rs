@@ -53,15 +53,23 @@ pub struct MeterService<S, C> {
     choose: Arc<C>,
     limit: usize,
     orca: Option<Orca>,
+    metrics: bool,
 }
 
 impl<S, C> MeterService<S, C> {
-    pub(crate) fn new(inner: S, choose: Arc<C>, limit: usize, orca: Option<Orca>) -> Self {
+    pub(crate) fn new(
+        inner: S,
+        choose: Arc<C>,
+        limit: usize,
+        orca: Option<Orca>,
+        metrics: bool,
+    ) -> Self {
         Self {
             inner,
             choose,
             limit,
             orca,
+            metrics,
         }
     }
 
@@ -94,7 +102,9 @@ where
             Some((orca.clone(), format))
         });
         let future = self.inner.call(http::Request::from_parts(parts, body));
-        ResponseFuture::new(future, metered, self.limit, head).orca(orca)
+        ResponseFuture::new(future, metered, self.limit, head)
+            .orca(orca)
+            .per_request_metrics(self.metrics)
     }
 }
 
@@ -105,6 +115,7 @@ impl<S: Clone, C> Clone for MeterService<S, C> {
             choose: Arc::clone(&self.choose),
             limit: self.limit,
             orca: self.orca.clone(),
+            metrics: self.metrics,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! ```
 
 mod fields;
+mod measured;
 mod metrics;
 
 pub use metrics::{MAX_METRIC, ServerMetrics};

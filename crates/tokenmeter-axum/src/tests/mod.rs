@@ -5,6 +5,7 @@ mod bodiless;
 mod lifecycle;
 mod model;
 mod orca;
+mod request_metrics;
 mod router;
 mod statuses;
 mod streams;

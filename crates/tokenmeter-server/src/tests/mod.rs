@@ -9,6 +9,7 @@ mod delivery;
 mod errors;
 mod metrics;
 mod orca;
+mod request_metrics;
 mod shutdown;
 mod streaming;
 
