@@ -110,6 +110,16 @@
 //! # Ok::<(), tokenmeter_axum::TenantError>(())
 //! ```
 //!
+//! # For load balancers and clients
+//!
+//! [`MeterLayer::orca`] adds an ORCA load report (the `endpoint-load-metrics` header Envoy and
+//! gateways read; [`tokenmeter::orca`]) to successful answers, with the KV-cache usage and the
+//! waiting and running requests your engine reports through a [`LoadSource`].
+//! [`MeterLayer::per_request_metrics`] adds vLLM's per-request `metrics` object to each
+//! stream's final usage chunk, from the layer's own measurement (the writer of
+//! [`ServerMetrics::of`](tokenmeter_openai::chunk::ServerMetrics::of)). Both are off unless
+//! asked for; neither touches the per-token path.
+//!
 //! # Cost
 //!
 //! Per token: parsing its SSE event (the allocations of [`tokenmeter_openai::chunk::parse`] and
