@@ -113,10 +113,16 @@ def vllm_source():
     if os.path.exists(path):
         return path
     started = time.monotonic()
-    remote = RangeFile(WHEEL)
-    with zipfile.ZipFile(remote) as wheel:
-        source = wheel.read(MEMBER)
-        record = wheel.read(RECORD).decode()
+    try:
+        remote = RangeFile(WHEEL)
+        with zipfile.ZipFile(remote) as wheel:
+            source = wheel.read(MEMBER)
+            record = wheel.read(RECORD).decode()
+    except (OSError, zipfile.BadZipFile, KeyError) as e:
+        sys.exit(
+            f"cannot read {MEMBER} out of the vllm {VERSION} wheel on PyPI ({e}): the check "
+            f"needs files.pythonhosted.org once, then reads its copy under {CACHE}"
+        )
     listed = next(line for line in record.splitlines() if line.startswith(MEMBER + ","))
     algorithm, _, digest = listed.split(",")[1].partition("=")
     actual = base64.urlsafe_b64encode(hashlib.new(algorithm, source).digest()).rstrip(b"=")
