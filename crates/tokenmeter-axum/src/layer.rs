@@ -134,7 +134,8 @@ impl<C> MeterLayer<C> {
     /// arrival at the layer (it sees no queue, so no `queue_time_ms`), `generation_time_ms`,
     /// `mean_itl_ms` and `tokens_per_second` as
     /// [`ServerMetrics::of`](tokenmeter_openai::chunk::ServerMetrics::of) writes them. Whole
-    /// JSON answers are passed unchanged. Off unless called.
+    /// JSON answers are passed unchanged: a whole answer's tokens arrive at once, so the layer
+    /// has no token times to report. Off unless called.
     ///
     /// ```
     /// use tokenmeter::{Labels, Meter};
