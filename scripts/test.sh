@@ -124,5 +124,11 @@ python3 scripts/openai_sdk_compat.py
 step "a real Rust router (SGLang's smg, from PyPI) in front of two serve replicas: counts, client − server TTFT, hang-ups"
 python3 scripts/third_party_router.py
 
+step "vLLM 0.33's own benchmark client (from its PyPI wheel) against serve: n tokens are n − 1 gaps"
+python3 scripts/vllm_client_gaps.py
+
+step "serve's JSON load reports read by xDS's own OrcaLoadReport (PyPI's xds-protos and protobuf)"
+python3 scripts/orca_xds_json.py
+
 step "the release binary: the README's main job (within 60 s) and client − server TTFT on loopback within 0-2 ms"
 python3 scripts/release_checks.py

@@ -37,6 +37,12 @@ install_test_tools() {
   # The official OpenAI Python SDK, for the third-party client check (scripts/third_party_hangups.py).
   command -v curl >/dev/null 2>&1 || apt_install curl
   python3 -c 'import openai' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check openai
+  # aiohttp, the HTTP client of vLLM's benchmark request functions (scripts/vllm_client_gaps.py).
+  python3 -c 'import aiohttp' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check aiohttp
+  # xDS's OrcaLoadReport message and protobuf's JSON parser (scripts/orca_xds_json.py); the
+  # package's gRPC stubs are not used, so grpcio is not installed.
+  python3 -c 'import google.protobuf' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check protobuf
+  python3 -c 'import xds.data.orca.v3.orca_load_report_pb2' >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check --no-deps xds-protos
   # `python3 -m venv` (the release checks install maturin and the built wheel into throwaway
   # virtual environments): Debian's python3 has venv without ensurepip until python3-venv.
   python3 -c 'import ensurepip' >/dev/null 2>&1 || apt_install python3-venv

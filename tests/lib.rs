@@ -7,6 +7,7 @@
 pub mod gaie;
 pub mod http;
 pub mod logged;
+pub mod orca;
 pub mod otel;
 pub mod prometheus;
 pub mod tokenizer;

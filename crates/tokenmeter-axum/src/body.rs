@@ -11,6 +11,7 @@ use pin_project_lite::pin_project;
 use tokenmeter::{ErrorClass, Outcome, Request};
 
 use crate::openai::{apply_event, apply_json};
+use crate::request_metrics;
 use crate::sse::SseSplitter;
 use crate::unwind::ending_on_panic;
 
@@ -82,6 +83,8 @@ pin_project! {
 struct Metering {
     request: Request,
     reader: Reader,
+    /// Add the layer's per-request `metrics` to the final usage chunk (SSE only).
+    metrics: bool,
 }
 
 enum Reader {
@@ -109,6 +112,7 @@ impl<B: Body<Data = Bytes>> MeteredBody<B> {
         headers: &HeaderMap,
         request: Option<(Request, bool)>,
         limit: usize,
+        metrics: bool,
     ) -> Self {
         let mut body = Self {
             metering: None,
@@ -135,7 +139,12 @@ impl<B: Body<Data = Bytes>> MeteredBody<B> {
             }),
             Essence::Other => Reader::Other,
         };
-        body.metering = Some(Metering { request, reader });
+        let metrics = metrics && matches!(reader, Reader::Sse(_));
+        body.metering = Some(Metering {
+            request,
+            reader,
+            metrics,
+        });
         if body.inner.is_end_stream() {
             body.end();
         }
@@ -152,33 +161,44 @@ impl<B: Body<Data = Bytes>> MeteredBody<B> {
 
 impl Metering {
     /// Reads one data frame. `false` once the request has ended.
-    fn read(&mut self, data: &Bytes) -> bool {
+    /// Reads a data frame: whether metering goes on, and the frame to send instead (the final
+    /// usage chunk with the layer's `metrics`).
+    fn read(&mut self, data: &Bytes) -> (bool, Option<Bytes>) {
         let request = &mut self.request;
+        let metrics = self.metrics;
         match &mut self.reader {
             Reader::Sse(splitter) => {
                 let mut ended = None;
+                let mut slot = None;
                 splitter.feed(data, &mut |event| {
                     if ended.is_none() {
-                        ended = apply_event(request, event);
+                        let (outcome, usage_only) = apply_event(request, event);
+                        ended = outcome;
+                        if metrics && usage_only && slot.is_none() {
+                            slot = request_metrics::slot(data, event.data);
+                        }
                     }
                 });
+                let replaced = slot.and_then(|at| request_metrics::insert(data, at, request));
+                if replaced.is_some() {
+                    self.metrics = false;
+                }
                 match ended {
                     Some(outcome) => {
                         request.end(outcome);
-                        false
+                        (false, replaced)
                     }
-                    None => true,
+                    None => (true, replaced),
                 }
             }
             Reader::Json(json) => {
                 json.push(data);
-                true
+                (true, None)
             }
-            Reader::Other => true,
+            Reader::Other => (true, None),
         }
     }
 
-    /// The body ended: success, or what the JSON body says.
     fn end(mut self) {
         let outcome = match &self.reader {
             Reader::Json(json) => match json.whole() {
@@ -266,9 +286,14 @@ impl<B: Body<Data = Bytes>> Body for MeteredBody<B> {
         let Some(metering) = this.metering.as_mut() else {
             return Poll::Ready(polled);
         };
+        let mut replaced = None;
         let going = match &polled {
             Some(Ok(frame)) => match frame.data_ref() {
-                Some(data) => metering.read(data),
+                Some(data) => {
+                    let (going, frame) = metering.read(data);
+                    replaced = frame;
+                    going
+                }
                 None => true,
             },
             Some(Err(_)) => {
@@ -290,7 +315,10 @@ impl<B: Body<Data = Bytes>> Body for MeteredBody<B> {
                 metering.end();
             }
         }
-        Poll::Ready(polled)
+        match replaced {
+            Some(data) => Poll::Ready(Some(Ok(Frame::data(data)))),
+            None => Poll::Ready(polled),
+        }
     }
 
     fn is_end_stream(&self) -> bool {
@@ -298,6 +326,10 @@ impl<B: Body<Data = Bytes>> Body for MeteredBody<B> {
     }
 
     fn size_hint(&self) -> SizeHint {
+        if self.metering.as_ref().is_some_and(|m| m.metrics) {
+            // The final usage chunk may still grow by the layer's `metrics`.
+            return SizeHint::default();
+        }
         self.inner.size_hint()
     }
 }

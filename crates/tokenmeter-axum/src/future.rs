@@ -9,9 +9,11 @@ use bytes::Bytes;
 use http::Response;
 use http_body::Body;
 use pin_project_lite::pin_project;
+use tokenmeter::orca::OrcaFormat;
 use tokenmeter::{ErrorClass, Request};
 
-use crate::body::MeteredBody;
+use crate::body::{Essence, MeteredBody};
+use crate::orca::Orca;
 use crate::unwind::ending_on_panic;
 
 pin_project! {
@@ -29,6 +31,10 @@ pin_project! {
         limit: usize,
         // A HEAD request: the response's body is never sent.
         head: bool,
+        // The ORCA load report to add, and its format.
+        orca: Option<(Orca, OrcaFormat)>,
+        // Add the layer's per-request `metrics` to a stream's final usage chunk.
+        metrics: bool,
     }
 }
 
@@ -39,7 +45,21 @@ impl<F> ResponseFuture<F> {
             request: Some(request),
             limit,
             head,
+            orca: None,
+            metrics: false,
         }
+    }
+
+    /// Adds the layer's per-request `metrics` to a stream's final usage chunk.
+    pub(crate) fn per_request_metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
+
+    /// Adds `orca`'s load report to a successful response.
+    pub(crate) fn orca(mut self, orca: Option<(Orca, OrcaFormat)>) -> Self {
+        self.orca = orca;
+        self
     }
 }
 
@@ -57,14 +77,24 @@ where
         let request = this.request.take();
         Poll::Ready(match result {
             Ok(response) => {
-                let (parts, body) = response.into_parts();
+                let (mut parts, body) = response.into_parts();
+                if let Some((orca, format)) = this.orca.take() {
+                    orca.add(format, parts.status, &mut parts.headers);
+                }
                 let sent = !*this.head && !bodiless(parts.status);
+                let metrics = *this.metrics
+                    && matches!(crate::body::essence(&parts.headers), Essence::EventStream);
+                if metrics {
+                    // The stream grows by the object: its length is no longer the inner one's.
+                    parts.headers.remove(http::header::CONTENT_LENGTH);
+                }
                 let body = MeteredBody::new(
                     body,
                     parts.status,
                     &parts.headers,
                     request.map(|request| (request, sent)),
                     *this.limit,
+                    metrics,
                 );
                 Ok(Response::from_parts(parts, body))
             }

@@ -4,11 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use http::request::Parts;
+use tokenmeter::orca::OrcaFormat;
 use tokenmeter::{Meter, Series};
 use tokenmeter_openai::TenantLabels;
 use tower_layer::Layer;
 
 use crate::choose::{ByLabels, LabelsFn};
+use crate::orca::{LoadSource, Orca};
 use crate::service::MeterService;
 
 /// Longest SSE event, and longest JSON body read for its `usage`, by default: 256 KiB.
@@ -38,6 +40,8 @@ pub struct MeterLayer<C> {
     choose: Arc<C>,
     limit: usize,
     slo_headers: bool,
+    orca: Option<Orca>,
+    metrics: bool,
 }
 
 impl<F> MeterLayer<F>
@@ -94,6 +98,8 @@ impl<C> MeterLayer<C> {
             choose: Arc::new(choose),
             limit: DEFAULT_BUFFER_LIMIT,
             slo_headers: false,
+            orca: None,
+            metrics: false,
         }
     }
 
@@ -118,13 +124,62 @@ impl<C> MeterLayer<C> {
         self.limit = bytes;
         self
     }
+
+    /// Adds an ORCA load report (the `endpoint-load-metrics` header, as vLLM writes it; see
+    /// [`tokenmeter::orca`]) to every successful answer whose request names a format in
+    /// `endpoint-load-metrics-format`, and, with a `default` format, to every other successful
+    /// answer. The values are `source`'s when the answer's head passes the layer. Off unless
+    /// called.
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter, orca::{LoadReport, OrcaFormat}};
+    /// use tokenmeter_axum::MeterLayer;
+    ///
+    /// let layer = MeterLayer::labels(Meter::builder().build(), |_| Labels::server("chat"))
+    ///     .orca(|| LoadReport::new(0.42, 3, 16), Some(OrcaFormat::Text));
+    /// # let _ = layer;
+    /// ```
+    pub fn orca(mut self, source: impl LoadSource, default: Option<OrcaFormat>) -> Self {
+        self.orca = Some(Orca::new(source, default));
+        self
+    }
+
+    /// Adds vLLM's per-request `metrics` object (as its `--enable-per-request-metrics` does)
+    /// to the final usage chunk of every stream the layer meters (the chunk with `usage` and
+    /// no token, when the server sends one, read whole from one frame, and carrying no
+    /// `metrics` already), from the layer's own measurement: `time_to_first_token_ms` from the
+    /// arrival at the layer (it sees no queue, so no `queue_time_ms`), `generation_time_ms`,
+    /// `mean_itl_ms` and `tokens_per_second` as
+    /// [`ServerMetrics::of`](tokenmeter_openai::chunk::ServerMetrics::of) writes them. Whole
+    /// JSON answers are passed unchanged: a whole answer's tokens arrive at once, so the layer
+    /// has no token times to report. Off unless called.
+    ///
+    /// ```
+    /// use tokenmeter::{Labels, Meter};
+    /// use tokenmeter_axum::MeterLayer;
+    ///
+    /// let layer = MeterLayer::labels(Meter::builder().build(), |_| Labels::server("chat"))
+    ///     .per_request_metrics(true);
+    /// # let _ = layer;
+    /// ```
+    pub fn per_request_metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
 }
 
 impl<S, C> Layer<S> for MeterLayer<C> {
     type Service = MeterService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        MeterService::new(inner, Arc::clone(&self.choose), self.limit).slo_headers(self.slo_headers)
+        MeterService::new(
+            inner,
+            Arc::clone(&self.choose),
+            self.limit,
+            self.orca.clone(),
+            self.metrics,
+        )
+        .slo_headers(self.slo_headers)
     }
 }
 
@@ -134,6 +189,8 @@ impl<C> Clone for MeterLayer<C> {
             choose: Arc::clone(&self.choose),
             limit: self.limit,
             slo_headers: self.slo_headers,
+            orca: self.orca.clone(),
+            metrics: self.metrics,
         }
     }
 }

@@ -120,6 +120,16 @@
 //! malformed and counted apart (`reason="malformed"`), never refused by the layer and never a
 //! label of its value.
 //!
+//! # For load balancers and clients
+//!
+//! [`MeterLayer::orca`] adds an ORCA load report (the `endpoint-load-metrics` header Envoy and
+//! gateways read; [`tokenmeter::orca`]) to successful answers, with the KV-cache usage and the
+//! waiting and running requests your engine reports through a [`LoadSource`].
+//! [`MeterLayer::per_request_metrics`] adds vLLM's per-request `metrics` object to each
+//! stream's final usage chunk, from the layer's own measurement (the writer of
+//! [`ServerMetrics::of`](tokenmeter_openai::chunk::ServerMetrics::of)). Both are off unless
+//! asked for; neither touches the per-token path.
+//!
 //! # Cost
 //!
 //! Per token: parsing its SSE event (the allocations of [`tokenmeter_openai::chunk::parse`] and
@@ -146,6 +156,8 @@ mod future;
 mod layer;
 mod model;
 mod openai;
+mod orca;
+mod request_metrics;
 mod service;
 mod slo_headers;
 mod sse;
@@ -162,6 +174,7 @@ pub use model::{
     MODEL_BODY_LIMIT, RequestModel, RequestUser, model_from_body, model_from_body_limited,
     request_model, request_user,
 };
+pub use orca::LoadSource;
 pub use service::MeterService;
 pub use slo_headers::slo_targets;
 pub use tokenmeter_openai::{TenantError, TenantLabels};

@@ -9,6 +9,7 @@ use tower_service::Service;
 
 use crate::choose::ChooseSeries;
 use crate::future::ResponseFuture;
+use crate::orca::Orca;
 
 /// The service [`MeterLayer`](crate::MeterLayer) wraps around an HTTP service: per call it
 /// picks the series, starts a [`tokenmeter::Request`] (the arrival), calls the inner service,
@@ -52,15 +53,25 @@ pub struct MeterService<S, C> {
     choose: Arc<C>,
     limit: usize,
     slo_headers: bool,
+    orca: Option<Orca>,
+    metrics: bool,
 }
 
 impl<S, C> MeterService<S, C> {
-    pub(crate) fn new(inner: S, choose: Arc<C>, limit: usize) -> Self {
+    pub(crate) fn new(
+        inner: S,
+        choose: Arc<C>,
+        limit: usize,
+        orca: Option<Orca>,
+        metrics: bool,
+    ) -> Self {
         Self {
             inner,
             choose,
             limit,
             slo_headers: false,
+            orca,
+            metrics,
         }
     }
 
@@ -96,8 +107,14 @@ where
             metered.set_slo_targets(crate::slo_headers::slo_targets(&parts));
         }
         let head = parts.method == http::Method::HEAD;
+        let orca = self.orca.as_ref().and_then(|orca| {
+            let format = orca.format(&parts.headers)?;
+            Some((orca.clone(), format))
+        });
         let future = self.inner.call(http::Request::from_parts(parts, body));
         ResponseFuture::new(future, metered, self.limit, head)
+            .orca(orca)
+            .per_request_metrics(self.metrics)
     }
 }
 
@@ -108,6 +125,8 @@ impl<S: Clone, C> Clone for MeterService<S, C> {
             choose: Arc::clone(&self.choose),
             limit: self.limit,
             slo_headers: self.slo_headers,
+            orca: self.orca.clone(),
+            metrics: self.metrics,
         }
     }
 }

@@ -151,7 +151,9 @@ async fn chat_and_completion_streams_count_what_serve_sent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_without_a_stream_are_classified() {
-    // An unknown path: 404 with OpenAI's error body.
+    // An unknown path: 404 with vLLM's error body. Its integer `code` is not the string
+    // async-openai's `ApiError` reads, so async-openai reports the body it could not read (as
+    // against vLLM itself), and the class is read from that body.
     let serve = start_serve(Config::default());
     let (series, memory) = client_meter("chat");
     let wrong = client(format!("{}/no-such-api/v1", serve.url()));
@@ -160,7 +162,7 @@ async fn answers_without_a_stream_are_classified() {
         .await
         .expect_err("no stream");
     assert!(
-        matches!(&error, OpenAIError::ApiError(e) if e.status_code == 404),
+        matches!(&error, OpenAIError::JSONDeserialize(_, body) if body.contains(r#""code":404"#)),
         "{error:?}"
     );
     let record = only(&memory);
@@ -177,7 +179,7 @@ async fn answers_without_a_stream_are_classified() {
         .await
         .expect_err("no stream");
     assert!(
-        matches!(&error, OpenAIError::ApiError(e) if e.status_code == 429),
+        matches!(&error, OpenAIError::JSONDeserialize(_, body) if body.contains(r#""code":429"#)),
         "{error:?}"
     );
     let record = only(&memory);

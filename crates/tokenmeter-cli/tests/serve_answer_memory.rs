@@ -112,7 +112,7 @@ fn whole_answers_in_flight_stay_within_the_answer_memory() {
         let head = answer.head.to_ascii_lowercase();
         assert!(head.contains("retry-after: 1\r\n"), "{head}");
         let error: Value = serde_json::from_slice(&answer.body).expect("JSON");
-        assert_eq!(error["error"]["code"], "overloaded");
+        assert_eq!(error["error"]["code"], 503);
         let message = error["error"]["message"].as_str().expect("a message");
         assert!(message.contains("--max-answer-memory"), "{message}");
     }

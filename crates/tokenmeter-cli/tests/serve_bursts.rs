@@ -98,7 +98,7 @@ fn assert_overloaded(response: &Response) {
     assert!(head.contains("retry-after: 1"), "{head}");
     assert!(head.contains("connection: close"), "{head}");
     let body: Value = serde_json::from_slice(&response.body).expect("a JSON body");
-    assert_eq!(body["error"]["code"], "overloaded", "{body}");
+    assert_eq!(body["error"]["code"], 503, "{body}");
 }
 
 /// 200 clients connect at once to a server with a limit of 64 connections (the 2,000

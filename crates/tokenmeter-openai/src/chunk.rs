@@ -14,6 +14,7 @@
 //! ```
 
 mod fields;
+mod measured;
 mod metrics;
 mod responses;
 

@@ -192,7 +192,7 @@
 //! | `vllm:request_generation_tokens` | histogram | tokens | `model_name` | 1-2-5 | request end, when > 0 |
 //! | `vllm:prompt_tokens_total` | counter | tokens | `model_name` | — | request end, when the input count is known |
 //! | `vllm:generation_tokens_total` | counter | tokens | `model_name` | — | request end |
-//! | `vllm:request_success_total` | counter | requests | `model_name`, `finished_reason` | — | every request end: `stop` (also tool calls, content filter, none given), `length`, `abort` (cancelled), `error` |
+//! | `vllm:request_success_total` | counter | requests | `model_name`, `finished_reason` | — | every request end: `stop` (also tool calls, content filter, none given), `length`, `abort` (cancelled), `error` (an error, or finish reason `error`), `repetition` (finish reason `repetition`) |
 //! | `vllm:num_requests_running` | gauge | requests | `model_name` | — | as `tokenmeter_requests_running` |
 //! | `vllm:num_requests_waiting` | gauge | requests | `model_name` | — | as `tokenmeter_requests_waiting` |
 //! | `vllm:kv_cache_usage_perc` | gauge | 0–1 | `model_name` | — | [`EngineRecorder::set_kv_cache_usage`](tokenmeter::sink::EngineRecorder::set_kv_cache_usage) |

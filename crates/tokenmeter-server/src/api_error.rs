@@ -1,8 +1,12 @@
-//! [`ApiError`]: a refused request answered in vLLM's error shape,
-//! `{"error":{"message","type","param","code"}}`, with vLLM's exception-like `type`
-//! (`BadRequestError`, `NotFoundError`), the field at fault as `param`, and the HTTP status as
-//! `code` (vLLM's `ErrorInfo`; the official OpenAI SDKs raise `BadRequestError` and
-//! `NotFoundError` from the status).
+//! Every error the server answers has one shape, vLLM's `ErrorResponse`:
+//! `{"error":{"message","type","param","code"}}` with the HTTP status as the integer `code`
+//! ([`error_body`]). `type` is vLLM's exception name for the statuses vLLM raises them for
+//! (`BadRequestError` 400, `NotFoundError` 404, `InternalServerError` 500,
+//! `ServiceUnavailableError` 503), else the status' reason phrase, as vLLM's handler of
+//! framework errors writes it (`Not Found` for an unknown route, `Method Not Allowed`,
+//! `Request Timeout`, `Too Many Requests`, ...). [`ApiError`] is a request refused for its
+//! body or its model, with the field at fault as `param`. The official OpenAI SDKs raise
+//! their error classes from the status.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -56,17 +60,49 @@ impl ApiError {
 
     /// The body: `{"error":{"message","type","param","code"}}`.
     pub(crate) fn body(&self) -> Value {
-        let kind = match self.status {
-            StatusCode::NOT_FOUND => "NotFoundError",
-            _ => "BadRequestError",
-        };
-        json!({"error": {
-            "message": self.message,
-            "type": kind,
-            "param": self.param,
-            "code": self.status.as_u16(),
-        }})
+        let mut body = error_body(self.status, &self.message);
+        body["error"]["param"] = self.param.into();
+        body
     }
+}
+
+/// vLLM's `type` of an error answered with `status`.
+fn kind(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::BAD_REQUEST => "BadRequestError",
+        StatusCode::NOT_FOUND => "NotFoundError",
+        StatusCode::UNPROCESSABLE_ENTITY => "UnprocessableEntityError",
+        StatusCode::INTERNAL_SERVER_ERROR => "InternalServerError",
+        StatusCode::SERVICE_UNAVAILABLE => "ServiceUnavailableError",
+        other => phrase(other),
+    }
+}
+
+/// The reason phrase of `status` (Python's `HTTPStatus(status).phrase`, which vLLM writes as
+/// the `type` of framework errors).
+fn phrase(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "Request Entity Too Large",
+        other => other.canonical_reason().unwrap_or("Error"),
+    }
+}
+
+/// The error body of `status`: `{"error":{"message","type","param":null,"code":status}}`.
+pub(crate) fn error_body(status: StatusCode, message: &str) -> Value {
+    json!({"error": {
+        "message": message,
+        "type": kind(status),
+        "param": null,
+        "code": status.as_u16(),
+    }})
+}
+
+/// The body of a framework error (an unknown route, a method the route does not answer):
+/// `type` is the status' reason phrase, as vLLM's handler of HTTP exceptions writes it.
+pub(crate) fn http_error_body(status: StatusCode, message: &str) -> Value {
+    let mut body = error_body(status, message);
+    body["error"]["type"] = phrase(status).into();
+    body
 }
 
 impl std::fmt::Display for ApiError {
@@ -115,6 +151,29 @@ fn looks_like_a_credential(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_status_has_vllms_type_and_an_integer_code() {
+        for (status, kind) in [
+            (StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError"),
+            (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableError"),
+            (StatusCode::TOO_MANY_REQUESTS, "Too Many Requests"),
+            (StatusCode::REQUEST_TIMEOUT, "Request Timeout"),
+            (StatusCode::PAYLOAD_TOO_LARGE, "Request Entity Too Large"),
+        ] {
+            let body = error_body(status, "m");
+            assert_eq!(
+                body,
+                json!({"error": {"message": "m", "type": kind, "param": null,
+                    "code": status.as_u16()}})
+            );
+        }
+        let route = http_error_body(StatusCode::NOT_FOUND, "no such route");
+        assert_eq!(route["error"]["type"], "Not Found");
+        assert_eq!(route["error"]["code"], 404);
+        let method = http_error_body(StatusCode::METHOD_NOT_ALLOWED, "no");
+        assert_eq!(method["error"]["type"], "Method Not Allowed");
+    }
 
     #[test]
     fn errors_have_vllms_shape() {

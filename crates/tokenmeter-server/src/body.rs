@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use http_body::Body as _;
 
-use super::chunks::error_body;
+use super::api_error::error_body;
 
 /// The bytes every request body being read or held may take together.
 #[derive(Debug)]
@@ -100,42 +100,34 @@ pub(crate) enum BodyRefusal {
 }
 
 impl BodyRefusal {
-    /// The answer: OpenAI's error body, and `connection: close` (the rest of the body is not
+    /// The answer: vLLM's error body, and `connection: close` (the rest of the body is not
     /// read); the 503 has `retry-after: 1`.
     pub(crate) fn response(self, max_body: usize, timeout: Duration, budget: usize) -> Response {
-        let (status, message, kind, code) = match self {
+        let (status, message) = match self {
             BodyRefusal::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
                     "the request body is larger than this server's limit of {max_body} bytes: send a smaller body, or start serve with a larger --max-body-size"
                 ),
-                "invalid_request_error",
-                "request_too_large",
             ),
             BodyRefusal::Slow => (
                 StatusCode::REQUEST_TIMEOUT,
                 format!(
                     "the request body did not arrive whole within {timeout:?} of its headers: send it at once, or start serve with a longer --body-timeout"
                 ),
-                "invalid_request_error",
-                "request_timeout",
             ),
             BodyRefusal::Broken => (
                 StatusCode::BAD_REQUEST,
                 "the request body could not be read: the connection broke off or the framing is invalid".to_owned(),
-                "invalid_request_error",
-                "invalid_body",
             ),
             BodyRefusal::Budget => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
                     "the request bodies this server is receiving already take its budget of {budget} bytes: retry shortly, or start serve with a larger --max-body-memory"
                 ),
-                "server_error",
-                "overloaded",
             ),
         };
-        let mut response = Response::new(error_body(&message, kind, Some(code)).to_string().into());
+        let mut response = Response::new(error_body(status, &message).to_string().into());
         *response.status_mut() = status;
         let headers = response.headers_mut();
         headers.insert(

@@ -24,7 +24,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::api_error::ApiError;
-use super::chunks::error_body;
+use super::api_error::error_body;
 use super::logprobs::worst_entry_bytes;
 use super::openai::Parsed;
 
@@ -69,7 +69,13 @@ pub(crate) fn whole_answer(parsed: &Parsed, chat: bool, model: &str) -> Option<u
     let options = &parsed.options;
     (!options.stream).then(|| {
         let tokens = parsed.generate.generated();
-        worst_case(chat, options.n, tokens, options.logprobs, model.len())
+        worst_case(
+            chat,
+            parsed.choices(),
+            tokens,
+            options.logprobs,
+            model.len(),
+        )
     })
 }
 
@@ -87,6 +93,11 @@ pub(crate) fn check(
     };
     let tokens = parsed.generate.generated();
     let field = if chat { "top_logprobs" } else { "logprobs" };
+    let n = options.n.max(1);
+    let choices = match parsed.rest.len() {
+        0 => format!("n {n}"),
+        more => format!("n {n} × {} prompts", more + 1),
+    };
     let logprobs = match options.logprobs {
         Some(k) => format!(" with {field} {k}"),
         None => String::new(),
@@ -94,9 +105,8 @@ pub(crate) fn check(
     Err(ApiError::bad_request(
         None,
         format!(
-            "this answer could take {worst} bytes ({} MiB: n {} × {tokens} tokens{logprobs}), more than this server's limit of {limit} bytes ({} MiB) for an answer held whole: ask for fewer choices (`n`), tokens (`max_tokens`) or alternatives (`{field}`), stream it with `\"stream\": true`, or start serve with a larger --max-answer-size",
+            "this answer could take {worst} bytes ({} MiB: {choices} × {tokens} tokens{logprobs}), more than this server's limit of {limit} bytes ({} MiB) for an answer held whole: ask for fewer choices (`n`), tokens (`max_tokens`) or alternatives (`{field}`), stream it with `\"stream\": true`, or start serve with a larger --max-answer-size",
             mib(worst),
-            options.n.max(1),
             mib(limit as u64),
         ),
     ))
@@ -204,7 +214,7 @@ pub(crate) fn over_budget(worst: u64, budget: &AnswerBudget) -> Response {
         mib(budget.limit),
         mib(worst),
     );
-    let body = error_body(&message, "server_error", Some("overloaded"));
+    let body = error_body(StatusCode::SERVICE_UNAVAILABLE, &message);
     let mut response = Response::new(body.to_string().into());
     *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
     let headers = response.headers_mut();

@@ -1,11 +1,13 @@
-//! OpenAI's response shapes: SSE chunks, whole responses and error bodies.
+//! OpenAI's response shapes: SSE chunks, whole responses and the error event of a stream.
 //!
 //! Chat streams send a role-only frame (`"delta":{"role":"assistant","content":""}`), one
-//! content chunk per token, a chunk with an empty delta and the `finish_reason`, then (with
-//! `stream_options.include_usage`) a chunk with `"choices":[]` and the `usage`, and `[DONE]`.
+//! content chunk per token, the last one carrying the `finish_reason` (as vLLM sends it, so
+//! that a client counts n − 1 gaps for n tokens; a chunk with an empty delta only when the
+//! last token frees no text, at a stop sequence), then (with `stream_options.include_usage`)
+//! a chunk with `"choices":[]` and the `usage`, and `[DONE]`.
 //! With `include_usage` every other chunk carries `"usage":null`, as OpenAI's do. Completion
 //! streams are the same without the role frame, with `text` instead of `delta`. With `n` > 1
-//! each choice has its role frame, its chunks and its finish chunk, interleaved as its tokens
+//! each choice has its role frame and its chunks, interleaved as its tokens
 //! come, each with its `index`; the `usage` chunk comes once, after every choice finished. A
 //! chunk carries `logprobs` when they were asked for (see `logprobs.rs`), else `null`.
 
@@ -13,6 +15,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokenmeter::FinishReason;
 use tokenmeter_sim::Operation;
+
+use super::api_error::error_body;
 
 /// The SSE terminator.
 pub(crate) const DONE: &[u8] = b"data: [DONE]\n\n";
@@ -130,14 +134,16 @@ impl Frames {
             .then(|| self.frame(index, r#"{"role":"assistant","content":""}"#, None, None))
     }
 
-    /// One token's chunk of choice `index`, with the JSON of its `logprobs` if asked for; a
-    /// chat `reasoning` token goes in `reasoning_content`, as vLLM's reasoning parsers send it.
+    /// One token's chunk of choice `index`, with the JSON of its `logprobs` if asked for, and
+    /// the choice's `finish` reason on its last token; a chat `reasoning` token goes in
+    /// `reasoning_content`, as vLLM's reasoning parsers send it.
     pub(crate) fn token(
         &self,
         index: u32,
         text: &str,
         logprobs: Option<&[u8]>,
         reasoning: bool,
+        finish: Option<FinishReason>,
     ) -> Bytes {
         let text = Value::from(text).to_string();
         if self.is_chat() {
@@ -146,13 +152,14 @@ impl Frames {
             } else {
                 "content"
             };
-            self.frame(index, &format!(r#"{{"{key}":{text}}}"#), logprobs, None)
+            self.frame(index, &format!(r#"{{"{key}":{text}}}"#), logprobs, finish)
         } else {
-            self.frame(index, &text, logprobs, None)
+            self.frame(index, &text, logprobs, finish)
         }
     }
 
-    /// The chunk of choice `index` that carries the finish reason and no token.
+    /// The chunk of choice `index` that carries the finish reason and no text: when its last
+    /// token freed none (held back by a stop sequence).
     pub(crate) fn finish(&self, index: u32, reason: FinishReason) -> Bytes {
         let empty = if self.is_chat() { "{}" } else { r#""""# };
         self.frame(index, empty, None, Some(reason))
@@ -235,14 +242,9 @@ fn usage(prompt: u32, completion: u32, cached: u32) -> Value {
     })
 }
 
-/// An OpenAI error body: `{"error":{"message","type","param","code"}}`.
-pub(crate) fn error_body(message: &str, kind: &str, code: Option<&str>) -> Value {
-    json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
-}
-
-/// An error sent as an SSE event in the middle of a stream.
+/// An error sent as an SSE event in the middle of a stream: vLLM's error body with status 500.
 pub(crate) fn error_event(message: &str) -> Bytes {
-    let body = error_body(message, "server_error", Some("internal_error"));
+    let body = error_body(axum::http::StatusCode::INTERNAL_SERVER_ERROR, message);
     Bytes::from(format!("data: {body}\n\n"))
 }
 
@@ -269,9 +271,12 @@ mod tests {
                 "choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],
                 "usage":null})
         );
-        let token = parse(&frames.token(0, " a\"b", None, false));
+        let token = parse(&frames.token(0, " a\"b", None, false, None));
         assert_eq!(token["choices"][0]["delta"], json!({"content": " a\"b"}));
-        let thinking = parse(&frames.token(0, " hmm", None, true));
+        let last = parse(&frames.token(0, " end", None, false, Some(FinishReason::Stop)));
+        assert_eq!(last["choices"][0]["delta"], json!({"content": " end"}));
+        assert_eq!(last["choices"][0]["finish_reason"], "stop");
+        let thinking = parse(&frames.token(0, " hmm", None, true, None));
         assert_eq!(
             thinking["choices"][0]["delta"],
             json!({"reasoning_content": " hmm"})
@@ -309,7 +314,7 @@ mod tests {
         assert_eq!(alone["choices"], json!([]));
         assert!(alone.get("usage").is_none(), "not asked for");
         assert_eq!(alone["metrics"]["mean_itl_ms"], 2.0);
-        let token = parse(&frames.token(0, " hi", None, false));
+        let token = parse(&frames.token(0, " hi", None, false, None));
         assert_eq!(
             token,
             json!({"id":"cmpl-1","object":"text_completion","created":1,"model":"m",
@@ -330,10 +335,9 @@ mod tests {
     }
 
     #[test]
-    fn errors_have_openais_shape() {
-        let body = error_body("slow down", "rate_limit_error", Some("rate_limit_exceeded"));
-        assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    fn errors_mid_stream_have_vllms_shape() {
         let event = parse(&error_event("boom"));
-        assert_eq!(event["error"]["type"], "server_error");
+        assert_eq!(event["error"]["type"], "InternalServerError");
+        assert_eq!(event["error"]["code"], 500);
     }
 }

@@ -107,6 +107,10 @@ pub struct Config {
     pub reasoning_tokens: u32,
     /// Add the server's own timings of each request (vLLM's `--enable-per-request-metrics`).
     pub enable_per_request_metrics: bool,
+    /// Add an ORCA load report (`endpoint-load-metrics`: KV-cache usage, waiting and running
+    /// requests) in this format to every completion answer whose request does not name one
+    /// with `endpoint-load-metrics-format` (requests that name one get it, as in vLLM).
+    pub orca_format: Option<tokenmeter::orca::OrcaFormat>,
     /// Turn the prefix cache off.
     pub no_prefix_caching: bool,
     /// Allocate the KV cache as tokens are generated and preempt the newest request when it
@@ -163,6 +167,7 @@ impl Default for Config {
             tokenizer: None,
             reasoning_tokens: 0,
             enable_per_request_metrics: false,
+            orca_format: None,
             no_prefix_caching: false,
             preemption: false,
             max_loras: 0,

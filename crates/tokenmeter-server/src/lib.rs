@@ -51,8 +51,8 @@
 //!
 //! | Route | What |
 //! |---|---|
-//! | `POST /v1/chat/completions` | chat; SSE when `"stream": true` (role frame, one chunk per token, finish chunk, `usage` chunk with `stream_options.include_usage`, `[DONE]`), else one JSON body with `usage` |
-//! | `POST /v1/completions` | the same for text completions |
+//! | `POST /v1/chat/completions` | chat; SSE when `"stream": true` (role frame, one chunk per token, the last with the `finish_reason` as vLLM sends it, `usage` chunk with `stream_options.include_usage`, `[DONE]`), else one JSON body with `usage`; with `--orca-format` (or a request header `endpoint-load-metrics-format: TEXT`/`JSON`, as vLLM reads it) the ORCA load report `endpoint-load-metrics` (`orca.rs`) |
+//! | `POST /v1/completions` | the same for text completions; `prompt` a string, token ids, or a batch of either (`n` choices per prompt, indexed `prompt × n + choice`, `usage` summed, as vLLM answers) |
 //! | `POST /v1/responses` | OpenAI's Responses API (`input`, `instructions`, `max_output_tokens`), read and metered as the chat request it amounts to; SSE when `"stream": true` as vLLM sends it (typed `event:` lines: `response.created`, `response.in_progress`, the output item and content part added, one `response.output_text.delta` per token (`response.reasoning_text.delta` for reasoning), the `done` events, `response.completed` with `usage`; `response.failed` on a failure), else the response object (`responses.rs`) |
 //! | `GET /v1/models` | the served names (`--served-model-name`, default `--model`) |
 //! | `GET /v1/models/{id}` | one served name's model object |
@@ -61,13 +61,15 @@
 //! | `GET /slo` | the SLO monitor's report (with `--slo-spec`; requests carrying `x-slo-ttft-ms` / `x-slo-tpot-ms` are counted under the spec's header classes, judged against their own objectives) |
 //! | any other path / method | 404 / 405 with OpenAI's error body |
 //!
-//! Errors use OpenAI's body `{"error":{"message","type","param","code"}}`; a request refused
-//! for its body or its model has vLLM's values (`type` `BadRequestError` or `NotFoundError`,
-//! `param` the field, `code` the status; `api_error.rs`):
+//! Every error has vLLM's body `{"error":{"message","type","param","code"}}`: `code` the status,
+//! `type` vLLM's exception name (`BadRequestError`, `NotFoundError`, `InternalServerError`,
+//! `ServiceUnavailableError`) or the status' phrase where vLLM's web framework answers (`Not
+//! Found` for an unknown route, `Method Not Allowed`, `Request Timeout`, `Too Many Requests`),
+//! `param` the field of a request refused for its body (`api_error.rs`):
 //!
 //! | Status | When |
 //! |---|---|
-//! | 400 | a malformed or repeated `x-slo-ttft-ms` / `x-slo-tpot-ms` header (`param` names it; the message gives the rule, never the value; counted as `tokenmeter_slo_requests_unclassified_total{reason="malformed"}` with `--slo-spec`); a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …` (code `context_length_exceeded`); a non-streaming answer whose worst case is over `--max-answer-size` (default 256 MiB; `budget.rs`) |
+//! | 400 | a malformed or repeated `x-slo-ttft-ms` / `x-slo-tpot-ms` header (`param` names it; the message gives the rule, never the value; counted as `tokenmeter_slo_requests_unclassified_total{reason="malformed"}` with `--slo-spec`); a body that is not JSON, or a field of the wrong type or out of range (`param` names it); prompt + `max_tokens` beyond `--max-model-len` (default 8,192), with vLLM's message `This model's maximum context length is …`; a non-streaming answer whose worst case is over `--max-answer-size` (default 256 MiB; `budget.rs`) |
 //! | 404 | a `model` not served: ``The model `x` does not exist.`` (also `GET /v1/models/x`) |
 //! | 404, 405 | an unknown path, or a method the route does not answer (with `Allow`) |
 //! | 408 | a body not whole within `--body-timeout` (default 30 s) of its headers |
@@ -119,6 +121,7 @@ mod listener;
 mod logprobs;
 mod metrics;
 mod openai;
+mod orca;
 mod overflow;
 mod profile;
 mod request_metrics;

@@ -34,10 +34,32 @@ fn describe(error: &serde_json::Error) -> String {
 /// What the server needs from a request.
 #[derive(Debug, Clone)]
 pub(crate) struct Parsed {
-    /// The generation to run (for each choice).
+    /// The generation to run (for each choice): of the only prompt, or the first of a batch.
     pub(crate) generate: GenerateRequest,
+    /// The generations of the other prompts of a batched completion (`"prompt": ["a", "b"]`),
+    /// in order: each its own engine request with `n` choices, as vLLM runs them.
+    pub(crate) rest: Vec<GenerateRequest>,
     /// The options: model, streaming, `n`, stop sequences, logprobs.
     pub(crate) options: Options,
+}
+
+impl Parsed {
+    /// Every prompt's generation, in order.
+    pub(crate) fn prompts(&self) -> impl Iterator<Item = &GenerateRequest> {
+        std::iter::once(&self.generate).chain(&self.rest)
+    }
+
+    /// The choices of the answer: `n` for each prompt.
+    pub(crate) fn choices(&self) -> u32 {
+        let prompts = u32::try_from(1 + self.rest.len()).unwrap_or(u32::MAX);
+        self.options.n.max(1).saturating_mul(prompts)
+    }
+
+    /// The prompt tokens of every prompt (`usage.prompt_tokens`).
+    pub(crate) fn prompt_tokens(&self) -> u32 {
+        self.prompts()
+            .fold(0u32, |sum, g| sum.saturating_add(g.prompt_tokens))
+    }
 }
 
 /// The JSON of a body, as [`Fields`] read it.
@@ -96,10 +118,14 @@ pub(crate) fn chat(
         default_max_tokens,
     )
     .prompt_blocks(prompt_blocks(&text, generate_prompt(prompt)));
-    Ok(Parsed { generate, options })
+    Ok(Parsed {
+        generate,
+        rest: Vec::new(),
+        options,
+    })
 }
 
-/// Parses a `/v1/completions` body.
+/// Parses a `/v1/completions` body: one prompt, or a batch of them.
 pub(crate) fn completion(
     body: &[u8],
     default_max_tokens: u32,
@@ -107,19 +133,26 @@ pub(crate) fn completion(
 ) -> Result<Parsed, ApiError> {
     let body = json(body)?;
     let fields = Fields::of(&body)?;
-    let prompt_value = fields.required("prompt")?;
-    let prompt = prompt_tokens(prompt_value, counter)?;
-    let mut text = String::new();
-    push_text(prompt_value, &mut text);
+    let batch = batch(fields.required("prompt")?)?;
     let options = sampling::read(fields, Operation::TextCompletion)?;
-    let generate = generation(
-        Operation::TextCompletion,
-        prompt,
-        options.max_tokens,
-        default_max_tokens,
-    )
-    .prompt_blocks(prompt_blocks(&text, generate_prompt(prompt)));
-    Ok(Parsed { generate, options })
+    let mut generations = batch.into_iter().map(|prompt_value| {
+        let prompt = prompt_tokens(prompt_value, counter);
+        let mut text = String::new();
+        push_text(prompt_value, &mut text);
+        generation(
+            Operation::TextCompletion,
+            prompt,
+            options.max_tokens,
+            default_max_tokens,
+        )
+        .prompt_blocks(prompt_blocks(&text, generate_prompt(prompt)))
+    });
+    let generate = generations.next().ok_or_else(no_prompt)?;
+    Ok(Parsed {
+        generate,
+        rest: generations.collect(),
+        options,
+    })
 }
 
 /// The generation: `max_tokens` tokens ending with `length`, or the default ending with `stop`.
@@ -209,22 +242,43 @@ fn content_tokens(content: &Value, counter: &Counter) -> u64 {
     }
 }
 
-/// Tokens of a completion prompt: a string, token ids, or a one-element array of either.
-fn prompt_tokens(prompt: &Value, counter: &Counter) -> Result<u64, ApiError> {
-    let unsupported = || {
-        ApiError::bad_request(
-            Some("prompt"),
-            "`prompt` must be a string or an array of token ids; send one prompt per request",
-        )
-    };
+/// The prompts of a completion's `prompt`, as vLLM takes them: a string or an array of token
+/// ids (one prompt), or a non-empty array of strings, or of non-empty token-id arrays (a
+/// batch: one prompt each).
+fn batch(prompt: &Value) -> Result<Vec<&Value>, ApiError> {
+    let ids = |value: &Value| matches!(value, Value::Array(ids) if ids.iter().all(Value::is_u64));
     match prompt {
-        Value::String(text) => Ok(counter.count(text)),
-        Value::Array(items) if items.iter().all(Value::is_u64) => Ok(items.len() as u64),
-        Value::Array(items) if items.len() == 1 => match &items[0] {
-            Value::Array(_) | Value::String(_) => prompt_tokens(&items[0], counter),
-            _ => Err(unsupported()),
-        },
-        _ => Err(unsupported()),
+        Value::String(_) => Ok(vec![prompt]),
+        Value::Array(items) if items.is_empty() => Err(no_prompt()),
+        Value::Array(_) if ids(prompt) => Ok(vec![prompt]),
+        Value::Array(items)
+            if items.iter().all(Value::is_string)
+                || items
+                    .iter()
+                    .all(|item| ids(item) && item.as_array().is_some_and(|a| !a.is_empty())) =>
+        {
+            Ok(items.iter().collect())
+        }
+        _ => Err(ApiError::bad_request(
+            Some("prompt"),
+            "`prompt` must be a string, an array of token ids, or a batch: an array of strings or of token-id arrays",
+        )),
+    }
+}
+
+fn no_prompt() -> ApiError {
+    ApiError::bad_request(
+        Some("prompt"),
+        "`prompt` is an empty array: send a string, token ids, or at least one prompt",
+    )
+}
+
+/// Tokens of one completion prompt (of [`batch`]): a string, or token ids.
+fn prompt_tokens(prompt: &Value, counter: &Counter) -> u64 {
+    match prompt {
+        Value::String(text) => counter.count(text),
+        Value::Array(ids) => ids.len() as u64,
+        _ => 0,
     }
 }
 
@@ -269,15 +323,30 @@ mod tests {
     #[test]
     fn completion_prompts_in_every_shape() {
         let tokens = |prompt: &str| {
-            let body = format!(r#"{{"prompt":{prompt},"max_tokens":3}}"#);
-            completion(body.as_bytes(), 16, &Counter::Estimate).map(|p| p.generate.prompt_tokens)
+            let body = format!(r#"{{"prompt":{prompt},"max_tokens":3,"n":2}}"#);
+            completion(body.as_bytes(), 16, &Counter::Estimate).map(|p| {
+                assert_eq!(p.choices(), 2 * (1 + p.rest.len() as u32), "{prompt}");
+                p.prompts().map(|g| g.prompt_tokens).collect::<Vec<_>>()
+            })
         };
-        assert_eq!(tokens(r#""abcdefgh""#).expect("string"), 2);
-        assert_eq!(tokens("[1,2,3,4,5]").expect("ids"), 5);
-        assert_eq!(tokens(r#"["abcdefgh"]"#).expect("one string"), 2);
-        assert_eq!(tokens("[[1,2,3]]").expect("one id list"), 3);
-        assert!(tokens(r#"["a","b"]"#).is_err());
-        assert!(tokens("42").is_err());
+        assert_eq!(tokens(r#""abcdefgh""#).expect("string"), [2]);
+        assert_eq!(tokens("[1,2,3,4,5]").expect("ids"), [5]);
+        assert_eq!(tokens(r#"["abcdefgh"]"#).expect("one string"), [2]);
+        assert_eq!(tokens("[[1,2,3]]").expect("one id list"), [3]);
+        // Batches, as vLLM takes them: one prompt each.
+        assert_eq!(tokens(r#"["a","bcdef"]"#).expect("strings"), [1, 2]);
+        assert_eq!(tokens("[[1,2,3],[4]]").expect("id lists"), [3, 1]);
+        for bad in [
+            "42",
+            "[]",
+            r#"["a",[1]]"#,
+            "[[1],[]]",
+            r#"[{"a":1}]"#,
+            "[[1.5]]",
+        ] {
+            let error = tokens(bad).expect_err(bad);
+            assert_eq!(error.param(), Some("prompt"), "{bad}");
+        }
     }
 
     #[test]

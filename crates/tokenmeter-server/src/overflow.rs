@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tower_service::Service as _;
 
-use super::chunks::error_body;
+use super::api_error::error_body;
 use super::http_counts::{Closed, HttpCounts, route};
 
 /// Connections past the limit answered at once (each for at most [`HEAD_WAIT`] plus
@@ -158,9 +158,8 @@ async fn local(
 /// The 503 of a connection refused at the limit.
 fn refusal() -> Vec<u8> {
     let body = error_body(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
         "the server is at its connection limit and no connection is idle: retry shortly, or start serve with a larger --max-connections",
-        "server_error",
-        Some("overloaded"),
     )
     .to_string();
     format!(
@@ -201,7 +200,7 @@ mod tests {
         assert!(head.contains("retry-after: 1") && head.contains("connection: close"));
         assert!(head.contains(&format!("content-length: {}", body.len())));
         let json: serde_json::Value = serde_json::from_str(body).expect("JSON");
-        assert_eq!(json["error"]["code"], "overloaded");
-        assert_eq!(json["error"]["type"], "server_error");
+        assert_eq!(json["error"]["code"], 503);
+        assert_eq!(json["error"]["type"], "ServiceUnavailableError");
     }
 }

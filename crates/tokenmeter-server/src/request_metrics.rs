@@ -3,59 +3,27 @@
 //!
 //! Every value is read from the request's core [`Request`] as the server metered it, when its
 //! last token has been taken (before `[DONE]` or the JSON is handed over), so they are the
-//! values its `/metrics` histograms observe:
+//! values its `/metrics` histograms observe (`tests/request_metrics.rs` checks their sums).
 //!
-//! | Field | Value |
-//! |---|---|
-//! | `queue_time_ms` | scheduled − arrival (the engine's queue) |
-//! | `time_to_first_token_ms` | first token − scheduled (vLLM's definition: the queue excluded; queue + this is the TTFT of `vllm:time_to_first_token_seconds`) |
-//! | `generation_time_ms` | last token − first token |
-//! | `mean_itl_ms` | generation time ÷ (output tokens − 1), with at least 2 tokens |
-//! | `tokens_per_second` | output tokens ÷ generation time, when it is above 0 |
-//!
-//! A field whose events did not happen is left out. With `n` > 1, the first choice's.
+//! The object is written by [`ServerMetrics::of`] (its table gives each field's value), the
+//! writer the axum layer uses too. `queue_time_ms` is the engine's queue (scheduled − arrival);
+//! `time_to_first_token_ms` is vLLM's, from scheduling (queue + this is the TTFT of the TTFT
+//! histogram). A field whose events did not happen is left out. With `n` > 1, or a batch of
+//! prompts, the first choice's.
 
-use std::time::Duration;
-
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokenmeter::Request;
-
-fn ms(d: Duration) -> Value {
-    Value::from(d.as_secs_f64() * 1e3)
-}
+use tokenmeter_openai::chunk::ServerMetrics;
 
 /// The `metrics` object of `request`; `None` before its first token.
 pub(crate) fn of(request: &Request) -> Option<Value> {
-    let ttft = request.ttft()?;
-    let queue = request.queue();
-    let generation = request
-        .time_to_last_token()
-        .map_or(Duration::ZERO, |last| last.saturating_sub(ttft));
-    let tokens = request.output_tokens();
-    let mut out = Map::new();
-    out.insert(
-        "time_to_first_token_ms".into(),
-        ms(ttft.saturating_sub(queue.unwrap_or_default())),
-    );
-    if let Some(queue) = queue {
-        out.insert("queue_time_ms".into(), ms(queue));
-    }
-    out.insert("generation_time_ms".into(), ms(generation));
-    if tokens >= 2 {
-        out.insert(
-            "mean_itl_ms".into(),
-            ms(generation.div_f64((tokens - 1) as f64)),
-        );
-    }
-    if !generation.is_zero() {
-        let per_second = tokens as f64 / generation.as_secs_f64();
-        out.insert("tokens_per_second".into(), Value::from(per_second));
-    }
-    Some(Value::Object(out))
+    ServerMetrics::of(request).map(|metrics| metrics.to_json())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use tokenmeter::{Labels, ManualClock, Meter};
 
     use super::*;

@@ -15,11 +15,11 @@ use tokenmeter::ErrorClass;
 use tokenmeter_sim::{Engine, Operation, SubmitError, TokenStream};
 
 use super::answer::Answer;
-use super::api_error::ApiError;
+use super::api_error::{ApiError, error_body, http_error_body};
 use super::body::{BodyBudget, BodyRefusal, read_body};
 use super::budget::{self, AnswerBudget, AnswerHold};
 use super::choices::{Choices, Event};
-use super::chunks::{Frames, error_body};
+use super::chunks::Frames;
 use super::http_counts::{Closed, Refused};
 use super::metrics::{CONTENT_TYPE, Metrics};
 use super::openai::{self, Parsed};
@@ -59,10 +59,12 @@ pub(crate) struct AppState {
     pub(crate) reasoning_tokens: u32,
     /// `--enable-per-request-metrics`: answers carry the server's `metrics` object.
     pub(crate) per_request_metrics: bool,
+    /// `--orca-format`: answers carry an ORCA load report unless the request names a format.
+    pub(crate) orca: Option<tokenmeter::orca::OrcaFormat>,
 }
 
 /// The routes, with `more` (the Responses API's, from `responses.rs`); any other path is a
-/// 404 and any other method a 405, with OpenAI's error body.
+/// 404 and any other method a 405, with vLLM's error body.
 pub(crate) fn router(state: AppState, more: Router<AppState>) -> Router {
     Router::new()
         .merge(more)
@@ -123,7 +125,7 @@ impl AppState {
 
 async fn not_found() -> Response {
     let message = format!("no such route: this server answers {ROUTE_LIST}");
-    let body = error_body(&message, "invalid_request_error", Some("not_found"));
+    let body = http_error_body(StatusCode::NOT_FOUND, &message);
     json_response(StatusCode::NOT_FOUND, &body)
 }
 
@@ -137,11 +139,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     .to_owned();
     let message =
         format!("{method} is not allowed on this route: this server answers {ROUTE_LIST}");
-    let body = error_body(
-        &message,
-        "invalid_request_error",
-        Some("method_not_allowed"),
-    );
+    let body = http_error_body(StatusCode::METHOD_NOT_ALLOWED, &message);
     let mut response = json_response(StatusCode::METHOD_NOT_ALLOWED, &body);
     let allow = match uri.path() {
         "/v1/chat/completions" | "/v1/completions" | "/v1/responses" => "POST",
@@ -196,6 +194,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
 /// Reads the body within the limits, parses it, submits, and answers as a stream or a whole
 /// response. The body is dropped once parsed: a queued request keeps only what it needs.
 async fn generate(state: AppState, operation: Operation, request: Request) -> Response {
+    let orca = super::orca::format(request.headers(), state.orca);
     let parse = |body: &[u8]| match operation {
         Operation::TextCompletion => {
             openai::completion(body, state.default_max_tokens, &state.counter)
@@ -227,7 +226,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     )
     .per_request_metrics(state.per_request_metrics);
     let choices = Choices::new(streams, options.stop.as_ref(), options.logprobs);
-    let prompt = parsed.generate.prompt_tokens;
+    let prompt = parsed.prompt_tokens();
     let mut response = if options.stream {
         stream(choices, frames, prompt).await
     } else {
@@ -235,6 +234,10 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     };
     if let Some(value) = request_id {
         response.headers_mut().insert("x-request-id", value);
+    }
+    if let Some(format) = orca.filter(|_| response.status() == StatusCode::OK) {
+        let (name, value) = super::orca::header(&state.engine, format);
+        response.headers_mut().insert(name, value);
     }
     response
 }
@@ -289,6 +292,7 @@ pub(crate) async fn admit(
         options.stream &= !responses;
         Parsed {
             generate: parsed.generate.clone(),
+            rest: parsed.rest.clone(),
             options,
         }
     };
@@ -296,6 +300,9 @@ pub(crate) async fn admit(
         state.check_model(parsed.options.model.as_deref())?;
         if let Some(targets) = targets {
             parsed.generate = parsed.generate.slo_targets(targets);
+            for generate in &mut parsed.rest {
+                *generate = generate.clone().slo_targets(targets);
+            }
         }
         let held = as_held(&parsed);
         if responses {
@@ -337,18 +344,27 @@ pub(crate) async fn admit(
 /// Submits the request's `n` choices, all or none (`Engine::submit_choices`): one engine
 /// request per choice, as vLLM runs `n` child requests; the first carries the request's `n`
 /// (published once per client request, as vLLM counts its parent request). A refused request
-/// is recorded once, and no choice of it runs. A request naming a model other than `base`
-/// runs on the LoRA adapter of that name (published when the engine has `max_loras`).
+/// is recorded once, and no choice of it runs. A batched completion submits each prompt's
+/// choices in turn (choice `i` of prompt `p` is the answer's choice `p × n + i`, as in vLLM); if
+/// one prompt is refused, those of the prompts before it are dropped (recorded cancelled) and
+/// the request gets the refusal. A request naming a model other than `base` runs on the LoRA
+/// adapter of that name (published when the engine has `max_loras`).
 pub(crate) fn submit(
     engine: &Engine,
     parsed: &Parsed,
     base: &str,
 ) -> Result<Vec<TokenStream>, SubmitError> {
-    let mut request = parsed.generate.clone().choices(parsed.options.n.max(1));
-    if let Some(model) = parsed.options.model.as_deref().filter(|m| *m != base) {
-        request = request.adapter(model);
+    let n = parsed.options.n.max(1);
+    let adapter = parsed.options.model.as_deref().filter(|m| *m != base);
+    let mut streams = Vec::with_capacity(parsed.choices() as usize);
+    for generate in parsed.prompts() {
+        let mut request = generate.clone().choices(n);
+        if let Some(model) = adapter {
+            request = request.adapter(model);
+        }
+        streams.extend(engine.submit_choices(request, parsed.options.n)?);
     }
-    engine.submit_choices(request, parsed.options.n)
+    Ok(streams)
 }
 
 /// A streaming answer. Waits for the first item of any choice without taking it, so a failure
@@ -430,14 +446,7 @@ pub(crate) fn refused_as(error: &SubmitError, message: &str) -> Response {
     }
     let status =
         StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-    let (kind, code) = match error {
-        SubmitError::QueueFull { .. } => ("rate_limit_error", "rate_limit_exceeded"),
-        SubmitError::ContextLength { .. } | SubmitError::TooLarge { .. } => {
-            ("invalid_request_error", "context_length_exceeded")
-        }
-        _ => ("server_error", "overloaded"),
-    };
-    let mut response = json_response(status, &error_body(message, kind, Some(code)));
+    let mut response = json_response(status, &error_body(status, message));
     if status == StatusCode::TOO_MANY_REQUESTS {
         let headers = response.headers_mut();
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -446,12 +455,12 @@ pub(crate) fn refused_as(error: &SubmitError, message: &str) -> Response {
 }
 
 fn failed(message: &str) -> Response {
-    let body = error_body(message, "server_error", Some("internal_error"));
+    let body = error_body(StatusCode::INTERNAL_SERVER_ERROR, message);
     json_response(StatusCode::INTERNAL_SERVER_ERROR, &body)
 }
 
 fn stopped() -> Response {
-    let body = error_body("the engine has stopped", "server_error", Some("overloaded"));
+    let body = error_body(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped");
     json_response(StatusCode::SERVICE_UNAVAILABLE, &body)
 }
 

@@ -112,6 +112,7 @@ impl Server {
             slo: Arc::new(slo),
             reasoning_tokens: config.reasoning_tokens,
             per_request_metrics: config.enable_per_request_metrics,
+            orca: config.orca_format,
         };
         let (signal, stop) = oneshot::channel::<()>();
         let app = routes::router(state.clone(), responses::route());

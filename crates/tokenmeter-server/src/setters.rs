@@ -54,6 +54,7 @@ setters! {
     send_buffer: u32,
     reasoning_tokens: u32,
     enable_per_request_metrics: bool,
+    orca_format: Option<tokenmeter::orca::OrcaFormat>,
     no_prefix_caching: bool,
     preemption: bool,
     max_loras: u32,

@@ -56,17 +56,18 @@ impl SseBody {
             .as_ref()
             .map(|lp| lp.chunk_json(self.frames.is_chat(), piece.offset));
         // With stop sequences a token may free no text yet: then it has no chunk of its own,
-        // unless its logprobs are to be sent.
+        // unless its logprobs are to be sent or it is the last (its chunk carries the finish
+        // reason, as vLLM's last chunk does).
         if !piece.text.is_empty() || logprobs.is_some() {
             let frame = self.frames.token(
                 piece.index,
                 &piece.text,
                 logprobs.as_deref(),
                 piece.reasoning,
+                piece.finish,
             );
             self.pending.push_back(frame);
-        }
-        if let Some(reason) = piece.finish {
+        } else if let Some(reason) = piece.finish {
             self.pending
                 .push_back(self.frames.finish(piece.index, reason));
         }

@@ -106,6 +106,7 @@
 pub mod clock;
 pub mod conventions;
 mod meter;
+pub mod orca;
 pub mod outcome;
 mod record;
 pub mod report;

@@ -175,6 +175,7 @@ impl fmt::Display for ErrorClass {
 /// ```
 /// use tokenmeter::FinishReason;
 /// assert_eq!(FinishReason::parse("tool_calls"), FinishReason::ToolCalls);
+/// assert_eq!(FinishReason::parse("repetition"), FinishReason::Repetition); // vLLM 0.33
 /// assert_eq!(FinishReason::parse("something_new"), FinishReason::Other);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -188,18 +189,25 @@ pub enum FinishReason {
     ToolCalls,
     /// A content filter cut the answer.
     ContentFilter,
+    /// The engine ended the generation with an error of its own (vLLM's `error`: a
+    /// retryable request-level failure, such as a KV-cache transfer that failed).
+    Error,
+    /// The engine detected a repetitive token pattern and stopped (vLLM's `repetition`).
+    Repetition,
     /// Any other reason.
     Other,
 }
 
 impl FinishReason {
-    /// `stop`, `length`, `tool_calls`, `content_filter` or `_OTHER`.
+    /// `stop`, `length`, `tool_calls`, `content_filter`, `error`, `repetition` or `_OTHER`.
     pub const fn as_str(self) -> &'static str {
         match self {
             FinishReason::Stop => "stop",
             FinishReason::Length => "length",
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::ContentFilter => "content_filter",
+            FinishReason::Error => "error",
+            FinishReason::Repetition => "repetition",
             FinishReason::Other => "_OTHER",
         }
     }
@@ -211,6 +219,8 @@ impl FinishReason {
             "length" | "max_tokens" => FinishReason::Length,
             "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
             "content_filter" => FinishReason::ContentFilter,
+            "error" => FinishReason::Error,
+            "repetition" => FinishReason::Repetition,
             _ => FinishReason::Other,
         }
     }

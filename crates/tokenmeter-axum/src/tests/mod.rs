@@ -4,6 +4,8 @@
 mod bodiless;
 mod lifecycle;
 mod model;
+mod orca;
+mod request_metrics;
 mod responses;
 mod router;
 mod slo_headers;

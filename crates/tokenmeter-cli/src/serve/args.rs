@@ -29,6 +29,25 @@ pub(crate) enum MetricsProfile {
     VllmLegacy,
 }
 
+/// The format of the ORCA load report (`--orca-format`; the library's
+/// [`tokenmeter::orca::OrcaFormat`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OrcaFormat {
+    /// `TEXT named_metrics.kv_cache_usage_perc=0.4, ...` (Envoy's native form).
+    Text,
+    /// `JSON {"named_metrics": {...}}`.
+    Json,
+}
+
+impl From<OrcaFormat> for tokenmeter::orca::OrcaFormat {
+    fn from(format: OrcaFormat) -> Self {
+        match format {
+            OrcaFormat::Text => Self::Text,
+            OrcaFormat::Json => Self::Json,
+        }
+    }
+}
+
 /// Options of `tokenmeter serve`: an OpenAI-compatible server over a simulated
 /// continuous-batching engine.
 #[derive(Debug, Clone, clap::Args)]
@@ -193,6 +212,14 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) enable_per_request_metrics: bool,
 
+    /// Add an ORCA load report to every completion answer, for load balancers that read it
+    /// (Envoy, a gateway's endpoint picker): the `endpoint-load-metrics` header with the
+    /// engine's `kv_cache_usage_perc`, `num_requests_waiting` and `num_requests_running`, as
+    /// vLLM writes it. Without this flag, a request that sends `endpoint-load-metrics-format:
+    /// TEXT` (or `JSON`) still gets it, as from vLLM.
+    #[arg(long, value_enum)]
+    pub(crate) orca_format: Option<OrcaFormat>,
+
     /// Turn the prefix cache off (vLLM's `--no-enable-prefix-caching`). On, a prompt that
     /// begins like an earlier one skips the prefill of their shared whole blocks of 16 tokens.
     #[arg(long)]
@@ -280,6 +307,7 @@ impl ServeArgs {
             .send_buffer(self.send_buffer)
             .reasoning_tokens(self.reasoning_tokens)
             .enable_per_request_metrics(self.enable_per_request_metrics)
+            .orca_format(self.orca_format.map(Into::into))
             .no_prefix_caching(self.no_prefix_caching)
             .preemption(self.preemption)
             .speculative_tokens(self.speculative_tokens)
@@ -420,6 +448,8 @@ mod tests {
             "--lora-modules",
             "sql-lora=/adapters/sql",
             "chat-lora",
+            "--orca-format",
+            "json",
         ])
         .expect("valid flags")
         .args;
@@ -444,6 +474,7 @@ mod tests {
         assert_eq!(config.max_answer_memory, 3 << 20);
         assert_eq!(config.speculative_tokens, 3);
         assert_eq!(config.tokenizer, Some("tok.json".into()));
+        assert_eq!(config.orca_format, Some(tokenmeter::orca::OrcaFormat::Json));
         assert!(config.validate().is_ok());
     }
 

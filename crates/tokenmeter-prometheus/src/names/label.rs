@@ -75,7 +75,7 @@ pub const STEP_KIND: LabelName = LabelName::semconv(attr::KIND, "kind");
 pub const MODEL_NAME: LabelName = LabelName::same("model_name");
 /// vLLM's `engine`: the index of the engine core (`0` with one engine).
 pub const ENGINE: LabelName = LabelName::same("engine");
-/// vLLM's `finished_reason`: `stop`, `length`, `abort` or `error`.
+/// vLLM's `finished_reason`: `stop`, `length`, `abort`, `error` or `repetition`.
 pub const FINISHED_REASON: LabelName = LabelName::semconv(attr::FINISHED_REASON, "finished_reason");
 /// `source`: where input tokens came from (`local_compute`, `local_cache_hit`,
 /// `external_kv_transfer`), as vLLM's `prompt_tokens_by_source` labels them.
@@ -99,10 +99,12 @@ pub mod finished_reason {
     pub const LENGTH: &str = "length";
     /// Cancelled: the client went away before the end.
     pub const ABORT: &str = "abort";
-    /// Any error.
+    /// Any error, and a generation the engine ended with finish reason `error`.
     pub const ERROR: &str = "error";
-    /// All four, in this order.
-    pub const ALL: [&str; 4] = [STOP, LENGTH, ABORT, ERROR];
+    /// The engine stopped a repetitive token pattern (vLLM 0.33's finish reason `repetition`).
+    pub const REPETITION: &str = "repetition";
+    /// All five, in this order.
+    pub const ALL: [&str; 5] = [STOP, LENGTH, ABORT, ERROR, REPETITION];
 }
 
 #[cfg(test)]

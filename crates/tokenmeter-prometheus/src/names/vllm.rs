@@ -109,13 +109,13 @@ pub const GENERATION_TOKENS: Instrument = Instrument::new(
     InstrumentKind::Counter,
     "Number of generation tokens processed.",
 );
-/// `vllm:request_success_total{finished_reason}`: `stop`, `length`, `abort` (cancelled) or
-/// `error`.
+/// `vllm:request_success_total{finished_reason}`: `stop`, `length`, `abort` (cancelled),
+/// `error` or `repetition`.
 pub const REQUEST_SUCCESS: Instrument = Instrument::new(
     "vllm:request_success_total",
     "{request}",
     InstrumentKind::Counter,
-    "Count of finished requests by finished_reason (stop, length, abort, error).",
+    "Count of finished requests by finished_reason (stop, length, abort, error, repetition).",
 );
 /// `vllm:num_requests_running`: a gauge that moves by deltas, as
 /// [`REQUESTS_RUNNING`](tokenmeter::conventions::names::REQUESTS_RUNNING) does.

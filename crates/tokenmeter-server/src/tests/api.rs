@@ -264,18 +264,18 @@ async fn n_choices_come_with_their_index_and_usage_sums_them() {
     );
     let response = post(&handle, "/v1/chat/completions", &body).await;
     let chunks = chunks(&response.text().await.expect("body"));
-    // Per choice: role, 3 tokens, finish; then usage.
-    assert_eq!(chunks.len(), 2 * 5 + 1, "{chunks:#?}");
+    // Per choice: role, 3 tokens (the last with the finish reason); then usage.
+    assert_eq!(chunks.len(), 2 * 4 + 1, "{chunks:#?}");
     for index in 0..2 {
         let mine: Vec<&Value> = chunks
             .iter()
             .filter(|c| c["choices"][0]["index"] == index)
             .collect();
-        assert_eq!(mine.len(), 5, "{chunks:#?}");
+        assert_eq!(mine.len(), 4, "{chunks:#?}");
         assert_eq!(mine[0]["choices"][0]["delta"]["role"], "assistant");
-        assert_eq!(mine[4]["choices"][0]["finish_reason"], "length");
+        assert_eq!(mine[3]["choices"][0]["finish_reason"], "length");
     }
-    assert_eq!(chunks[10]["usage"]["completion_tokens"], 6);
+    assert_eq!(chunks[8]["usage"]["completion_tokens"], 6);
     // One engine request per choice, as vLLM runs n sequences.
     let records = handle.records();
     assert_eq!(records.len(), 5);
@@ -342,7 +342,9 @@ async fn logprobs_have_openais_shape() {
         );
         offset += choice["text"].as_str().expect("text").len();
     }
-    assert_eq!(chunks[3]["choices"][0]["logprobs"], Value::Null);
+    // The last token's chunk carries the finish reason (as vLLM's): no chunk without a token.
+    assert_eq!(chunks.len(), 3, "{chunks:#?}");
+    assert_eq!(chunks[2]["choices"][0]["finish_reason"], "length");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -350,7 +352,8 @@ async fn unknown_routes_and_methods_answer_error_json() {
     let handle = server(Config::default()).await;
     let (status, body) = get(&handle, "/v1/nope").await;
     assert_eq!(status, 404);
-    assert_eq!(json(&body)["error"]["code"], "not_found");
+    assert_eq!(json(&body)["error"]["code"], 404);
+    assert_eq!(json(&body)["error"]["type"], "Not Found");
     let response = crate::tests::client()
         .delete(format!("{}/v1/chat/completions", handle.url()))
         .send()

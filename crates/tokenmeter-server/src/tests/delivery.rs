@@ -70,8 +70,8 @@ async fn an_sse_body_dropped_by_hyper_is_cancelled_with_the_frames_it_handed_ove
 async fn an_sse_body_succeeds_when_done_is_handed_over() {
     let (engine, memory) = engine();
     let mut body = sse(&engine, 3).await;
-    // role, 3 tokens, finish, usage: everything but [DONE].
-    for _ in 0..6 {
+    // role, 3 tokens (the last with the finish reason), usage: everything but [DONE].
+    for _ in 0..5 {
         body.next().await.expect("a frame").expect("infallible");
     }
     assert!(memory.records().is_empty(), "no outcome before [DONE]");

@@ -50,8 +50,8 @@ async fn a_full_queue_answers_429_in_openais_shape() {
     assert_eq!(refused.status(), 429);
     assert_eq!(refused.headers()["retry-after"], "1");
     let body = json(&refused.text().await.expect("body"));
-    assert_eq!(body["error"]["type"], "rate_limit_error");
-    assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    assert_eq!(body["error"]["type"], "Too Many Requests");
+    assert_eq!(body["error"]["code"], 429);
     assert!(
         body["error"]["message"]
             .as_str()
@@ -89,13 +89,14 @@ async fn injected_failures_are_500s_or_sse_error_events() {
         match response.status().as_u16() {
             500 => {
                 let body = json(&response.text().await.expect("body"));
-                assert_eq!(body["error"]["type"], "server_error");
+                assert_eq!(body["error"]["type"], "InternalServerError");
+                assert_eq!(body["error"]["code"], 500);
                 before += 1;
             }
             200 => {
                 let events = events(&response.text().await.expect("body"));
                 let error = json(&events[events.len() - 2]);
-                assert_eq!(error["error"]["type"], "server_error", "{events:#?}");
+                assert_eq!(error["error"]["type"], "InternalServerError", "{events:#?}");
                 assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
                 during += 1;
             }
@@ -139,7 +140,8 @@ async fn bad_requests_are_400s_and_recorded() {
     let too_large = post(&handle, "/v1/chat/completions", &chat(500, false)).await;
     assert_eq!(too_large.status(), 400);
     let body = json(&too_large.text().await.expect("body"));
-    assert_eq!(body["error"]["code"], "context_length_exceeded");
+    assert_eq!(body["error"]["type"], "BadRequestError");
+    assert_eq!(body["error"]["code"], 400);
 
     let records = handle.records();
     assert_eq!(records.len(), 2);

@@ -4,9 +4,12 @@
 mod admission;
 mod answer_budget;
 mod api;
+mod batch;
 mod delivery;
 mod errors;
 mod metrics;
+mod orca;
+mod request_metrics;
 mod responses;
 mod shutdown;
 mod slo_headers;

@@ -45,10 +45,10 @@ async fn chat_stream_has_openais_shape_with_usage() {
     assert!(id.starts_with("chatcmpl-"), "{id}");
     let events = events(&response.text().await.expect("body"));
 
-    // role, 5 tokens, finish, usage, [DONE]
-    assert_eq!(events.len(), 9, "{events:#?}");
-    assert_eq!(events[8], "[DONE]");
-    let chunks: Vec<Value> = events[..8].iter().map(|e| json(e)).collect();
+    // role, 5 tokens (the last with the finish reason, as vLLM's), usage, [DONE]
+    assert_eq!(events.len(), 8, "{events:#?}");
+    assert_eq!(events[7], "[DONE]");
+    let chunks: Vec<Value> = events[..7].iter().map(|e| json(e)).collect();
     for chunk in &chunks {
         assert_eq!(chunk["id"], id.as_str());
         assert_eq!(chunk["object"], "chat.completion.chunk");
@@ -59,20 +59,22 @@ async fn chat_stream_has_openais_shape_with_usage() {
     assert_eq!(role["delta"], json!({"role": "assistant", "content": ""}));
     assert_eq!(role["finish_reason"], Value::Null);
     let mut text = String::new();
-    for chunk in &chunks[1..6] {
+    for (at, chunk) in chunks[1..6].iter().enumerate() {
         let choice = &chunk["choices"][0];
-        assert_eq!(choice["finish_reason"], Value::Null);
+        let finish = if at == 4 {
+            json!("length")
+        } else {
+            Value::Null
+        };
+        assert_eq!(choice["finish_reason"], finish);
         text.push_str(choice["delta"]["content"].as_str().expect("content"));
         assert_eq!(chunk["usage"], Value::Null);
         assert!(chunk.as_object().expect("object").contains_key("usage"));
     }
     assert_eq!(text.split_whitespace().count(), 5, "{text:?}");
-    let finish = &chunks[6]["choices"][0];
-    assert_eq!(finish["delta"], json!({}));
-    assert_eq!(finish["finish_reason"], "length");
-    assert_eq!(chunks[7]["choices"], json!([]));
+    assert_eq!(chunks[6]["choices"], json!([]));
     assert_eq!(
-        chunks[7]["usage"],
+        chunks[6]["usage"],
         json!({"prompt_tokens": CHAT_PROMPT_TOKENS, "completion_tokens": 5, "total_tokens": CHAT_PROMPT_TOKENS + 5,
             "prompt_tokens_details": {"cached_tokens": 0}})
     );
@@ -95,14 +97,14 @@ async fn chat_stream_without_usage_has_no_usage_field() {
     )
     .await;
     let events = events(&response.text().await.expect("body"));
-    // role, 3 tokens, finish, [DONE]
-    assert_eq!(events.len(), 6, "{events:#?}");
-    for event in &events[..5] {
+    // role, 3 tokens (the last with the finish reason), [DONE]
+    assert_eq!(events.len(), 5, "{events:#?}");
+    for event in &events[..4] {
         let chunk = json(event);
         assert!(!chunk.as_object().expect("object").contains_key("usage"));
     }
-    assert_eq!(json(&events[4])["choices"][0]["finish_reason"], "length");
-    assert_eq!(events[5], "[DONE]");
+    assert_eq!(json(&events[3])["choices"][0]["finish_reason"], "length");
+    assert_eq!(events[4], "[DONE]");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,9 +117,10 @@ async fn completion_stream_has_openais_shape() {
     let response = post(&handle, "/v1/completions", &body).await;
     assert_eq!(response.status(), 200);
     let events = events(&response.text().await.expect("body"));
-    // 4 tokens, finish, usage, [DONE]: no role frame
-    assert_eq!(events.len(), 7, "{events:#?}");
-    for event in &events[..4] {
+    // 4 tokens, the last with the finish reason (as vLLM's: no chunk without text), usage,
+    // [DONE]: no role frame
+    assert_eq!(events.len(), 6, "{events:#?}");
+    for (at, event) in events[..4].iter().enumerate() {
         let chunk = json(event);
         assert_eq!(chunk["object"], "text_completion");
         assert!(
@@ -125,18 +128,20 @@ async fn completion_stream_has_openais_shape() {
                 .as_str()
                 .is_some_and(|t| !t.is_empty())
         );
-        assert_eq!(chunk["choices"][0]["finish_reason"], Value::Null);
+        let finish = if at == 3 {
+            json!("length")
+        } else {
+            Value::Null
+        };
+        assert_eq!(chunk["choices"][0]["finish_reason"], finish);
     }
-    let finish = json(&events[4]);
-    assert_eq!(finish["choices"][0]["text"], "");
-    assert_eq!(finish["choices"][0]["finish_reason"], "length");
-    let usage = json(&events[5]);
+    let usage = json(&events[4]);
     assert_eq!(
         usage["usage"]["prompt_tokens"],
         estimate("Once upon a time")
     );
     assert_eq!(usage["usage"]["completion_tokens"], 4);
-    assert_eq!(events[6], "[DONE]");
+    assert_eq!(events[5], "[DONE]");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,8 +18,9 @@ pub enum Base {
     Empty,
 }
 
-/// vLLM's `finished_reason` values, in the order vLLM lists them.
-pub const FINISHED_REASONS: [&str; 4] = ["stop", "length", "abort", "error"];
+/// vLLM's `finished_reason` values, in the order vLLM 0.33 lists them (`repetition`: the
+/// engine stopped a repetitive pattern).
+pub const FINISHED_REASONS: [&str; 5] = ["stop", "length", "abort", "error", "repetition"];
 
 /// The attribute set of an instrument: a [`Base`], `role` or not, and extra attributes that
 /// vary with the event (the outcome, the step kind). Each set has a fixed number of
@@ -168,6 +169,8 @@ impl AttrSet {
             AttrSet::FinishedReason => match record.outcome {
                 Outcome::Success | Outcome::Degraded(_) => match record.finish_reason {
                     Some(FinishReason::Length) => 1,
+                    Some(FinishReason::Error) => 3,
+                    Some(FinishReason::Repetition) => 4,
                     _ => 0,
                 },
                 Outcome::Cancelled => 2,
