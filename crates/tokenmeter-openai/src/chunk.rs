@@ -17,6 +17,9 @@ mod fields;
 mod metrics;
 mod responses;
 
+#[cfg(feature = "async-openai")]
+pub(crate) use responses::incomplete_reason;
+
 pub use metrics::{MAX_METRIC, ServerMetrics};
 
 use std::borrow::Cow;

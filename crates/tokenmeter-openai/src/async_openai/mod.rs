@@ -75,13 +75,14 @@
 
 mod chunks;
 mod class;
+mod events;
 mod metered;
 
 pub use chunks::StreamChunk;
 pub use class::error_class;
 pub use metered::{
-    MeteredChatStream, MeteredCompletionStream, MeteredStream, meter_chat_stream,
-    meter_completion_stream, send,
+    MeteredChatStream, MeteredCompletionStream, MeteredResponseStream, MeteredStream,
+    meter_chat_stream, meter_completion_stream, meter_response_stream, send,
 };
 
 #[cfg(test)]
