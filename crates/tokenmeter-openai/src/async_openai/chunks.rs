@@ -153,7 +153,8 @@ fn completion_finish_reason(reason: CompletionFinishReason) -> FinishReason {
 
 /// The observer of a metered async-openai stream: `Ok` chunks through [`StreamChunk`], `Err`
 /// items through [`error_class`], which ends the request. A stream that ends before any chunk
-/// carried a token is an [`ErrorClass::EmptyResponse`](tokenmeter::ErrorClass::EmptyResponse).
+/// carried a token is an [`ErrorClass::EmptyResponse`](tokenmeter::ErrorClass::EmptyResponse);
+/// a Responses stream that ends before its last event is a `transport` error.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChunkObserver {
     tokens_seen: bool,
