@@ -1,7 +1,8 @@
 //! The `tokenmeter_openai::async_openai` helper end to end: async-openai's own client over real
 //! HTTP on loopback, against the simulated server started in process (`tokenmeter-server`; the
-//! client's counts equal serve's `usage`; 404 and 429 are classified; a stream dropped after
-//! two chunks is `cancelled`) and against a scripted server that misbehaves (a malformed event, a body cut
+//! client's counts equal serve's `usage`; a Responses stream gives the record of the chat
+//! stream of the same answer; `response.failed`, 404 and 429 are classified; a stream dropped
+//! after two chunks is `cancelled`) and against a scripted server that misbehaves (a malformed event, a body cut
 //! mid-chunk): each request is recorded once, with the right class.
 
 #[path = "serve_support/mod.rs"]
@@ -16,6 +17,7 @@ use async_openai::types::chat::{
     CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
 };
 use async_openai::types::completions::CreateCompletionRequestArgs;
+use async_openai::types::responses::{CreateResponseArgs, ResponseStreamEvent};
 use futures_util::StreamExt;
 use support::InProcess;
 use tokenmeter::sink::InMemorySink;
@@ -147,6 +149,150 @@ async fn chat_and_completion_streams_count_what_serve_sent() {
         2.0,
     );
     assert_eq!(serve.metric("tokenmeter_output_tokens_total", &[]), 17.0);
+}
+
+/// The simulator's decode step in [`responses_and_chat_meter_the_same_answer_alike`]: every
+/// batch size takes it, so each token of a request running alone comes one step after the last.
+const STEP: Duration = Duration::from_millis(40);
+
+/// Runs `create` (a `create_stream(..)` not yet awaited) metered by the helper's [`send`] to
+/// its end, and returns its record.
+async fn metered<F, S, T>(create: F, operation: &str) -> RequestRecord
+where
+    F: std::future::IntoFuture<Output = Result<S, OpenAIError>>,
+    S: futures_util::Stream<Item = Result<T, OpenAIError>> + Unpin,
+    T: tokenmeter_openai::async_openai::StreamChunk + std::fmt::Debug,
+{
+    let (series, memory) = client_meter(operation);
+    let mut items = send(create, series.start()).await.expect("serve answers");
+    while let Some(item) = items.next().await {
+        item.expect("an item async-openai reads");
+    }
+    only(&memory)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_and_chat_meter_the_same_answer_alike() {
+    // A flat decode table: a request running alone gets a token every STEP.
+    let config = Config::default()
+        .decode_table(vec![(1, STEP), (256, STEP)])
+        .prefill_base(STEP)
+        .prefill_per_token(Duration::ZERO);
+    let serve = start_serve(config);
+    let client = client(format!("{}/v1", serve.url()));
+    let prompt = "Tell me about token streams.";
+    const TOKENS: u32 = 8;
+
+    let ask = CreateChatCompletionRequestArgs::default()
+        .model(MODEL)
+        .messages([ChatCompletionRequestUserMessage::from(prompt).into()])
+        .max_completion_tokens(TOKENS)
+        .stream_options(ChatCompletionStreamOptions {
+            include_usage: Some(true),
+            include_obfuscation: None,
+        })
+        .build()
+        .expect("a chat request");
+    let chat_api = client.chat();
+    let chat = metered(chat_api.create_stream(ask), "chat").await;
+
+    let ask = CreateResponseArgs::default()
+        .model(MODEL)
+        .input(prompt)
+        .max_output_tokens(TOKENS)
+        .build()
+        .expect("a Responses request");
+    let responses_api = client.responses();
+    let responses = metered(responses_api.create_stream(ask), "chat").await;
+
+    let counts = |r: &RequestRecord| {
+        (
+            r.outcome,
+            r.items,
+            r.output_tokens,
+            r.input_tokens,
+            r.finish_reason,
+        )
+    };
+    assert_eq!(
+        counts(&chat),
+        (
+            Outcome::Success,
+            u64::from(TOKENS),
+            u64::from(TOKENS),
+            chat.input_tokens,
+            Some(FinishReason::Length)
+        ),
+        "{chat:?}"
+    );
+    assert!(chat.input_tokens.is_some_and(|n| n > 0), "{chat:?}");
+    assert_eq!(counts(&responses), counts(&chat), "{responses:?}");
+
+    // The timings are the simulator's steps as the client reads them: the same steps for both,
+    // off by what scheduling on a loaded machine adds to either (the tolerance: one step for
+    // TTFT, half a step for the mean ITL, which spreads a late chunk over 7 gaps).
+    let (ttft_chat, ttft_responses) = (chat.ttft.expect("ttft"), responses.ttft.expect("ttft"));
+    let (itl_chat, itl_responses) = (chat.tpot().expect("itl"), responses.tpot().expect("itl"));
+    eprintln!(
+        "ttft chat {ttft_chat:?} responses {ttft_responses:?}; \
+         mean itl chat {itl_chat:?} responses {itl_responses:?}"
+    );
+    assert!(
+        ttft_chat >= STEP && ttft_responses >= STEP,
+        "a prefill step first"
+    );
+    assert!(ttft_chat.abs_diff(ttft_responses) < STEP);
+    assert!(
+        itl_chat >= STEP / 2 && itl_responses >= STEP / 2,
+        "a step per token"
+    );
+    assert!(itl_chat.abs_diff(itl_responses) < STEP / 2);
+
+    // serve counted both requests, with the tokens the client counted.
+    wait_for(
+        &serve,
+        "tokenmeter_requests_total",
+        &[("outcome", "success")],
+        2.0,
+    );
+    assert_eq!(
+        serve.metric("tokenmeter_output_tokens_total", &[]),
+        f64::from(2 * TOKENS)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_response_is_a_server_error() {
+    // Every request fails, before its first token (HTTP 500, which async-openai retries) or
+    // mid-stream with `response.failed`: look for the second kind.
+    let serve = start_serve(Config::default().error_rate(1.0));
+    let client = client(format!("{}/v1", serve.url()));
+    for _ in 0..5 {
+        let (series, memory) = client_meter("chat");
+        let ask = CreateResponseArgs::default()
+            .model(MODEL)
+            .input("Tell me about token streams.")
+            .max_output_tokens(200u32)
+            .build()
+            .expect("a Responses request");
+        let responses_api = client.responses();
+        let Ok(events) = send(responses_api.create_stream(ask), series.start()).await else {
+            continue; // a 500 before the stream
+        };
+        let events: Vec<_> = events.collect().await;
+        let failed = events
+            .iter()
+            .any(|e| matches!(e, Ok(ResponseStreamEvent::ResponseFailed(_))));
+        assert!(
+            failed,
+            "async-openai reads serve's response.failed: {events:?}"
+        );
+        let record = only(&memory);
+        assert_eq!(record.outcome, Outcome::Error(ErrorClass::ServerError));
+        assert!(record.output_tokens < 200, "{record:?}");
+        return;
+    }
+    panic!("5 requests, none failed mid-stream");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,6 +18,9 @@ mod measured;
 mod metrics;
 mod responses;
 
+#[cfg(feature = "async-openai")]
+pub(crate) use responses::incomplete_reason;
+
 pub use metrics::{MAX_METRIC, ServerMetrics};
 
 use std::borrow::Cow;

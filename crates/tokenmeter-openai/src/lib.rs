@@ -74,16 +74,18 @@
 //!   label a request's series by tenant, shared with the server layer `tokenmeter-axum`;
 //!   [`request_body::fields`] reads a request body's `model` and `user`.
 //! - Feature `async-openai`: the module `async_openai` (`send`, `meter_chat_stream`,
-//!   `meter_completion_stream`) for programs that call the API through async-openai.
+//!   `meter_completion_stream`, `meter_response_stream`) for programs that call the API
+//!   through async-openai.
 //!
 //! # Features
 //!
 //! - `reqwest` (off by default): the `reqwest` helper. It adds `reqwest` with its `stream`
 //!   feature and no TLS; turn on a TLS feature of `reqwest` yourself for `https://`.
 //! - `async-openai` (off by default): the async-openai helper, the same measures over
-//!   async-openai's chat and completion streams, with its errors classified. It adds
-//!   `async-openai` 0.43 with its `chat-completion` and `completions` features and no TLS; turn
-//!   on its `rustls` or `native-tls` feature yourself for `https://`.
+//!   async-openai's chat, completion and Responses API streams, with its errors classified. It
+//!   adds `async-openai` 0.43 with its `chat-completion`, `completions` and `responses`
+//!   features and no TLS; turn on its `rustls` or `native-tls` feature yourself for
+//!   `https://`.
 //!
 //! With async-openai, one line around the call:
 //!

@@ -10,16 +10,30 @@ use tokenmeter::stream::Observe;
 use tokenmeter::{FinishReason, Observation};
 
 use super::class::error_class;
+use crate::chunk::Usage;
 
-mod sealed {
-    pub trait Sealed {}
+pub(super) mod sealed {
+    /// What the meter reads of a stream that ends on an event of its own (a Responses API
+    /// stream), out of users' reach.
+    pub trait Sealed {
+        /// The stream says it is complete with an event (`response.completed`,
+        /// `response.incomplete`): one that ends before it was cut off.
+        const ENDS_WITH_EVENT: bool = false;
+
+        /// This item is that event: the answer is complete and the request ends here.
+        fn ends_stream(&self) -> bool {
+            false
+        }
+    }
     impl Sealed for super::CreateChatCompletionStreamResponse {}
     impl Sealed for super::CreateCompletionResponse {}
 }
 
-/// A chunk type of async-openai's streams the meter reads: a chat completion chunk
-/// ([`CreateChatCompletionStreamResponse`]) or a text completion chunk
-/// ([`CreateCompletionResponse`]). Sealed: implemented for these two only.
+/// An item type of async-openai's streams the meter reads: a chat completion chunk
+/// ([`CreateChatCompletionStreamResponse`]), a text completion chunk
+/// ([`CreateCompletionResponse`]) or a Responses API event
+/// ([`ResponseStreamEvent`](::async_openai::types::responses::ResponseStreamEvent)). Sealed:
+/// implemented for these three only.
 ///
 /// # Examples
 ///
@@ -40,12 +54,16 @@ mod sealed {
 pub trait StreamChunk: sealed::Sealed {
     /// Its token-bearing choices (one token each) and the finish reason of the last choice
     /// that gave one. A chat choice bears tokens when its delta has content, a refusal or
-    /// tool calls; a completion choice when its text is not empty.
+    /// tool calls; a completion choice when its text is not empty. A Responses event: see
+    /// [`meter_response_stream`](super::meter_response_stream).
     fn observation(&self) -> Observation;
 
-    /// Its `usage`: sent on the last chunk when the request asked for it
-    /// (`stream_options.include_usage`).
-    fn usage(&self) -> Option<&CompletionUsage>;
+    /// Its token counts, in chat terms (`prompt_tokens`, `completion_tokens`, cached prompt
+    /// tokens): a chat or completion chunk's `usage`, sent on the last chunk when the request
+    /// asked for it (`stream_options.include_usage`); the `response.usage` of a Responses
+    /// stream's last event (`input_tokens`, `output_tokens`,
+    /// `input_tokens_details.cached_tokens`).
+    fn usage(&self) -> Option<Usage>;
 }
 
 impl StreamChunk for CreateChatCompletionStreamResponse {
@@ -56,8 +74,8 @@ impl StreamChunk for CreateChatCompletionStreamResponse {
         }))
     }
 
-    fn usage(&self) -> Option<&CompletionUsage> {
-        self.usage.as_ref()
+    fn usage(&self) -> Option<Usage> {
+        self.usage.as_ref().map(completion_usage)
     }
 }
 
@@ -69,9 +87,23 @@ impl StreamChunk for CreateCompletionResponse {
         }))
     }
 
-    fn usage(&self) -> Option<&CompletionUsage> {
-        self.usage.as_ref()
+    fn usage(&self) -> Option<Usage> {
+        self.usage.as_ref().map(completion_usage)
     }
+}
+
+/// A chat or completion `usage` as the parser's [`Usage`].
+fn completion_usage(usage: &CompletionUsage) -> Usage {
+    let mut counts = Usage::new(
+        Some(u64::from(usage.prompt_tokens)),
+        Some(u64::from(usage.completion_tokens)),
+    );
+    counts.cached_tokens = usage
+        .prompt_tokens_details
+        .as_ref()
+        .and_then(|details| details.cached_tokens)
+        .map(u64::from);
+    counts
 }
 
 /// Whether a chat choice's delta carries output: content, a refusal or tool calls (async-openai's
@@ -121,7 +153,8 @@ fn completion_finish_reason(reason: CompletionFinishReason) -> FinishReason {
 
 /// The observer of a metered async-openai stream: `Ok` chunks through [`StreamChunk`], `Err`
 /// items through [`error_class`], which ends the request. A stream that ends before any chunk
-/// carried a token is an [`ErrorClass::EmptyResponse`](tokenmeter::ErrorClass::EmptyResponse).
+/// carried a token is an [`ErrorClass::EmptyResponse`](tokenmeter::ErrorClass::EmptyResponse);
+/// a Responses stream that ends before its last event is a `transport` error.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChunkObserver {
     tokens_seen: bool,
@@ -140,8 +173,13 @@ impl<T: StreamChunk> Observe<Result<T, OpenAIError>> for ChunkObserver {
         }
     }
 
+    /// Not called after the event that ends a Responses stream (the request ended there): such
+    /// a stream that ends without it was cut off, a `transport` error, as the `reqwest` helper
+    /// counts a truncated body.
     fn finish(&mut self) -> tokenmeter::Outcome {
-        if self.tokens_seen {
+        if T::ENDS_WITH_EVENT {
+            tokenmeter::Outcome::Error(tokenmeter::ErrorClass::Transport)
+        } else if self.tokens_seen {
             tokenmeter::Outcome::Success
         } else {
             tokenmeter::Outcome::Error(tokenmeter::ErrorClass::EmptyResponse)

@@ -9,9 +9,10 @@ use std::task::{Context, Poll};
 use ::async_openai::error::OpenAIError;
 use ::async_openai::types::chat::ChatCompletionResponseStream;
 use ::async_openai::types::completions::CompletionResponseStream;
+use ::async_openai::types::responses::ResponseStream;
 use futures_core::Stream;
 use pin_project_lite::pin_project;
-use tokenmeter::{Metered, Request};
+use tokenmeter::{ErrorClass, Metered, Request};
 
 use super::chunks::{ChunkObserver, StreamChunk};
 use super::class::error_class;
@@ -23,6 +24,10 @@ pub type MeteredChatStream = MeteredStream<ChatCompletionResponseStream>;
 /// A metered text completion stream ([`meter_completion_stream`], or [`send`] of
 /// `client.completions().create_stream(..)`).
 pub type MeteredCompletionStream = MeteredStream<CompletionResponseStream>;
+
+/// A metered Responses API stream ([`meter_response_stream`], or [`send`] of
+/// `client.responses().create_stream(..)`).
+pub type MeteredResponseStream = MeteredStream<ResponseStream>;
 
 pin_project! {
     /// An async-openai stream, each item measured as it passes and yielded unchanged: a
@@ -38,7 +43,11 @@ pin_project! {
     /// - The outcome, once: success when the stream ends; the class of the first `Err` item
     ///   ([`error_class`]); `cancelled` when dropped before its end.
     ///
-    /// Built by [`meter_chat_stream`], [`meter_completion_stream`] or [`send`].
+    /// A Responses API stream is read the same way, from its typed events: see
+    /// [`meter_response_stream`].
+    ///
+    /// Built by [`meter_chat_stream`], [`meter_completion_stream`],
+    /// [`meter_response_stream`] or [`send`].
     ///
     /// # Examples
     ///
@@ -146,20 +155,27 @@ where
             Poll::Ready(item) => item,
             Poll::Pending => return Poll::Pending,
         };
-        if let Some(Ok(chunk)) = &item
-            && let Some(usage) = chunk.usage()
-        {
-            let request = inner.request_pin_mut();
-            request.set_output_tokens(u64::from(usage.completion_tokens));
-            if *this.input_from_usage {
-                request.set_input_tokens(u64::from(usage.prompt_tokens));
+        let Some(Ok(chunk)) = &item else {
+            return Poll::Ready(item);
+        };
+        let request = inner.request_pin_mut();
+        if let Some(usage) = chunk.usage() {
+            if let Some(tokens) = usage.completion_tokens {
+                request.set_output_tokens(tokens);
             }
-            if let Some(cached) = usage
-                .prompt_tokens_details
-                .as_ref()
-                .and_then(|details| details.cached_tokens)
-            {
-                request.set_cached_input_tokens(u64::from(cached));
+            if let (true, Some(tokens)) = (*this.input_from_usage, usage.prompt_tokens) {
+                request.set_input_tokens(tokens);
+            }
+            if let Some(tokens) = usage.cached_tokens {
+                request.set_cached_input_tokens(tokens);
+            }
+        }
+        if chunk.ends_stream() && !request.is_ended() {
+            // A Responses stream's last event: the answer is whole, as at `[DONE]`.
+            if request.ttft().is_some() {
+                request.succeed();
+            } else {
+                request.fail(ErrorClass::EmptyResponse);
             }
         }
         Poll::Ready(item)
@@ -238,11 +254,66 @@ pub fn meter_completion_stream(
     MeteredStream::new(stream, request)
 }
 
-/// Awaits `create` (`client.chat().create_stream(..)` or `client.completions().create_stream(..)`,
-/// not yet awaited) and meters the stream it gives as `request` (start it just before the
+/// Meters a Responses API `stream` from `client.responses().create_stream(..)` as `request`,
+/// started before that call, so that TTFT, ITL, the token counts, the finish reason and the
+/// outcome mean what they mean for the chat stream of the same answer:
+///
+/// | Event | Read as |
+/// |---|---|
+/// | `response.output_text.delta`, `response.refusal.delta`, `response.function_call_arguments.delta` | one token-bearing item, as a chat content, refusal or tool-call delta |
+/// | `response.reasoning_text.delta`, `response.reasoning_summary_text.delta` | one token-bearing item of reasoning (the time to first output token waits for the next kind) |
+/// | `response.completed` | the end: success (`empty_response` if no delta came); finish `stop`; tokens from `response.usage` (`input_tokens`, `output_tokens`, `input_tokens_details.cached_tokens`) |
+/// | `response.incomplete`, or `response.completed` of a response whose `status` is `incomplete` | the end as above; finish from `response.incomplete_details.reason` (`max_output_tokens` is `length`), as the SSE parser reads it |
+/// | `response.failed`, `error` | the server's error: its class, as the SSE parser classes it |
+/// | any other event (created, in progress, items and parts added or done) | a frame without tokens |
+///
+/// The request ends at the last event: what follows is not read, and dropping the stream
+/// after it changes nothing. Dropped before it: `cancelled`; ended before it (the body cut
+/// cleanly, which async-openai does not report): `transport`. An event async-openai cannot
+/// read is its `Err` item, classed by [`error_class`].
+///
+/// # Examples
+///
+/// ```
+/// # futures_executor::block_on(async {
+/// use async_openai::types::responses::{ResponseStream, ResponseStreamEvent};
+/// use futures_util::{StreamExt, stream};
+/// use tokenmeter::{FinishReason, Labels, Meter, Outcome, sink::InMemorySink};
+/// use tokenmeter_openai::async_openai::meter_response_stream;
+///
+/// let memory = InMemorySink::new();
+/// let meter = Meter::builder().sink(memory.clone()).build();
+/// let request = meter.series(&Labels::client("responses")).start();
+///
+/// let event = |json: &str| Ok(serde_json::from_str::<ResponseStreamEvent>(json).unwrap());
+/// let events: ResponseStream = Box::pin(stream::iter([
+///     event(r#"{"type":"response.output_text.delta","sequence_number":1,"item_id":"m",
+///              "output_index":0,"content_index":0,"delta":"Hi"}"#),
+///     event(r#"{"type":"response.completed","sequence_number":2,"response":{"id":"r",
+///              "object":"response","created_at":0,"model":"m","status":"completed","output":[],
+///              "usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":0},
+///                       "output_tokens":1,"output_tokens_details":{"reasoning_tokens":0},
+///                       "total_tokens":10}}}"#),
+/// ]));
+/// let items: Vec<_> = meter_response_stream(events, request).collect().await;
+///
+/// assert_eq!(items.len(), 2); // unchanged
+/// let record = &memory.records()[0];
+/// assert_eq!(record.outcome, Outcome::Success);
+/// assert_eq!((record.input_tokens, record.output_tokens), (Some(9), 1));
+/// assert_eq!(record.finish_reason, Some(FinishReason::Stop));
+/// # });
+/// ```
+pub fn meter_response_stream(stream: ResponseStream, request: Request) -> MeteredResponseStream {
+    MeteredStream::new(stream, request)
+}
+
+/// Awaits `create` (`client.chat().create_stream(..)`, `client.completions().create_stream(..)`
+/// or `client.responses().create_stream(..)`, not yet awaited) and meters the stream it gives as `request` (start it just before the
 /// call). An error before any stream (a non-2xx answer such as 429 or 404, a refused
 /// connection, the client's timeout) ends `request` with its [`error_class`] and is returned
-/// unchanged; everything after is [`meter_chat_stream`] / [`meter_completion_stream`].
+/// unchanged; everything after is [`meter_chat_stream`] / [`meter_completion_stream`] /
+/// [`meter_response_stream`].
 ///
 /// Dropping the future before it is done (a timeout of your own around it) ends `request` as
 /// `cancelled`.

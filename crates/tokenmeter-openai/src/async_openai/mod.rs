@@ -1,11 +1,12 @@
-//! The async-openai helper (feature `async-openai`): async-openai's chat and text completion
-//! streams, metered in one line.
+//! The async-openai helper (feature `async-openai`): async-openai's chat, text completion and
+//! Responses API streams, metered in one line.
 //!
 //! | You have | Call |
 //! |---|---|
-//! | the future of `client.chat().create_stream(..)` or `client.completions().create_stream(..)` | [`send`]`(future, series.start()).await?` |
+//! | the future of `client.chat().create_stream(..)`, `client.completions().create_stream(..)` or `client.responses().create_stream(..)` | [`send`]`(future, series.start()).await?` |
 //! | a [`ChatCompletionResponseStream`](::async_openai::types::chat::ChatCompletionResponseStream) | [`meter_chat_stream`]`(stream, request)` |
 //! | a [`CompletionResponseStream`](::async_openai::types::completions::CompletionResponseStream) | [`meter_completion_stream`]`(stream, request)` |
+//! | a [`ResponseStream`](::async_openai::types::responses::ResponseStream) (`/v1/responses`) | [`meter_response_stream`]`(stream, request)` |
 //!
 //! The metered stream ([`MeteredStream`]) yields async-openai's items unchanged and measures
 //! them as the `reqwest` helper does: TTFT at the first chunk with a content, refusal or
@@ -15,16 +16,23 @@
 //! the stream, the [`error_class`] of an error, or `cancelled` when the stream is dropped
 //! before its end.
 //!
+//! A Responses API stream means the same for the same answer: each text, refusal, reasoning or
+//! function-call arguments delta event is one token-bearing item (reasoning ones count as
+//! reasoning), `response.completed` or `response.incomplete` ends the request with the tokens
+//! of `response.usage` and the finish reason the SSE parser reads in it, `response.failed` and
+//! `error` end it with their class; a stream that ends before its last event was cut off
+//! (`transport`). See [`meter_response_stream`].
+//!
 //! What async-openai does not show the meter:
 //!
-//! - Reasoning deltas: its delta type has no `reasoning_content`, so a chunk that only carries
-//!   reasoning is no token, and TTFT waits for the first content, refusal or tool call.
+//! - Reasoning deltas of a chat stream: its delta type has no `reasoning_content`, so a chunk
+//!   that only carries reasoning is no token, and TTFT waits for the first content, refusal or
+//!   tool call (a Responses stream's reasoning events are read).
 //! - `[DONE]`: async-openai ends its stream there, and also when the body ends without it, so
 //!   a body cut off cleanly is a success (a reset or a body cut mid-chunk is a `transport`
 //!   error).
-//! - Responses API streams (`/v1/responses`): async-openai's `ResponseStream` (its `responses`
-//!   feature) is not read by this helper; meter one with [`SseChunks`](crate::SseChunks) (the
-//!   `reqwest` helper) or the axum layer, which read its typed events as chat chunks.
+//! - Responses events it does not know: async-openai gives them as an `Err` item
+//!   (`JSONDeserialize`), which ends the request as a `transport` error ([`error_class`]).
 //!
 //! async-openai's client retries a 429, a 5xx and a failed connection before `create_stream`
 //! returns (3 times by default, with backoff and `retry-after`): [`send`] records them as one
@@ -75,13 +83,14 @@
 
 mod chunks;
 mod class;
+mod events;
 mod metered;
 
 pub use chunks::StreamChunk;
 pub use class::error_class;
 pub use metered::{
-    MeteredChatStream, MeteredCompletionStream, MeteredStream, meter_chat_stream,
-    meter_completion_stream, send,
+    MeteredChatStream, MeteredCompletionStream, MeteredResponseStream, MeteredStream,
+    meter_chat_stream, meter_completion_stream, meter_response_stream, send,
 };
 
 #[cfg(test)]

@@ -114,14 +114,22 @@ fn bears(delta: Option<&RawValue>) -> u32 {
     u32::from(delta.is_some_and(|d| d.get().trim_start().starts_with('"')))
 }
 
-/// The finish reason of `response.incomplete`: `max_output_tokens` is the token limit, the
-/// others as a chat finish reason of the same name reads.
+/// The finish reason of `response.incomplete`, from its `incomplete_details` (see
+/// [`incomplete_reason`]).
 fn incomplete(details: Option<&RawValue>) -> FinishReason {
     let reason = details
         .and_then(|d| fields::fields(d, &["reason"]))
         .and_then(|f| f.values[0])
         .and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
-    match reason.as_deref() {
+    incomplete_reason(reason.as_deref())
+}
+
+/// The finish reason of a response that ended incomplete, from
+/// `response.incomplete_details.reason`: `max_output_tokens` is the token limit, the others
+/// as a chat finish reason of the same name reads, none `other`. The one mapping of both the
+/// SSE parser and the async-openai helper.
+pub(crate) fn incomplete_reason(reason: Option<&str>) -> FinishReason {
+    match reason {
         Some("max_output_tokens") => FinishReason::Length,
         Some(other) => FinishReason::parse(other),
         None => FinishReason::Other,
