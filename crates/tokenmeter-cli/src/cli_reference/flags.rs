@@ -19,6 +19,7 @@ const OTHER_PROGRAMS_FLAGS: &[&str] = &[
     "--git",
     "--host",
     "--ignored",
+    "--lib",
     "--locked",
     "--open",
     "--path",
