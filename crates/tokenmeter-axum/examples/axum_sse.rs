@@ -125,6 +125,9 @@ async fn render(metrics: Handle) -> impl IntoResponse {
 
 /// `--once`: one streaming request to this server, then the metered numbers from `/metrics`.
 async fn ask_once(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
+    // Built with the workspace's features, reqwest may have rustls without a crypto provider:
+    // ring's, unless one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let body = json!({"model": MODEL, "stream": true, "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "hello there, metered world"}]});
