@@ -1,4 +1,5 @@
-//! ORCA load reports on completion answers (`--orca-format`, and vLLM's request header
+//! ORCA load reports on the answers of the generation routes (chat, completions, responses;
+//! `--orca-format`, and vLLM's request header
 //! `endpoint-load-metrics-format`): the `endpoint-load-metrics` header with the engine's KV-cache
 //! usage and its waiting and running requests, read from the engine when the answer's head is
 //! written (the values `/metrics` shows then). See [`tokenmeter::orca`] for the formats.
@@ -8,7 +9,8 @@
 //! adds the header to whole answers only; here streams get it too (in their head, written at
 //! their first token).
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
 use tokenmeter::orca::{FORMAT_HEADER, HEADER, LoadReport, OrcaFormat};
 use tokenmeter_sim::Engine;
 
@@ -17,6 +19,15 @@ pub(crate) fn format(headers: &HeaderMap, default: Option<OrcaFormat>) -> Option
     match headers.get(FORMAT_HEADER) {
         Some(asked) => asked.to_str().ok().and_then(OrcaFormat::parse),
         None => default,
+    }
+}
+
+/// Adds `engine`'s load report in `format` (from [`format`]) to `response` when it is a
+/// success; an error answer gets none, as in vLLM.
+pub(crate) fn add(response: &mut Response, engine: &Engine, format: Option<OrcaFormat>) {
+    if let Some(format) = format.filter(|_| response.status() == StatusCode::OK) {
+        let (name, value) = header(engine, format);
+        response.headers_mut().insert(name, value);
     }
 }
 

@@ -67,6 +67,7 @@ pub(crate) fn route() -> Router<AppState> {
 
 /// The handler.
 async fn responses(State(state): State<AppState>, request: Request) -> Response {
+    let orca = super::orca::format(request.headers(), state.orca);
     let mut ask = Ask::default();
     let parse = |body: &[u8]| {
         let (chat, asked) = chat_body(body)?;
@@ -109,6 +110,7 @@ async fn responses(State(state): State<AppState>, request: Request) -> Response 
     if let Some(value) = request_id {
         response.headers_mut().insert("x-request-id", value);
     }
+    super::orca::add(&mut response, &state.engine, orca);
     response
 }
 

@@ -235,10 +235,7 @@ async fn generate(state: AppState, operation: Operation, request: Request) -> Re
     if let Some(value) = request_id {
         response.headers_mut().insert("x-request-id", value);
     }
-    if let Some(format) = orca.filter(|_| response.status() == StatusCode::OK) {
-        let (name, value) = super::orca::header(&state.engine, format);
-        response.headers_mut().insert(name, value);
-    }
+    super::orca::add(&mut response, &state.engine, orca);
     response
 }
 

@@ -217,3 +217,45 @@ async fn without_the_flag_only_requests_that_ask_get_a_report() {
     }
     handle.shutdown().await.expect("clean shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_generation_route_reports_its_load() {
+    // Before: `/v1/responses` answered without the header that chat and completions carry.
+    let handle = server(Config::default().orca_format(Some(OrcaFormat::Text))).await;
+    let routes = [
+        ("/v1/completions", json!({"prompt": "hi", "max_tokens": 2})),
+        (
+            "/v1/chat/completions",
+            json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}),
+        ),
+        (
+            "/v1/responses",
+            json!({"input": "hi", "max_output_tokens": 2}),
+        ),
+        (
+            "/v1/responses",
+            json!({"input": "hi", "max_output_tokens": 2, "stream": true}),
+        ),
+    ];
+    for (path, body) in routes {
+        let response = client()
+            .post(format!("{}{path}", handle.url()))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(response.status(), 200, "{path} {body}");
+        let value = response
+            .headers()
+            .get("endpoint-load-metrics")
+            .unwrap_or_else(|| panic!("{path} {body}: no load report"))
+            .to_str()
+            .expect("ASCII")
+            .to_owned();
+        assert!(value.starts_with("TEXT "), "{path}: {value}");
+        parse(&value).expect("Envoy parses it");
+        let _ = response.bytes().await;
+    }
+    handle.shutdown().await.expect("clean shutdown");
+}
