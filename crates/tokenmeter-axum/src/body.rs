@@ -160,9 +160,8 @@ impl<B: Body<Data = Bytes>> MeteredBody<B> {
 }
 
 impl Metering {
-    /// Reads one data frame. `false` once the request has ended.
-    /// Reads a data frame: whether metering goes on, and the frame to send instead (the final
-    /// usage chunk with the layer's `metrics`).
+    /// Reads one data frame: whether metering goes on (`false` once the request has ended),
+    /// and the frame to send instead (the final usage chunk with the layer's `metrics`).
     fn read(&mut self, data: &Bytes) -> (bool, Option<Bytes>) {
         let request = &mut self.request;
         let metrics = self.metrics;
@@ -199,6 +198,7 @@ impl Metering {
         }
     }
 
+    /// The body ended: success, or what the JSON body says.
     fn end(mut self) {
         let outcome = match &self.reader {
             Reader::Json(json) => match json.whole() {

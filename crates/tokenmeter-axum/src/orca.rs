@@ -56,10 +56,8 @@ impl Orca {
     /// `endpoint-load-metrics-format` (none for a value other than `TEXT` or `JSON`, as vLLM),
     /// else the default.
     pub(crate) fn format(&self, headers: &HeaderMap) -> Option<OrcaFormat> {
-        match headers.get(FORMAT_HEADER) {
-            Some(asked) => asked.to_str().ok().and_then(OrcaFormat::parse),
-            None => self.default,
-        }
+        let asked = headers.get(FORMAT_HEADER).map(HeaderValue::as_bytes);
+        OrcaFormat::for_request(asked, self.default)
     }
 
     /// Adds the report, in `format`, to a successful answer's `headers`.

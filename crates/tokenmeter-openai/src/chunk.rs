@@ -69,6 +69,22 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Puts these counts on `request`: the output tokens, the cached input tokens, and the
+    /// input tokens when `input` (the caller did not count the prompt itself). What the
+    /// server left out is left as it was. The one place a metered stream's `usage` reaches
+    /// its request (the reqwest and async-openai helpers).
+    pub(crate) fn record(&self, request: &mut tokenmeter::Request, input: bool) {
+        if let Some(tokens) = self.completion_tokens {
+            request.set_output_tokens(tokens);
+        }
+        if let (true, Some(tokens)) = (input, self.prompt_tokens) {
+            request.set_input_tokens(tokens);
+        }
+        if let Some(tokens) = self.cached_tokens {
+            request.set_cached_input_tokens(tokens);
+        }
+    }
+
     /// Counts from usable values (`unusable` false).
     ///
     /// ```

@@ -187,16 +187,7 @@ where
         if let Some(Ok(chunk)) = &item
             && let Some(usage) = chunk.parsed.usage
         {
-            let request = inner.request_pin_mut();
-            if let Some(tokens) = usage.completion_tokens {
-                request.set_output_tokens(tokens);
-            }
-            if let (true, Some(tokens)) = (*this.input_from_usage, usage.prompt_tokens) {
-                request.set_input_tokens(tokens);
-            }
-            if let Some(tokens) = usage.cached_tokens {
-                request.set_cached_input_tokens(tokens);
-            }
+            usage.record(inner.request_pin_mut(), *this.input_from_usage);
         }
         Poll::Ready(item)
     }

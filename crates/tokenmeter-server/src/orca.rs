@@ -16,10 +16,8 @@ use tokenmeter_sim::Engine;
 
 /// The format the answer to a request with `headers` reports its load in, if any.
 pub(crate) fn format(headers: &HeaderMap, default: Option<OrcaFormat>) -> Option<OrcaFormat> {
-    match headers.get(FORMAT_HEADER) {
-        Some(asked) => asked.to_str().ok().and_then(OrcaFormat::parse),
-        None => default,
-    }
+    let asked = headers.get(FORMAT_HEADER).map(HeaderValue::as_bytes);
+    OrcaFormat::for_request(asked, default)
 }
 
 /// Adds `engine`'s load report in `format` (from [`format`]) to `response` when it is a

@@ -68,6 +68,24 @@ impl OrcaFormat {
         }
     }
 
+    /// The format of the answer to a request: the one it `asked` for in its
+    /// `endpoint-load-metrics-format` header (as vLLM: a value other than `TEXT` or `JSON`,
+    /// or one that is not text, gets no report), else the server's `default`.
+    ///
+    /// ```
+    /// use tokenmeter::orca::OrcaFormat;
+    /// let default = Some(OrcaFormat::Json);
+    /// assert_eq!(OrcaFormat::for_request(None, default), default);
+    /// assert_eq!(OrcaFormat::for_request(Some(b"TEXT"), default), Some(OrcaFormat::Text));
+    /// assert_eq!(OrcaFormat::for_request(Some(b"BIN"), default), None);
+    /// ```
+    pub fn for_request(asked: Option<&[u8]>, default: Option<Self>) -> Option<Self> {
+        match asked {
+            Some(asked) => std::str::from_utf8(asked).ok().and_then(Self::parse),
+            None => default,
+        }
+    }
+
     /// `TEXT` or `JSON`, the header value's prefix.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -160,15 +160,7 @@ where
         };
         let request = inner.request_pin_mut();
         if let Some(usage) = chunk.usage() {
-            if let Some(tokens) = usage.completion_tokens {
-                request.set_output_tokens(tokens);
-            }
-            if let (true, Some(tokens)) = (*this.input_from_usage, usage.prompt_tokens) {
-                request.set_input_tokens(tokens);
-            }
-            if let Some(tokens) = usage.cached_tokens {
-                request.set_cached_input_tokens(tokens);
-            }
+            usage.record(request, *this.input_from_usage);
         }
         if chunk.ends_stream() && !request.is_ended() {
             // A Responses stream's last event: the answer is whole, as at `[DONE]`.
