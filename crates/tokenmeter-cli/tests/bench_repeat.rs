@@ -226,8 +226,11 @@ fn three_runs_print_the_across_run_table_and_the_json_holds_each_runs_report() {
             shape(&traces[0]).into_iter().zip(shape(other))
         {
             assert_eq!(tokens_a, tokens_b);
+            // The due instant is put on the bench clock from the runtime's with two reads of
+            // the time (runner.rs `on_clock`): under load a thread can be preempted between
+            // them, so offsets agree to within that (1.25 µs was seen), not to the nanosecond.
             assert!(
-                (due_a - due_b).abs() < 1_000,
+                (due_a - due_b).abs() < 100_000,
                 "arrival offsets {due_a} vs {due_b} ns"
             );
         }

@@ -173,8 +173,18 @@ fn serve_under_load_and_scraping_stays_consistent_exact_and_flat() {
     );
 
     // The final counts equal what the bench sent, outcome by outcome where both sides see it.
-    let text = support::http::scrape(server.addr).expect("a final scrape");
-    let (last, _) = check_scrape(&text).expect("the final scrape is consistent");
+    // The server records a request's end once its last frame is written, which can come just
+    // after the bench has read `[DONE]` and exited: scrape until it has ended them all (the
+    // bench's test request too), within 10 s.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let last = loop {
+        let text = support::http::scrape(server.addr).expect("a final scrape");
+        let (last, _) = check_scrape(&text).expect("the final scrape is consistent");
+        if support::requests_ended(&last) >= (requests + 1) as f64 || Instant::now() > deadline {
+            break last;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let earlier = checker.latest.as_ref().expect("scrapes passed");
     never_decrease(&earlier.growing(), &last.growing()).expect("nothing fell at the end");
     final_counts_match(&last, &run, requests);
