@@ -22,8 +22,7 @@ const CREDENTIAL_PARTS: [&str; 9] = [
 
 /// Which request headers, and whether the OpenAI body's `user`, label a request's series, and
 /// under which tenant attribute keys ([`TenantKey`]): the same allow-list for the server layer
-/// (`tokenmeter-axum`) and the client helper ([`send_labelled`](crate::send_labelled), feature
-/// `reqwest`).
+/// (`tokenmeter-axum`) and the client helper (`send_labelled`, feature `reqwest`).
 ///
 /// - Only the headers on the list are read; at most [`MAX_TENANTS`] entries in all.
 /// - A header that names a credential (any name containing `auth`, `cookie`, `secret`,
