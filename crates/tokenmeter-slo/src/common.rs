@@ -10,7 +10,7 @@ use crate::diagnosis::{Diagnosis, diagnose};
 use crate::monitor::{SaturationLevel, SaturationSignal, Shared};
 use crate::run::RunObjective;
 use crate::spec::SloClass;
-use crate::status::ObjectiveStatus;
+use crate::status::{ObjectiveStatus, UnclassifiedCounts};
 use crate::window::{Counts, WINDOWS, Windows};
 
 /// `each` of the spec's classes, in order, with its windows (locked while `each` runs) and the
@@ -119,6 +119,11 @@ impl Problems {
         for d in diagnoses {
             self.0.push(format!("{class}: {}", d.sentence));
         }
+    }
+
+    /// A line when requests with objective headers went unclassified.
+    pub(crate) fn unclassified(&mut self, counts: Option<&UnclassifiedCounts>) {
+        self.0.extend(counts.and_then(UnclassifiedCounts::problem));
     }
 
     /// The lines, or `all_met` when there is none.

@@ -25,7 +25,9 @@ use crate::common::{Problems, burn, diagnoses, pct, per_class};
 use crate::diagnosis::Diagnosis;
 use crate::monitor::{SaturationSignal, Shared};
 use crate::spec::format_duration;
-use crate::status::{ObjectiveWindow, WindowStatus, objective_status, window_status};
+use crate::status::{
+    ObjectiveWindow, UnclassifiedCounts, WindowStatus, objective_status, window_status,
+};
 use crate::window::{SKETCH_SLOTS, WINDOWS, Windows};
 
 /// One objective over a run.
@@ -86,6 +88,9 @@ pub struct RunStatus {
     pub classes: Vec<RunClassStatus>,
     /// The saturation signals that have a limit in the spec and were observed at least once.
     pub saturation: Vec<SaturationSignal>,
+    /// For a spec with header classes: the requests whose objective headers placed them in
+    /// no class over the run. `None` (`null` in JSON) for a spec without.
+    pub unclassified: Option<UnclassifiedCounts>,
 }
 
 impl RunStatus {
@@ -159,6 +164,7 @@ impl RunStatus {
                 .collect(),
             classes,
             saturation: shared.saturation.observed_signals(now),
+            unclassified: shared.unclassified(),
         }
     }
 
@@ -169,6 +175,7 @@ impl RunStatus {
         for class in &self.classes {
             problems.class(&class.name, &class.objectives, &class.diagnoses);
         }
+        problems.unclassified(self.unclassified.as_ref());
         problems.text("all objectives met over the run; no saturation observed")
     }
 }

@@ -111,6 +111,35 @@ pub struct ClassStatus {
     pub diagnoses: Vec<Diagnosis>,
 }
 
+/// Requests that carried objective headers (`x-slo-ttft-ms`, `x-slo-tpot-ms`) but were
+/// counted under no class, since the monitor started: the same counts as
+/// [`names::REQUESTS_UNCLASSIFIED`](crate::names::REQUESTS_UNCLASSIFIED), by `reason`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct UnclassifiedCounts {
+    /// Headers that did not parse (`reason="malformed"`).
+    pub malformed: u64,
+    /// Targets no header class holds (`reason="no_class"`).
+    pub no_class: u64,
+}
+
+impl UnclassifiedCounts {
+    /// A line for a summary when any request went unclassified.
+    pub(crate) fn problem(&self) -> Option<String> {
+        let total = self.malformed + self.no_class;
+        (total > 0).then(|| {
+            format!(
+                "{total} requests with objective headers fit no class ({} malformed, {} looser \
+                 than every header class): judged by none, counted in \
+                 {}",
+                self.malformed,
+                self.no_class,
+                crate::names::REQUESTS_UNCLASSIFIED
+            )
+        })
+    }
+}
+
 /// Everything the monitor knows at one moment.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -119,6 +148,9 @@ pub struct SloStatus {
     pub classes: Vec<ClassStatus>,
     /// Saturation signals that have a limit in the spec.
     pub saturation: Vec<SaturationSignal>,
+    /// For a spec with header classes: the requests whose objective headers placed them in
+    /// no class. `None` (`null` in JSON) for a spec without.
+    pub unclassified: Option<UnclassifiedCounts>,
 }
 
 impl SloStatus {
@@ -157,6 +189,7 @@ impl SloStatus {
         Self {
             classes,
             saturation: shared.saturation.signals(now),
+            unclassified: shared.unclassified(),
         }
     }
 
@@ -167,6 +200,7 @@ impl SloStatus {
         for class in &self.classes {
             problems.class(&class.name, &class.objectives, &class.diagnoses);
         }
+        problems.unclassified(self.unclassified.as_ref());
         problems.text("all objectives met; no saturation warning")
     }
 }

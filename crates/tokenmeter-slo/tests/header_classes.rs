@@ -123,6 +123,37 @@ fn each_request_is_judged_against_its_own_targets_and_counted_under_its_class() 
             ("default".to_owned(), 1, 1)
         ]
     );
+    // The status says the same as the counters, in its JSON and its summary; so does the
+    // run's.
+    let counts = status.unclassified.expect("a spec with header classes");
+    assert_eq!((counts.no_class, counts.malformed), (2, 1));
+    let json = serde_json::to_value(&status).unwrap();
+    assert_eq!(json["unclassified"]["no_class"], 2);
+    assert_eq!(json["unclassified"]["malformed"], 1);
+    assert!(
+        status
+            .summary()
+            .contains("3 requests with objective headers fit no class (1 malformed"),
+        "{}",
+        status.summary()
+    );
+    let run = monitor.run_status();
+    assert_eq!(run.unclassified, Some(counts));
+    assert!(run.summary().contains("fit no class"), "{}", run.summary());
+}
+
+#[test]
+fn a_spec_without_header_classes_reports_no_unclassified_count() {
+    let spec = SloSpec::from_toml(
+        "[[objective]]\nlatency = \"ttft\"\npercentile = 90\nthreshold = \"1s\"\n",
+    )
+    .unwrap();
+    let time = ManualClock::new();
+    let monitor = SloMonitor::new(spec, Clock::manual(&time));
+    let status = monitor.status();
+    assert_eq!(status.unclassified, None);
+    assert!(serde_json::to_value(&status).unwrap()["unclassified"].is_null());
+    assert!(!status.summary().contains("fit no class"));
 }
 
 #[test]

@@ -104,6 +104,14 @@ async fn malformed_objective_headers_are_refused_with_a_400_naming_the_header() 
     ] {
         assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
     }
+    // The status at /slo says the same.
+    let (_, status) = get(&handle, "/slo").await;
+    let status = json(&status);
+    assert_eq!(
+        status["slo"]["unclassified"],
+        json!({"malformed": 8, "no_class": 1}),
+        "{status}"
+    );
 }
 
 /// 2,000 requests with random, mostly distinct objective values: the exposition keeps exactly

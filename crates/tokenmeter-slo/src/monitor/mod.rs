@@ -7,6 +7,7 @@ mod saturation;
 pub use saturation::{SaturationLevel, SaturationSignal};
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -14,9 +15,9 @@ use tokenmeter::sink::{EngineSink, Gauge, SeriesSink, Sink};
 use tokenmeter::{Clock, Labels, RequestRecord, Role};
 
 use crate::run::RunStatus;
-use crate::spec::Placement;
 use crate::spec::SloSpec;
-use crate::status::SloStatus;
+use crate::spec::{Placement, Unclassified};
+use crate::status::{SloStatus, UnclassifiedCounts};
 use crate::verdict::Verdict;
 use crate::window::Windows;
 use publish::{Counters, PublishTarget, UnclassifiedCounters};
@@ -65,7 +66,28 @@ pub(crate) struct Shared {
     pub(crate) started: Duration,
     pub(crate) classes: Vec<Mutex<Windows>>,
     pub(crate) saturation: Saturation,
+    /// Requests with objective headers no class took, per [`Unclassified::ALL`].
+    unclassified: [AtomicU64; 2],
     target: PublishTarget,
+}
+
+impl Shared {
+    fn count_unclassified(&self, reason: Unclassified) {
+        let index = Unclassified::ALL
+            .iter()
+            .position(|r| *r == reason)
+            .unwrap_or_default();
+        self.unclassified[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts since the start, for a spec with header classes.
+    pub(crate) fn unclassified(&self) -> Option<UnclassifiedCounts> {
+        let read = |i: usize| self.unclassified[i].load(Ordering::Relaxed);
+        self.spec.has_header_classes().then(|| UnclassifiedCounts {
+            malformed: read(0),
+            no_class: read(1),
+        })
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -117,6 +139,7 @@ impl SloMonitor {
                 clock,
                 classes,
                 saturation,
+                unclassified: Default::default(),
                 target,
             }),
         }
@@ -185,8 +208,12 @@ impl SloMonitor {
     /// Records a finished request directly (without a meter), against the class of its series
     /// or, when it carries objective headers, its header class ([`SloSpec::place`]).
     pub fn record(&self, record: &RequestRecord) {
-        if let Placement::Class(class) = self.place(record) {
-            self.judge(class, record);
+        match self.place(record) {
+            Placement::Class(class) => {
+                self.judge(class, record);
+            }
+            Placement::Unclassified(reason) => self.shared.count_unclassified(reason),
+            Placement::None => {}
         }
     }
 
@@ -279,6 +306,7 @@ impl SeriesSink for MonitorSeries {
                 }
             }
             Placement::Unclassified(reason) => {
+                self.monitor.shared.count_unclassified(reason);
                 if let Some(counters) = &self.unclassified {
                     counters.publish(reason);
                 }
