@@ -14,9 +14,12 @@
 //! one to three tokens, a finish reason and a final `usage` chunk. Some requests are refused
 //! with HTTP 429 before any token, some lose their connection mid-stream, and one in eight is
 //! abandoned by its consumer half-way (cancelled). The collector receives
-//! `gen_ai.client.operation.duration`, `…time_to_first_chunk`, `…time_per_output_chunk`,
-//! `gen_ai.client.token.usage` and the `tokenmeter.*` counters. Without a collector the program
-//! still ends normally: failed exports are counted and reported.
+//! `gen_ai.client.inference.duration`, `…time_to_first_chunk`, `…time_per_output_chunk`, the
+//! `gen_ai.client.inference.usage.*` counters and `…operation.*_tokens` histograms, and the
+//! `tokenmeter.*` counters (the superseded `gen_ai.client.operation.*` and
+//! `gen_ai.client.token.usage` only when asked for, see `OtelSinkBuilder::conventions`).
+//! Without a collector the program still ends normally: failed exports are counted and
+//! reported.
 
 use std::time::Duration;
 

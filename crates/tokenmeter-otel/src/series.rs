@@ -54,7 +54,8 @@ struct ItemSlot {
 
 impl ItemSlot {
     /// Records items: the one recording path of `item` and `items`, which picks the bound
-    /// instrument or the attribute set once per call.
+    /// instrument, or the attribute set and the histogram, once per call (as the bound path
+    /// does, the portable one matches the instrument's kind once per batch, not per item).
     #[inline]
     fn record(&self, items: impl Iterator<Item = (Duration, u32)>) {
         let field = self.slot.field;
@@ -64,8 +65,13 @@ impl ItemSlot {
             return;
         }
         let set = self.slot.set(0);
-        let instrument = &self.slot.instrument;
-        items.for_each(|(gap, tokens)| instrument.record(field.read(gap, tokens), set));
+        match &self.slot.instrument {
+            Instrument::Seconds(histogram) => items
+                .for_each(|(gap, tokens)| histogram.record(field.read(gap, tokens).as_f64(), set)),
+            instrument => {
+                items.for_each(|(gap, tokens)| instrument.record(field.read(gap, tokens), set))
+            }
+        }
     }
 }
 

@@ -18,11 +18,11 @@ use crate::steps::engine_rows;
 /// A [`Sink`] that records every measurement into OpenTelemetry instruments named by the GenAI
 /// semantic conventions (see [`names`](crate::names)).
 ///
-/// The sink publishes the rows of a [`Conventions`] table (the built-in one unless
+/// The sink publishes the rows of a [`Conventions`] table ([`Conventions::current`] unless
 /// [`OtelSinkBuilder::conventions`] gives another): one instrument per name, created once from
 /// the [`Meter`] given to [`OtelSinkBuilder::build`]; the attribute sets of each row a series
-/// records are built once, when the series is resolved. Per token-bearing item the sink records one histogram value with a pre-built
-/// attribute slice: no allocation.
+/// records are built once, when the series is resolved. Per token-bearing item the sink records
+/// one histogram value with a pre-built attribute slice: no allocation.
 ///
 /// Cheap to clone; clones share the instruments.
 ///
@@ -129,11 +129,23 @@ impl fmt::Debug for OtelSink {
 /// # drop(sink);
 /// # Ok::<(), tokenmeter_otel::BucketError>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct OtelSinkBuilder {
     buckets: Buckets,
     table: Conventions,
     bound: bool,
+}
+
+impl Default for OtelSinkBuilder {
+    /// The semconv bucket advice, [`Conventions::current`] (no superseded names) and the
+    /// portable recording path.
+    fn default() -> Self {
+        Self {
+            buckets: Buckets::default(),
+            table: Conventions::current(),
+            bound: false,
+        }
+    }
 }
 
 impl OtelSinkBuilder {
@@ -143,10 +155,33 @@ impl OtelSinkBuilder {
         self
     }
 
-    /// Replaces the conventions table (default: the built-in rows): every row becomes an
-    /// instrument (one per name), fed by its event.
+    /// Replaces the conventions table: every row becomes an instrument (one per name), fed by
+    /// its event.
     ///
-    /// # Examples
+    /// The default is [`Conventions::current`]: the built-in rows without the instruments the
+    /// GenAI conventions v0.1.0 replaced ([`names::SUPERSEDED`](crate::names::SUPERSEDED):
+    /// `gen_ai.client.operation.duration`, `…time_to_first_chunk`, `…time_per_output_chunk` and
+    /// `gen_ai.client.token.usage`), so a client series records each gap once, under
+    /// `gen_ai.client.inference.time_per_output_chunk`. Dashboards that still read the older
+    /// names ask for them with the whole built-in table, [`Conventions::default`]: every
+    /// superseded instrument is then recorded beside its successor, with the same samples (a
+    /// second histogram record per token-bearing item on a client series).
+    ///
+    /// ```
+    /// use opentelemetry::metrics::MeterProvider as _;
+    /// use opentelemetry_sdk::metrics::SdkMeterProvider;
+    /// use tokenmeter::conventions::Conventions;
+    /// use tokenmeter_otel::OtelSink;
+    ///
+    /// let provider = SdkMeterProvider::builder().build();
+    /// // the v0.1.0 names and, for older dashboards, the superseded ones too
+    /// let sink = OtelSink::builder()
+    ///     .conventions(Conventions::default())
+    ///     .build(&provider.meter("tokenmeter"));
+    /// # drop(sink);
+    /// ```
+    ///
+    /// A table of your own:
     ///
     /// ```
     /// use opentelemetry::metrics::MeterProvider as _;
@@ -157,7 +192,7 @@ impl OtelSinkBuilder {
     /// use tokenmeter_otel::OtelSink;
     ///
     /// let frames = Instrument::new("example.frames", "{frame}", InstrumentKind::Counter, "Frames.");
-    /// let mut table = Conventions::default();
+    /// let mut table = Conventions::current();
     /// table.push(Row::new(frames, Feed::End(RecordField::Frames), Roles::Both, AttrSet::Own))?;
     /// let provider = SdkMeterProvider::builder().build();
     /// let sink = OtelSink::builder().conventions(table).build(&provider.meter("tokenmeter"));

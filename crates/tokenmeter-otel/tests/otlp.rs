@@ -5,10 +5,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use tokenmeter::conventions::Conventions;
 use tokenmeter::sink::{Step, StepKind};
 use tokenmeter::{Clock, ErrorClass, Labels, ManualClock, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
-use tokenmeter_otel::{OtlpError, Protocol};
+use tokenmeter_otel::{OtelSink, OtlpError, Protocol};
 
 use common::checks;
 use common::receiver::{BlackHole, Receiver, bind};
@@ -40,6 +41,8 @@ async fn round_trip(protocol: Protocol, receiver: Receiver) {
         .service_name("tokenmeter-e2e")
         .resource_attribute("deployment.environment.name", "test")
         .header("x-api-key", "e2e-key-123")
+        // every name the receiver should see, the superseded ones asked for
+        .sink(OtelSink::builder().conventions(Conventions::default()))
         .install()
         .expect("install");
     let clock = ManualClock::new();

@@ -6,6 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use tokenmeter::conventions::Conventions;
 use tokenmeter::{ErrorClass, Labels, Meter, Role};
 use tokenmeter_otel::names::{self, attr};
 use tokenmeter_otel::{
@@ -119,7 +120,8 @@ fn server_role_exports_semconv_names_units_attributes_bounds_and_counts() {
 #[test]
 fn client_role_exports_client_names_and_token_usage_by_type() {
     let sdk = Sdk::new();
-    let (meter, clock) = sdk.meter(OtelSink::builder());
+    // The superseded names asked for: the whole built-in table.
+    let (meter, clock) = sdk.meter(OtelSink::builder().conventions(Conventions::default()));
     let labels = Labels::client("chat")
         .provider("openai")
         .request_model("gpt-4o");
@@ -239,6 +241,54 @@ fn client_role_exports_client_names_and_token_usage_by_type() {
     assert_eq!(
         ttfc[index_of(tokenmeter_otel::DURATION_EDGES, 0.32)],
         e.first_tokens
+    );
+}
+
+#[test]
+fn by_default_a_client_series_publishes_no_superseded_name_and_records_each_gap_once() {
+    let sdk = Sdk::new();
+    let (meter, clock) = sdk.meter(OtelSink::builder());
+    let labels = Labels::client("chat")
+        .provider("openai")
+        .request_model("gpt-4o");
+    let e = Script::default().run(&meter, &clock, &labels);
+    let s = sdk.snapshot();
+
+    let published = s.names();
+    for old in names::SUPERSEDED {
+        assert!(
+            !published.contains(&old.name),
+            "{} is published without being asked for: {published:?}",
+            old.name
+        );
+    }
+    // Each gap is one sample, under the v0.1.0 name; the other renamed instruments and the
+    // token instruments that replace `gen_ai.client.token.usage` are all there.
+    let count = |name: &str| s.total(name, &[]) as u64;
+    assert_eq!(
+        count(names::CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK.name),
+        e.later_items
+    );
+    assert_eq!(
+        count(names::CLIENT_INFERENCE_TIME_TO_FIRST_CHUNK.name),
+        e.first_tokens
+    );
+    assert_eq!(count(names::CLIENT_INFERENCE_DURATION.name), e.requests);
+    assert_eq!(
+        count(names::CLIENT_OPERATION_OUTPUT_TOKENS.name),
+        e.requests
+    );
+    assert_eq!(
+        s.total(names::CLIENT_USAGE_OUTPUT_TOKENS.name, &[]),
+        e.output_tokens as f64
+    );
+    let gap_histograms: Vec<&str> = published
+        .into_iter()
+        .filter(|name| name.ends_with("time_per_output_chunk"))
+        .collect();
+    assert_eq!(
+        gap_histograms,
+        [names::CLIENT_INFERENCE_TIME_PER_OUTPUT_CHUNK.name]
     );
 }
 

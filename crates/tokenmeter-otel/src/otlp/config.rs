@@ -137,7 +137,20 @@ impl OtlpConfig {
         self
     }
 
-    /// The sink's settings: bucket layouts and extra edges.
+    /// The sink's settings: bucket layouts and extra edges, and the conventions table (the
+    /// default, [`Conventions::current`](tokenmeter::conventions::Conventions::current), leaves
+    /// out the superseded GenAI client names; see [`OtelSinkBuilder::conventions`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tokenmeter::conventions::Conventions;
+    /// use tokenmeter_otel::{OtelSink, OtlpConfig};
+    ///
+    /// // for dashboards that still read gen_ai.client.operation.* and gen_ai.client.token.usage
+    /// let config = OtlpConfig::new().sink(OtelSink::builder().conventions(Conventions::default()));
+    /// # drop(config);
+    /// ```
     pub fn sink(mut self, sink: OtelSinkBuilder) -> Self {
         self.sink = sink;
         self
