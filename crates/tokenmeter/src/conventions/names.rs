@@ -50,8 +50,8 @@ pub const SERVER_REQUEST_DURATION: Instrument = h(
     "Request duration from arrival to the end of the stream, error or cancellation.",
 );
 /// `gen_ai.client.operation.duration`: end − send, for every request. `docs/src/reference/metrics.md` §3.
-/// For inference, renamed [`CLIENT_INFERENCE_DURATION`] in the GenAI conventions v0.1.0; still
-/// published, one of [`SUPERSEDED`].
+/// For inference, renamed [`CLIENT_INFERENCE_DURATION`] in the GenAI conventions v0.1.0; one of
+/// [`SUPERSEDED`].
 pub const CLIENT_OPERATION_DURATION: Instrument = h(
     "gen_ai.client.operation.duration",
     "s",
@@ -75,8 +75,9 @@ pub const CLIENT_TIME_PER_OUTPUT_CHUNK: Instrument = h(
 );
 /// `gen_ai.client.token.usage`, with `gen_ai.token.type` = `input` or `output`. `docs/src/reference/metrics.md`
 /// §3. Removed from the GenAI conventions in v0.1.0 (replaced by [`CLIENT_USAGE_INPUT_TOKENS`],
-/// [`CLIENT_OPERATION_INPUT_TOKENS`] and their output twins); still published for existing
-/// dashboards, one of [`SUPERSEDED`].
+/// [`CLIENT_OPERATION_INPUT_TOKENS`] and their output twins); one of [`SUPERSEDED`], in the
+/// default table for existing dashboards (the Prometheus exporter's default) and left out of
+/// [`Conventions::current`](crate::conventions::Conventions::current) (the OTel sink's).
 pub const CLIENT_TOKEN_USAGE: Instrument = h(
     "gen_ai.client.token.usage",
     "{token}",
@@ -408,7 +409,9 @@ pub const CLIENT_OPERATION_OUTPUT_TOKENS: Instrument = h(
 /// [`CLIENT_OPERATION_DURATION`], [`CLIENT_TIME_TO_FIRST_CHUNK`], [`CLIENT_TIME_PER_OUTPUT_CHUNK`]
 /// (renamed `gen_ai.client.inference.*`) and [`CLIENT_TOKEN_USAGE`] (removed upstream; replaced by
 /// the `gen_ai.client.inference.usage.*` counters and the `…operation.*_tokens` histograms).
-/// [`Conventions::current`](super::Conventions::current) leaves them out.
+/// [`Conventions::current`](super::Conventions::current) leaves them out: the OTel sink publishes
+/// them only when given the default table; the Prometheus exporter, whose default is that
+/// table, publishes them.
 pub const SUPERSEDED: &[Instrument] = &[
     CLIENT_OPERATION_DURATION,
     CLIENT_TIME_TO_FIRST_CHUNK,

@@ -31,8 +31,9 @@ use Roles::{Both, Client, Server};
 /// the order exporters list them. The rows of [`names::ALL`](super::names::ALL), in that order.
 ///
 /// The GenAI conventions' v0.1.0 client instruments come last, next to the ones they replace
-/// ([`names::SUPERSEDED`](super::names::SUPERSEDED), still published for existing dashboards;
-/// [`Conventions::current`] leaves those out). Their token counters say
+/// ([`names::SUPERSEDED`](super::names::SUPERSEDED), in this table for existing dashboards: the
+/// Prometheus exporter's default; [`Conventions::current`], the OTel sink's default, leaves
+/// those out). Their token counters say
 /// `gen_ai.token.modality` = `text`: a table for multimodal traffic can give them
 /// [`AttrSet::Modality`]`("unknown")` instead ([`Conventions::from_rows`]).
 pub const ROWS: &[Row] = &[
