@@ -70,10 +70,12 @@ impl Collector {
         &self.done
     }
 
-    /// Orders the requests taken since the `from`-th by id.
+    /// Orders the requests taken since the `from`-th by id, in place: ids are unique within a
+    /// run, so an unstable sort gives the stable sort's order without its scratch buffer (half
+    /// the requests, 320 bytes a request: the run's peak of memory, at its end).
     pub(crate) fn sort_from(&mut self, from: usize) {
         if let Some(tail) = self.done.measured.get_mut(from..) {
-            tail.sort_by_key(|m| m.id);
+            tail.sort_unstable_by_key(|m| m.id);
         }
     }
 

@@ -42,38 +42,100 @@ pub(crate) struct ItlBounds {
     pub(crate) requests: u64,
 }
 
-/// The requests' gaps in seconds, sorted once, each with the request it belongs to: a
-/// resample is then a weight per request (how many times it was drawn), and its pooled
-/// percentiles one walk up the sorted gaps (numpy's percentile of the pooled sample, without
-/// copying or sorting the pool).
+/// The requests' gaps, sorted once, each with the request it belongs to: a resample is then a
+/// weight per request (how many times it was drawn), and its pooled percentiles one walk up
+/// the sorted gaps (numpy's percentile of the pooled sample, without copying or sorting the
+/// pool).
+///
+/// A gap is held in 8 bytes while the intervals are computed (its nanoseconds and its
+/// request, packed in one `u64`), allocated once at its exact size; a gap of 2^32 ns (4.29 s)
+/// or more is kept whole on the side. Nothing is copied for a run of more than [`MAX_GAPS`]
+/// gaps, which gets no interval: at most 16 MB, whatever the run's length.
 pub(crate) struct Clusters {
-    /// (gap, request), ascending.
-    sorted: Vec<(f64, u32)>,
-    /// Per request: Σ of its gaps and their count.
+    /// Gaps under 2^32 ns, ascending: `ns << 32 | request`.
+    sorted: Vec<u64>,
+    /// The longer gaps, ascending (all above those of `sorted`): (ns, request).
+    long: Vec<(u64, u32)>,
+    /// Per request: Σ of its gaps in seconds and their count.
     sums: Vec<(f64, u64)>,
+    /// Gaps of the requests, also when there were too many to copy.
+    gaps: usize,
 }
 
 impl Clusters {
     /// The gaps of the requests of `spans` that have any.
     pub(crate) fn of(gaps: &Gaps, spans: &[GapSpan]) -> Self {
-        Self::from_requests(
-            spans
-                .iter()
-                .filter(|s| s.len() > 0)
-                .map(|&span| gaps.raw(span).map(|ns| ns as f64 / 1e9).collect()),
+        let total = spans.iter().map(|s| s.len()).sum::<usize>();
+        if total > MAX_GAPS {
+            return Self {
+                sorted: Vec::new(),
+                long: Vec::new(),
+                sums: Vec::new(),
+                gaps: total,
+            };
+        }
+        Self::from_requests_sized(
+            spans.iter().filter(|s| s.len() > 0).map(|&s| gaps.raw(s)),
+            total,
         )
     }
 
-    /// The gaps of each request, one `Vec` a request (those with none are left out).
-    pub(crate) fn from_requests(requests: impl IntoIterator<Item = Vec<f64>>) -> Self {
-        let (mut sorted, mut sums) = (Vec::new(), Vec::new());
-        for one in requests.into_iter().filter(|r| !r.is_empty()) {
+    /// The gaps of each request in nanoseconds (those with none are left out).
+    #[cfg(test)]
+    pub(crate) fn from_requests(requests: impl IntoIterator<Item = Vec<u64>>) -> Self {
+        let requests: Vec<Vec<u64>> = requests.into_iter().collect();
+        let total = requests.iter().map(Vec::len).sum();
+        Self::from_requests_sized(requests.into_iter().map(Vec::into_iter), total)
+    }
+
+    /// As [`from_requests`](Self::from_requests), with room made for `total` gaps at once.
+    fn from_requests_sized<R: Iterator<Item = u64>>(
+        requests: impl IntoIterator<Item = R>,
+        total: usize,
+    ) -> Self {
+        let (mut sorted, mut long, mut sums) = (Vec::with_capacity(total), Vec::new(), Vec::new());
+        for one in requests {
             let id = u32::try_from(sums.len()).unwrap_or(u32::MAX);
-            sums.push((one.iter().sum(), one.len() as u64));
-            sorted.extend(one.into_iter().map(|gap| (gap, id)));
+            let (mut sum, mut count) = (0.0, 0_u64);
+            for ns in one {
+                sum += seconds(ns);
+                count += 1;
+                match u32::try_from(ns) {
+                    Ok(small) => sorted.push(u64::from(small) << 32 | u64::from(id)),
+                    Err(_) => long.push((ns, id)),
+                }
+            }
+            if count > 0 {
+                sums.push((sum, count));
+            }
         }
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-        Self { sorted, sums }
+        sorted.sort_unstable();
+        long.sort_unstable();
+        let gaps = sorted.len() + long.len();
+        Self {
+            sorted,
+            long,
+            sums,
+            gaps,
+        }
+    }
+
+    /// Bytes held: the sorted gaps, the long ones, the sums.
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.sorted.capacity() * size_of::<u64>()
+            + self.long.capacity() * size_of::<(u64, u32)>()
+            + self.sums.capacity() * size_of::<(f64, u64)>()
+    }
+
+    /// Every gap in seconds with its request, ascending.
+    fn ascending(&self) -> impl Iterator<Item = (f64, u32)> + '_ {
+        let small = self
+            .sorted
+            .iter()
+            .map(|&p| (seconds(p >> 32), (p & u64::from(u32::MAX)) as u32));
+        small.chain(self.long.iter().map(|&(ns, id)| (seconds(ns), id)))
     }
 
     fn requests(&self) -> usize {
@@ -96,7 +158,7 @@ impl Clusters {
         let ranks = percents.map(|p| p / 100.0 * (total - 1) as f64);
         let mut lows = [f64::NAN; 4];
         let (mut k, mut seen) = (0, 0_u64);
-        for &(gap, id) in &self.sorted {
+        for (gap, id) in self.ascending() {
             let w = weights[id as usize];
             if w == 0 {
                 continue;
@@ -126,6 +188,11 @@ impl Clusters {
     }
 }
 
+/// A gap of `ns` nanoseconds in seconds (as every other figure of the run).
+fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 /// Resamples for `gaps` gaps: 1,000, fewer (down to 200) beyond 50,000 gaps.
 pub(crate) fn resamples_for(gaps: usize) -> usize {
     (WORK / gaps.max(1)).clamp(MIN_RESAMPLES, MAX_RESAMPLES)
@@ -134,7 +201,7 @@ pub(crate) fn resamples_for(gaps: usize) -> usize {
 /// The ITL's intervals at `level`, resampling the requests of `clusters` with a generator
 /// drawn from `seed`.
 pub(crate) fn bounds(clusters: &Clusters, level: Confidence, seed: u64) -> ItlBounds {
-    let n = clusters.sorted.len();
+    let n = clusters.gaps;
     let requests = clusters.requests();
     let mut out = ItlBounds {
         bounds: None,

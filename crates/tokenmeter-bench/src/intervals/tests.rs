@@ -22,16 +22,26 @@ fn uniform(state: &mut u64) -> f64 {
 /// `requests` requests of `per` gaps each: each gap 1 + a request's own level (drawn once
 /// per request, scaled by `shared`) + its own noise (scaled by 1 − `shared`).
 fn clusters(requests: usize, per: usize, shared: f64) -> Clusters {
-    Clusters::from_requests(requests_of(requests, per, shared))
+    Clusters::from_requests(requests_of_ns(requests, per, shared))
 }
 
+/// As [`requests_of_ns`], in seconds.
 fn requests_of(requests: usize, per: usize, shared: f64) -> Vec<Vec<f64>> {
+    requests_of_ns(requests, per, shared)
+        .into_iter()
+        .map(|r| r.into_iter().map(|ns| ns as f64 / 1e9).collect())
+        .collect()
+}
+
+/// The gaps of [`clusters`] in whole nanoseconds (as a run keeps them).
+fn requests_of_ns(requests: usize, per: usize, shared: f64) -> Vec<Vec<u64>> {
     let mut state = 7;
     (0..requests)
         .map(|_| {
             let level = uniform(&mut state);
             (0..per)
                 .map(|_| 1.0 + shared * level + (1.0 - shared) * uniform(&mut state))
+                .map(|s| (s * 1e9).round() as u64)
                 .collect()
         })
         .collect()
@@ -71,10 +81,49 @@ fn the_itl_interval_widens_when_a_requests_gaps_are_correlated() {
     }
 }
 
+/// Issue 30: the ITL's resampling copied every gap of the run at 16 bytes (with the slack of
+/// a growing `Vec`), also beyond `MAX_GAPS`, where no interval is computed: 30 bytes per
+/// streamed token at the end of a long run, four times what the run keeps. Now 8 bytes a gap,
+/// allocated once, and nothing beyond `MAX_GAPS`.
+#[test]
+fn the_itl_resampling_holds_8_bytes_a_gap_and_nothing_beyond_its_limit() {
+    let mut gaps = crate::gaps::Gaps::new();
+    let (requests, per) = (1_000, 99_u64);
+    let spans: Vec<_> = (0..requests)
+        .map(|r| gaps.add((0..per).map(|k| Duration::from_nanos(40_000 + (r * 7 + k) % 997))))
+        .collect();
+    let with_a_long_one = gaps.add([Duration::from_secs(5), Duration::from_nanos(1)]);
+    let spans: Vec<_> = spans.into_iter().chain([with_a_long_one]).collect();
+    let c = Clusters::of(&gaps, &spans);
+    let n = (requests * per + 2) as usize;
+    let held = c.held_bytes();
+    // The gaps at 8 bytes, and 16 a request (with its `Vec`'s slack) for its sum.
+    let sums = 2 * (requests as usize + 1) * 16;
+    assert!(held <= n * 8 + 64 + sums, "{held} bytes for {n} gaps");
+    let b = itl::bounds(&c, Confidence::P95, 1);
+    assert_eq!((b.gaps, b.requests), (n as u64, requests + 1));
+    let (lo, hi) = b.bounds.unwrap().p99.interval().expect("an interval");
+    assert!(lo > 39e-6 && hi < 42e-6, "{lo} {hi}");
+    // The longest gap is the pool's maximum: p100 of a resample that holds it.
+    let mut weights = vec![0; requests as usize + 1];
+    weights[requests as usize] = 1;
+    let (mean, at) = c.pooled(&weights, &[0.0, 50.0, 100.0, 100.0]);
+    assert_eq!((at[0], at[2]), (1e-9, 5.0));
+    assert_eq!(mean, (5.0 + 1e-9) / 2.0);
+
+    let mut many = crate::gaps::Gaps::new();
+    let over = itl::MAX_GAPS as u64 + 1;
+    let span = many.add((0..over).map(|_| Duration::from_micros(40)));
+    let too_many = Clusters::of(&many, &[span, span]);
+    assert_eq!(too_many.held_bytes(), 0, "nothing copied beyond MAX_GAPS");
+    let b = itl::bounds(&too_many, Confidence::P95, 1);
+    assert_eq!((b.bounds, b.gaps), (None, 2 * over));
+}
+
 #[test]
 fn a_resamples_pooled_percentiles_are_numpys_of_the_pool() {
     let requests = requests_of(9, 7, 0.3);
-    let c = Clusters::from_requests(requests.clone());
+    let c = Clusters::from_requests(requests_of_ns(9, 7, 0.3));
     let percents = [50.0, 90.0, 95.0, 99.0];
     for weights in [
         vec![1; 9],

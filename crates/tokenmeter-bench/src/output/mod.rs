@@ -109,18 +109,24 @@ pub(crate) fn write_text(path: &Path, text: &str, flag: &str) -> anyhow::Result<
     })
 }
 
-/// Writes `value` as pretty JSON to `path` (`-`: stdout).
-pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
+/// Writes `value` as pretty JSON to `path` (`-`: stdout); to a file as it is serialized,
+/// with no copy of the text in memory.
+pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     if is_stdout(path) {
+        let text = serde_json::to_string_pretty(value)?;
         return write_text(path, &(text + "\n"), "--json");
     }
-    std::fs::write(path, text + "\n").with_context(|| {
+    let cannot = || {
         format!(
             "cannot write {}; check the path given to --json",
             path.display()
         )
-    })
+    };
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).with_context(cannot)?);
+    serde_json::to_writer_pretty(&mut out, value).with_context(cannot)?;
+    std::io::Write::write_all(&mut out, b"\n")
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .with_context(cannot)
 }
 
 /// Writes the HTML report to `path` (`-`: stdout).

@@ -194,6 +194,14 @@ impl Run {
     }
 
     fn json(&self, c: &Computed) -> serde_json::Value {
+        let mut json = self.json_head(c);
+        json["samples"] = output::samples_json::of(self.traces(), &self.summary.slo);
+        json
+    }
+
+    /// The `--json` document without its `samples` (written apart, see
+    /// [`samples_json::Document`](output::samples_json::Document)).
+    fn json_head(&self, c: &Computed) -> serde_json::Value {
         let mut summary = json!(self.summary);
         crate::intervals::json::annotate(&mut summary, &c.intervals);
         json!({
@@ -214,7 +222,6 @@ impl Run {
             "stopped_early": self.stopped_early,
             "planned_requests": self.planned,
             "server_batching": self.server_batching.as_ref().map(BatchAnalysis::table),
-            "samples": output::samples_json::of(self.traces(), &self.summary.slo),
         })
     }
 
@@ -276,11 +283,15 @@ impl Run {
             )));
         }
         if let Some(path) = &args.json {
-            let result = match args.peer.result_format {
-                peer::ResultFormat::Vllm => self.vllm_json(),
-                peer::ResultFormat::Tokenmeter => self.json(&c),
-            };
-            output::write_json(path, &result)?;
+            match args.peer.result_format {
+                peer::ResultFormat::Vllm => output::write_json(path, &self.vllm_json())?,
+                peer::ResultFormat::Tokenmeter => {
+                    let head = self.json_head(&c);
+                    let (traces, slo) = (self.traces(), &self.summary.slo);
+                    let document = output::samples_json::Document::new(&head, traces, slo);
+                    output::write_json(path, &document)?;
+                }
+            }
         }
         if let Some(path) = &args.html {
             output::write_html(path, self.html_of(&c))?;
