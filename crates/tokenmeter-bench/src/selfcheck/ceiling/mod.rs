@@ -5,10 +5,11 @@
 //! after the request is read, then one every 2 ms: about 440 tokens/s a stream): each step
 //! sends 4 requests per stream (128 at least) at a constant rate that keeps that many streams
 //! in flight (open loop: each request has a due time, so the client's dispatch lag is
-//! measured), 0.7 to 2.5 s a step. The ramp stops at the first step where the client's TTFT p50 or ITL p50 is
-//! more than 1 ms off the server's, or its dispatch lag p99 passes 1 ms, or a request fails
-//! ([`ramp`]); the step before is the ceiling, in tokens/s and streams, on the runtime's
-//! worker threads (one per core the process may use).
+//! measured), 0.7 to 2.5 s a step. The ramp stops at the first step where the client's TTFT
+//! p50 or ITL p50 is more than 1 ms off the server's, or its dispatch lag p99 passes 1 ms, or a
+//! request fails, on that step and on its second run ([`ramp`]); the last step within the line
+//! is the ceiling, in tokens/s and streams, on the runtime's worker threads (one per core the
+//! process may use).
 //!
 //! The server's figures are its own: TTFT = its write of the first token − its read of the
 //! request, ITL = the gaps between its writes, read from `GET /tokenmeter/truth` after each
@@ -80,15 +81,12 @@ async fn ramp_against(origin: &str, in_process: bool) -> anyhow::Result<Ceiling>
     let clock = BenchClock::start();
     let client = Arc::new(Client::new(chat_at(chat), None, clock, Meter::builder())?);
     let workers = tokio::runtime::Handle::current().metrics().num_workers();
-    let mut steps = Vec::new();
-    for (index, streams) in ramp::streams().enumerate() {
-        let first_id = index as u64 * 1_000_000;
-        let step = step(&client, &truth, streams, first_id, in_process).await?;
-        let stop = step.breach().is_some();
-        steps.push(step);
-        if stop {
-            break;
-        }
+    let mut steps: Vec<Step> = Vec::new();
+    let mut next = ramp::streams().next();
+    while let Some(streams) = next {
+        let first_id = steps.len() as u64 * 1_000_000;
+        steps.push(step(&client, &truth, streams, first_id, in_process).await?);
+        next = Ceiling::next(&steps, ramp::streams());
     }
     Ok(Ceiling::of(workers, steps))
 }

@@ -93,30 +93,51 @@ pub(crate) struct Ceiling {
 }
 
 impl Ceiling {
-    /// Judges `steps` in order: the ramp stops at the first step past the line (later steps
-    /// are dropped), and the ceiling is the step before it.
+    /// Judges `steps` in order. A step past the line is run once more at the same streams (a
+    /// moment's contention on a shared machine is not the client's ceiling); the ramp stops
+    /// when that second run is past the line too, or when a step past it is the last (later
+    /// steps are dropped). The ceiling is the last step within the line before the stop.
     pub(crate) fn of(workers: usize, steps: Vec<Step>) -> Self {
-        let first_breach = steps
-            .iter()
-            .enumerate()
-            .find_map(|(i, step)| step.breach().map(|why| (i, why)));
-        let (steps, ceiling, stopped_by) = match first_breach {
-            Some((i, why)) => {
-                let mut steps = steps;
-                steps.truncate(i + 1);
-                (steps, i.checked_sub(1), Some(why))
+        let mut ceiling = None;
+        let mut stop = None;
+        for (i, step) in steps.iter().enumerate() {
+            let Some(why) = step.breach() else {
+                ceiling = Some(i);
+                continue;
+            };
+            let retried = i
+                .checked_sub(1)
+                .and_then(|before| steps.get(before))
+                .is_some_and(|before| before.streams == step.streams && before.breach().is_some());
+            if retried || i + 1 == steps.len() {
+                stop = Some((i, why));
+                break;
             }
-            None => {
-                let last = steps.len().checked_sub(1);
-                (steps, last, None)
-            }
-        };
+        }
+        let mut steps = steps;
+        let stopped_by = stop.map(|(i, why)| {
+            steps.truncate(i + 1);
+            why
+        });
         Self {
             workers,
             steps,
             ceiling,
             stopped_by,
         }
+    }
+
+    /// What the ramp does after `steps`: `None` when it stops, else the streams of the next
+    /// step (the same again after a first step past the line).
+    pub(crate) fn next(steps: &[Step], mut ramp: impl Iterator<Item = usize>) -> Option<usize> {
+        let last = steps.last()?;
+        if last.breach().is_some() {
+            let before = steps.len().checked_sub(2).and_then(|i| steps.get(i));
+            let retried = before
+                .is_some_and(|before| before.streams == last.streams && before.breach().is_some());
+            return (!retried).then_some(last.streams);
+        }
+        ramp.find(|&streams| streams > last.streams)
     }
 
     /// The last step within the line.
@@ -238,12 +259,14 @@ mod tests {
             (past(|s| s.itl_error_s = None), "no ITL p50 error measured"),
         ];
         for (stopper, why) in cases {
-            // A later good step does not count: the ramp stopped.
-            let ceiling = Ceiling::of(2, vec![good(16), good(32), stopper, good(128)]);
+            // Past the line twice at 64 streams (the step and its second run): the ramp stops
+            // there, and a later good step does not count.
+            let steps = vec![good(16), good(32), stopper.clone(), stopper, good(128)];
+            let ceiling = Ceiling::of(2, steps);
             assert_eq!(ceiling.stopped_by.as_deref(), Some(why));
             assert_eq!(
                 ceiling.steps.len(),
-                3,
+                4,
                 "the steps after the stop are dropped"
             );
             assert_eq!(ceiling.last_good().map(|s| s.streams), Some(32));
@@ -260,6 +283,37 @@ mod tests {
     }
 
     #[test]
+    fn a_step_past_the_line_is_run_again_and_a_second_run_within_it_goes_on() {
+        let mut spike = good(64);
+        spike.dispatch_lag_p99_s = Some(0.010);
+        let ramp = || streams().skip(6);
+        assert_eq!(Ceiling::next(&[good(45)], ramp()), Some(64));
+        assert_eq!(Ceiling::next(&[good(45), spike.clone()], ramp()), Some(64));
+        let steps = vec![good(45), spike.clone(), good(64)];
+        assert_eq!(Ceiling::next(&steps, ramp()), Some(91));
+        let ceiling = Ceiling::of(1, steps);
+        assert_eq!((ceiling.ceiling, ceiling.stopped_by), (Some(2), None));
+        // Past it twice at the same streams: stop; at other streams, each gets its second run.
+        assert_eq!(
+            Ceiling::next(&[good(45), spike.clone(), spike.clone()], ramp()),
+            None
+        );
+        let mut other = good(91);
+        other.ttft_error_s = Some(0.002);
+        let steps = vec![spike.clone(), good(64), other.clone()];
+        assert_eq!(Ceiling::next(&steps, ramp()), Some(91));
+        assert_eq!(
+            Ceiling::next(&[good(2048)], streams()),
+            None,
+            "the ramp's end"
+        );
+        // A step past the line that is the last one run stops the ramp too.
+        let last = Ceiling::of(1, vec![good(45), spike]);
+        assert_eq!(last.ceiling, Some(0));
+        assert!(last.stopped_by.is_some());
+    }
+
+    #[test]
     fn exactly_on_the_line_is_within_it_and_a_first_step_past_it_leaves_no_ceiling() {
         let mut on_the_line = good(16);
         on_the_line.ttft_error_s = Some(MAX_P50_ERROR_S);
@@ -270,7 +324,7 @@ mod tests {
 
         let mut late = good(8);
         late.dispatch_lag_p99_s = Some(0.002);
-        let none = Ceiling::of(1, vec![late, good(11)]);
+        let none = Ceiling::of(1, vec![late.clone(), late, good(11)]);
         assert_eq!(
             (none.last_good(), none.tokens_per_s_per_core()),
             (None, None)
