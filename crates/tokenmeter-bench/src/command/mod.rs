@@ -63,11 +63,13 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         return selfcheck::run(args.json.clone()).await;
     }
     if let Some(addr) = args.self_check_serve {
-        return selfcheck::serve(addr).await;
+        let served = selfcheck::serve(addr).await;
+        return served.map_err(|e| exit::classify(e, Exit::CouldNotRun));
     }
     if args.self_check_ceiling {
         let url = args.url.as_deref().cloned();
-        return selfcheck::run_ceiling(url, args.json.clone()).await;
+        let ceiling = selfcheck::run_ceiling(url, args.json.clone()).await;
+        return ceiling.map_err(|e| exit::classify(e, Exit::CouldNotRun));
     }
     let inputs: Vec<(&Path, &str)> = [
         (args.workload.dataset.as_deref(), "the --dataset file"),
