@@ -2,7 +2,8 @@
 //! for clients in other processes (scripts/ceiling.py): with the real binary on 127.0.0.1, it
 //! says where it listens, streams a chat completion of `max_completion_tokens` tokens (as
 //! vLLM's client asks) with usage at the end, answers `/v1/models` and what it wrote on
-//! `/tokenmeter/truth`, and stops on SIGTERM. `--self-check-ceiling --url` at a server that
+//! `/tokenmeter/truth`, refuses a body or an answer too large with a clear error, and stops
+//! on SIGTERM. `--self-check-ceiling --url` at a server that
 //! is not one says so (exit 3); two self-check modes at once are refused (exit 2).
 #![cfg(unix)]
 
@@ -105,6 +106,24 @@ fn the_paced_server_streams_tells_what_it_wrote_and_stops_on_sigterm() {
         0,
         "asked again: afresh"
     );
+
+    // Bad requests get a clear answer, not a crash: the server still answers after them.
+    let huge = r#"{"max_tokens":1000000000000,"stream":true}"#;
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{huge}",
+        huge.len()
+    );
+    let answer = exchange(&addr, &request, b"}}");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        answer.contains("max_tokens (or max_completion_tokens) of at most 100000"),
+        "{answer}"
+    );
+    let request =
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 99999999999\r\n\r\n";
+    let answer = exchange(&addr, request, b"}}");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert_eq!(get(&addr, "/tokenmeter/truth")["requests"], 0);
 
     let status = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

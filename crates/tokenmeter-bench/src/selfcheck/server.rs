@@ -62,33 +62,64 @@ impl std::fmt::Display for Pace {
     }
 }
 
+/// The longest request line or header line read; a longer one is cut there.
+const MAX_LINE: u64 = 16 * 1024;
+/// The largest request body read (bytes); a larger one is refused with 413.
+const MAX_BODY: usize = 1 << 20;
+/// The most tokens one answer streams; a request for more is refused with 400.
+const MAX_TOKENS: u64 = 100_000;
+/// The most token times held until the truth is read (16 bytes each): the answers ended past
+/// it are counted in [`Truth::unrecorded`], not held.
+const MAX_HELD_TOKENS: usize = 16 << 20;
+
 /// What the server saw: when it wrote what, per request (with its id, the
 /// `x-tokenmeter-request` header, 0 when none), and the connections it accepted.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     /// When the server wrote what, per request, in the order the requests ended.
-    pub(crate) sent: Mutex<Vec<(u64, Sent)>>,
+    sent: Mutex<Held>,
     /// Connections accepted.
     pub(crate) accepted: AtomicU64,
+}
+
+/// The requests recorded and not yet taken.
+#[derive(Debug, Default)]
+struct Held {
+    sent: Vec<(u64, Sent)>,
+    tokens: usize,
+    unrecorded: u64,
 }
 
 impl Shared {
     /// Takes what was recorded so far, by request id, and starts afresh.
     pub(crate) fn take(&self) -> (HashMap<u64, Sent>, u64) {
-        let (sent, accepted) = self.take_all();
-        (sent.into_iter().collect(), accepted)
+        let (held, accepted) = self.take_all();
+        (held.sent.into_iter().collect(), accepted)
+    }
+
+    /// Records what the server wrote for request `id`, unless [`MAX_HELD_TOKENS`] are held.
+    pub(crate) fn record(&self, id: u64, sent: Sent) {
+        let mut held = self.sent.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.tokens + sent.tokens.len() > MAX_HELD_TOKENS {
+            held.unrecorded += 1;
+            return;
+        }
+        held.tokens += sent.tokens.len();
+        held.sent.push((id, sent));
     }
 
     /// Takes what was recorded so far, in order, and starts afresh.
-    fn take_all(&self) -> (Vec<(u64, Sent)>, u64) {
-        let sent = std::mem::take(&mut *self.sent.lock().unwrap_or_else(PoisonError::into_inner));
-        (sent, self.accepted.swap(0, Ordering::Relaxed))
+    fn take_all(&self) -> (Held, u64) {
+        let held = std::mem::take(&mut *self.sent.lock().unwrap_or_else(PoisonError::into_inner));
+        (held, self.accepted.swap(0, Ordering::Relaxed))
     }
 
     /// [`Truth`] of what was recorded so far, and starts afresh.
     pub(crate) fn truth(&self) -> Truth {
-        let (sent, connections) = self.take_all();
-        Truth::of(sent.iter().map(|(_, sent)| sent), connections)
+        let (held, connections) = self.take_all();
+        let mut truth = Truth::of(held.sent.iter().map(|(_, sent)| sent), connections);
+        truth.unrecorded = held.unrecorded;
+        truth
     }
 }
 
@@ -109,6 +140,9 @@ pub(crate) struct Truth {
     pub(crate) itl_p50_s: Option<f64>,
     /// CPU time of the server's thread since it started (s), when it can be read.
     pub(crate) server_cpu_s: Option<f64>,
+    /// Requests answered but not recorded: too many token times were held, unread.
+    #[serde(default)]
+    pub(crate) unrecorded: u64,
 }
 
 impl Truth {
@@ -132,6 +166,7 @@ impl Truth {
             ttft_p50_s: p50(ttft),
             itl_p50_s: p50(itl),
             server_cpu_s: super::thread_cpu_time().map(|d| d.as_secs_f64()),
+            unrecorded: 0,
         }
     }
 }
@@ -164,7 +199,7 @@ async fn connection(
         let mut length = 0usize;
         let mut id = 0u64;
         let mut line = String::new();
-        if reader.read_line(&mut line).await? == 0 {
+        if read_line(&mut reader, &mut line).await? == 0 {
             return Ok(());
         }
         let get = line.starts_with("GET ");
@@ -175,7 +210,7 @@ async fn connection(
             .to_owned();
         loop {
             line.clear();
-            if reader.read_line(&mut line).await? == 0 {
+            if read_line(&mut reader, &mut line).await? == 0 {
                 return Ok(());
             }
             let trimmed = line.trim_end();
@@ -191,6 +226,10 @@ async fn connection(
                 }
             }
         }
+        if length > MAX_BODY {
+            let why = format!("a request body of at most {MAX_BODY} bytes");
+            return refuse(reader.get_mut(), "413 Payload Too Large", &why).await;
+        }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).await?;
         let arrival = Instant::now();
@@ -204,6 +243,10 @@ async fn connection(
             .find_map(|name| body.get(name).and_then(serde_json::Value::as_u64))
             .unwrap_or(16)
             .max(1);
+        if max_tokens > MAX_TOKENS {
+            let why = format!("max_tokens (or max_completion_tokens) of at most {MAX_TOKENS}");
+            return refuse(reader.get_mut(), "400 Bad Request", &why).await;
+        }
         let mut sent = Sent {
             arrival: arrival - origin,
             tokens: Vec::with_capacity(max_tokens as usize),
@@ -235,16 +278,31 @@ async fn connection(
         );
         // Recorded before the end of the response is written: the client cannot finish (and
         // the check cannot take the truth) before the truth is there.
-        truth
-            .sent
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((id, sent));
+        truth.record(id, sent);
         write_event(socket, &usage).await?;
         socket
             .write_all(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
             .await?;
     }
+}
+
+/// Reads one line of at most [`MAX_LINE`] bytes (a longer one is cut there).
+async fn read_line(reader: &mut BufReader<TcpStream>, line: &mut String) -> std::io::Result<usize> {
+    reader.take(MAX_LINE).read_line(line).await
+}
+
+/// Answers `status` with what the server takes, then closes the connection.
+async fn refuse(socket: &mut TcpStream, status: &str, takes: &str) -> std::io::Result<()> {
+    let body = serde_json::json!({
+        "error": {"message": format!("the self-check server takes {takes}")}
+    })
+    .to_string();
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await?;
+    socket.write_all(body.as_bytes()).await
 }
 
 /// Answers a `GET`: the model list, the truth so far, or 404.
@@ -306,7 +364,7 @@ mod tests {
                 arrival: ms(arrival),
                 tokens,
             };
-            shared.sent.lock().expect("lock").push((id, sent));
+            shared.record(id, sent);
         }
         shared.accepted.store(2, Ordering::Relaxed);
         let truth = shared.truth();

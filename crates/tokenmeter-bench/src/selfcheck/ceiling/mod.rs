@@ -127,6 +127,13 @@ async fn step(
         .zip(cpu_before)
         .map(|(a, b)| a.saturating_sub(b));
     let after = truth.read().await?;
+    if after.unrecorded > 0 {
+        bail!(
+            "the self-check server left {} answers unrecorded (too many token times held): \
+             run the ceiling against a server no other client uses",
+            after.unrecorded
+        );
+    }
     let server_cpu = match (in_process, before.server_cpu_s, after.server_cpu_s) {
         (true, Some(b), Some(a)) => Some(a - b),
         (true, _, _) => None,
