@@ -9,7 +9,7 @@ between its writes) of what it wrote since it was last asked. No shared clock is
 client is judged by the same figures.
 
 The same ramp for every client: 8 streams, then ×√2 a step up to 2,048; a step sends 4
-requests per stream (128 at least) at a constant rate that keeps that many streams in flight
+requests per stream (512 at least) at a constant rate that keeps that many streams in flight
 (streams / 0.146 s requests per second). The ramp stops at the first step where the client's
 TTFT p50 or ITL p50 (per gap) is more than 1 ms off the server's, or its dispatch lag p99 (the
 request sent − its due time) passes 1 ms where the client reports one, or a request fails, on
@@ -32,7 +32,7 @@ ceiling). The ceiling is the last step within the line: the tokens/s the client 
   When it does not install or run, the table says so and the others go on.
 
 Prints one table: client, cores, ceiling tokens/s, streams, what stopped it; `--json PATH`
-also writes every step. About 3 to 6 minutes; not part of scripts/test.sh.
+also writes every step. About 2 to 5 minutes; not part of scripts/test.sh.
 
 Usage:
     python3 scripts/ceiling.py [path/to/tokenmeter] [--json PATH]
@@ -56,7 +56,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STREAMS = [round(8 * 2 ** (step / 2)) for step in range(17)]
 TOKENS = 64
 PER_STREAM = 4
-MIN_REQUESTS = 128
+MIN_REQUESTS = 512
 ANSWER_S = 0.020 + 0.002 * (TOKENS - 1)
 LINE_S = 1e-3
 CLIENT_CORE = "0"

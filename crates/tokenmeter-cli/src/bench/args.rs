@@ -217,7 +217,7 @@ pub(crate) struct BenchFlags {
     pub(crate) self_check_client: bool,
 
     /// Find how much load this one process measures accurately: a ramp of streams (8 to
-    /// 2,048, ×√2 a step; 64-token answers at about 440 tokens/s each, 4 per stream and 128
+    /// 2,048, ×√2 a step; 64-token answers at about 440 tokens/s each, 4 per stream and 512
     /// at least, at a constant rate) against a server streaming at known times, stopped at the first step
     /// where the TTFT or ITL p50 is more than 1 ms off the server's or the dispatch lag p99
     /// passes 1 ms, on that step and on its second run. Prints the last step within that line in tokens/s and streams, per core

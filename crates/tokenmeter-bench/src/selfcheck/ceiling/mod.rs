@@ -3,9 +3,9 @@
 //!
 //! A ramp of offered loads against the paced server (every answer 64 tokens, the first 20 ms
 //! after the request is read, then one every 2 ms: about 440 tokens/s a stream): each step
-//! sends 4 requests per stream (128 at least) at a constant rate that keeps that many streams
+//! sends 4 requests per stream (512 at least) at a constant rate that keeps that many streams
 //! in flight (open loop: each request has a due time, so the client's dispatch lag is
-//! measured), 0.7 to 2.5 s a step. The ramp stops at the first step where the client's TTFT
+//! measured), 0.7 to 9.5 s a step. The ramp stops at the first step where the client's TTFT
 //! p50 or ITL p50 is more than 1 ms off the server's, or its dispatch lag p99 passes 1 ms, or a
 //! request fails, on that step and on its second run ([`ramp`]); the last step within the line
 //! is the ceiling, in tokens/s and streams, on the runtime's worker threads (one per core the
@@ -45,8 +45,9 @@ use ramp::{Ceiling, Step};
 const TOKENS: u64 = 64;
 /// Requests each stream sends in a step.
 const REQUESTS_PER_STREAM: usize = 4;
-/// Requests of a step at least: enough for a p99 of the dispatch lag that is not its maximum.
-const MIN_REQUESTS: usize = 128;
+/// Requests of a step at least: enough that one late wake-up of the thread, a few requests
+/// late, does not make the dispatch lag's p99 by itself.
+const MIN_REQUESTS: usize = 512;
 /// Time a step may take beyond its schedule before it is cut.
 const STEP_GRACE: Duration = Duration::from_secs(10);
 
@@ -85,7 +86,8 @@ async fn ramp_against(origin: &str, in_process: bool) -> anyhow::Result<Ceiling>
     let mut next = ramp::streams().next();
     while let Some(streams) = next {
         let first_id = steps.len() as u64 * 1_000_000;
-        steps.push(step(&client, &truth, streams, first_id, in_process).await?);
+        let step = step(&client, &truth, streams, MIN_REQUESTS, first_id, in_process);
+        steps.push(step.await?);
         next = Ceiling::next(&steps, ramp::streams());
     }
     Ok(Ceiling::of(workers, steps))
@@ -96,15 +98,17 @@ fn answer_time(pace: Pace) -> Duration {
     pace.ttft + pace.gap * u32::try_from(TOKENS - 1).unwrap_or(u32::MAX)
 }
 
-/// One step: `streams` streams in flight, on average, for `REQUESTS_PER_STREAM` answers each.
+/// One step: `streams` streams in flight, on average, for `REQUESTS_PER_STREAM` answers each
+/// and `min_requests` in all at least.
 async fn step(
     client: &Arc<Client>,
     truth: &TruthReader,
     streams: usize,
+    min_requests: usize,
     first_id: u64,
     in_process: bool,
 ) -> anyhow::Result<Step> {
-    let requests = (streams * REQUESTS_PER_STREAM).max(MIN_REQUESTS);
+    let requests = (streams * REQUESTS_PER_STREAM).max(min_requests);
     let answer = answer_time(Pace::default());
     let rate = streams as f64 / answer.as_secs_f64();
     let load = Load::Rate {
@@ -259,13 +263,12 @@ mod tests {
             Client::new(chat_at(chat), None, BenchClock::start(), Meter::builder())
                 .expect("a client"),
         );
-        let step = step(&client, &truth, 16, 0, true).await.expect("a step");
+        let step = step(&client, &truth, 16, 64, 0, true)
+            .await
+            .expect("a step");
         paced.stop().expect("the server stops");
-        assert_eq!(
-            (step.requests, step.failed, step.timed_out),
-            (MIN_REQUESTS, 0, false)
-        );
-        assert_eq!(step.tokens, MIN_REQUESTS as u64 * TOKENS);
+        assert_eq!((step.requests, step.failed, step.timed_out), (64, 0, false));
+        assert_eq!(step.tokens, 64 * TOKENS);
         // What the server wrote is what the client read, so both sides have figures.
         for figure in [step.ttft_error_s, step.itl_error_s] {
             let error = figure.expect("a figure on both sides");
