@@ -186,11 +186,12 @@ def tokenmeter_ceiling(origin, cores):
         out = os.path.join(tmp, "ceiling.json")
         command = pinned(cores, [tokenmeter(), "bench", "--self-check-ceiling", "--url", origin,
                                  "--json", out])
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        # Its stderr repeats each step as it ends; its stdout has them all, and the ceiling.
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, timeout=600)
         print("\n".join("  " + line for line in done.stdout.splitlines()), flush=True)
         if done.returncode != 0:
-            return {"error": f"exit {done.returncode}"}
+            return {"error": f"exit {done.returncode}: {done.stderr.strip()[-300:]}"}
         with open(out) as f:
             ceiling = json.load(f)
     good = ceiling["steps"][ceiling["ceiling"]] if ceiling["ceiling"] is not None else None

@@ -86,8 +86,10 @@ async fn ramp_against(origin: &str, in_process: bool) -> anyhow::Result<Ceiling>
     let mut next = ramp::streams().next();
     while let Some(streams) = next {
         let first_id = steps.len() as u64 * 1_000_000;
-        let step = step(&client, &truth, streams, MIN_REQUESTS, first_id, in_process);
-        steps.push(step.await?);
+        let step = step(&client, &truth, streams, MIN_REQUESTS, first_id, in_process).await?;
+        // Each step as it ends, on stderr: a ramp takes a minute or more.
+        crate::console::err(&format!("{}\n", step.row()));
+        steps.push(step);
         next = Ceiling::next(&steps, ramp::streams());
     }
     Ok(Ceiling::of(workers, steps))

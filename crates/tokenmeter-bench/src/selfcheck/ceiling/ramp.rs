@@ -41,6 +41,21 @@ pub(crate) struct Step {
 }
 
 impl Step {
+    /// The step as a row of [`Ceiling::render`]'s table.
+    pub(crate) fn row(&self) -> String {
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{:+.3}", v * 1e3));
+        format!(
+            "  {:>7} {:>10.0} {:>12} {:>12} {:>12} {:>10}",
+            self.streams,
+            self.tokens_per_s,
+            ms(self.ttft_error_s),
+            ms(self.itl_error_s),
+            ms(self.dispatch_lag_p99_s),
+            self.client_cpu_s
+                .map_or_else(|| "-".to_owned(), |s| format!("{s:.2}")),
+        )
+    }
+
     /// Why this step is past the line, in words; `None` when it is within it.
     pub(crate) fn breach(&self) -> Option<String> {
         if self.timed_out {
@@ -163,19 +178,8 @@ impl Ceiling {
             "  {:>7} {:>10} {:>12} {:>12} {:>12} {:>10}",
             "streams", "tok/s", "TTFT err ms", "ITL err ms", "lag p99 ms", "CPU s"
         );
-        let ms = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{:+.3}", v * 1e3));
         for step in &self.steps {
-            let _ = writeln!(
-                out,
-                "  {:>7} {:>10.0} {:>12} {:>12} {:>12} {:>10}",
-                step.streams,
-                step.tokens_per_s,
-                ms(step.ttft_error_s),
-                ms(step.itl_error_s),
-                ms(step.dispatch_lag_p99_s),
-                step.client_cpu_s
-                    .map_or_else(|| "-".to_owned(), |s| format!("{s:.2}")),
-            );
+            let _ = writeln!(out, "{}", step.row());
         }
         match (self.last_good(), self.tokens_per_s_per_core()) {
             (Some(step), Some(per_core)) => {
