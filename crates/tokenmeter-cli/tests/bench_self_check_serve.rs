@@ -12,7 +12,7 @@ mod support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
@@ -44,14 +44,29 @@ fn get(addr: &str, path: &str) -> serde_json::Value {
     serde_json::from_str(body).expect("a JSON body")
 }
 
+/// The server's process, killed if the test ends before it stops it (a failed assertion).
+struct Serving(Option<Child>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 #[test]
 fn the_paced_server_streams_tells_what_it_wrote_and_stops_on_sigterm() {
-    let mut child = tokenmeter()
-        .args(["bench", "--self-check-serve", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the tokenmeter binary starts");
+    let mut serving = Serving(Some(
+        tokenmeter()
+            .args(["bench", "--self-check-serve", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the tokenmeter binary starts"),
+    ));
+    let child = serving.0.as_mut().expect("the child");
     let stdout = child.stdout.take().expect("its stdout");
     let (said, heard) = channel();
     std::thread::spawn(move || {
@@ -130,6 +145,7 @@ fn the_paced_server_streams_tells_what_it_wrote_and_stops_on_sigterm() {
         .status()
         .expect("kill runs");
     assert!(status.success());
+    let mut child = serving.0.take().expect("the child");
     let (done, exited) = channel();
     std::thread::spawn(move || {
         let _ = done.send(child.wait());
