@@ -32,8 +32,8 @@ ceiling). The ceiling is the last step within the line: the tokens/s the client 
   When it does not install or run, the table says so and the others go on.
 
 Prints one table: client, cores, ceiling tokens/s, streams, what stopped it; `--json PATH`
-also writes every step. About 2 minutes (1 min 35 s to 2 min 6 s in the runs benches/README.md lists); not part
-of scripts/test.sh.
+also writes every step. About 2 minutes (1 min 35 s to 2 min 6 s in the runs benches/README.md
+lists); not part of scripts/test.sh.
 
 Usage:
     python3 scripts/ceiling.py [path/to/tokenmeter] [--json PATH]
