@@ -10,6 +10,8 @@
 #   install_router       SGLang's model gateway `smg` (a Rust router, a prebuilt PyPI wheel),
 #                        pinned, in a venv under ~/.cache: scripts/third_party_router.py
 #   install_fuzz_tools   a C++ compiler (libFuzzer is C++) and cargo-fuzz
+#   install_aiperf       AIPerf (NVIDIA's benchmark client), pinned, in a venv under ~/.cache:
+#                        scripts/ceiling.py
 #   check_toolchain MODE the compiler against `rust-version` in Cargo.toml (see below)
 
 # Installs the Debian packages given when any is missing (needs root and the network).
@@ -79,6 +81,22 @@ install_llama_cpp_server() {
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     'llama-cpp-python[server]' gguf numpy
+}
+
+# AIPerf, one of the clients of scripts/ceiling.py (run on its own, not by scripts/test.sh),
+# this version only: the flags and export files the script reads are its. It took 2 min 41 s on
+# the development machine and fills 1.2 GB (its dependencies include transformers, pandas,
+# numpy and pyzmq).
+TOKENMETER_AIPERF_VENV="${TOKENMETER_AIPERF_VENV:-$HOME/.cache/tokenmeter-aiperf/venv}"
+TOKENMETER_AIPERF_PIN="aiperf==0.13.0"
+
+install_aiperf() {
+  local venv="$TOKENMETER_AIPERF_VENV"
+  "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("aiperf") == "'"${TOKENMETER_AIPERF_PIN#*==}"'"' >/dev/null 2>&1 && return 0
+  echo "==> installing $TOKENMETER_AIPERF_PIN into $venv"
+  mkdir -p "$(dirname "$venv")"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$TOKENMETER_AIPERF_PIN"
 }
 
 install_fuzz_tools() {

@@ -115,6 +115,12 @@ pub struct BenchArgs {
     pub fail_under: Option<f64>,
     /// Measure the client itself instead of a server; default false.
     pub self_check_client: bool,
+    /// Find the load this process measures within 1 ms of the truth, against the self-check
+    /// server at `url` (one in this process when `None`); default false.
+    pub self_check_ceiling: bool,
+    /// Run only the self-check server on this address, for clients in other processes;
+    /// `None` (default): not.
+    pub self_check_serve: Option<std::net::SocketAddr>,
     /// One run split over processes: the shard and the start time.
     pub shard: ShardArgs,
     /// The level of every figure's confidence interval (`--confidence`); default 95%.
@@ -230,6 +236,8 @@ impl Default for BenchArgs {
             no_preflight: false,
             fail_under: None,
             self_check_client: false,
+            self_check_ceiling: false,
+            self_check_serve: None,
             shard: ShardArgs::default(),
             confidence: tokenmeter::report::Confidence::default(),
             repeat: 1,

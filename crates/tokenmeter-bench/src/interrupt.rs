@@ -110,7 +110,7 @@ pub(crate) async fn before_the_run<T>(
 }
 
 /// The next Ctrl-C or SIGTERM; false when signals cannot be listened for.
-async fn signal() -> bool {
+pub(crate) async fn signal() -> bool {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

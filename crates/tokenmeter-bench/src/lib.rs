@@ -83,7 +83,7 @@
 //! | `repeat` | `--repeat N`: one plan run N times, each figure across the runs ([`Repeated`]) |
 //! | `sweep` | increasing rates and the capacity at the attainment target |
 //! | `swept` | a finished sweep as a library caller reads it ([`Sweep`]) |
-//! | `selfcheck` | the client's own cost and timing error (`--self-check-client`) |
+//! | `selfcheck` | the client's own cost and timing error (`--self-check-client`), its accurate ceiling (`--self-check-ceiling`) and the server both use (`--self-check-serve`) |
 //! | `slices` | the run cut into time slices (`--slice`), the server's view beside each |
 //! | `server_view` | scraping the server's `/metrics` (`--server-metrics`): vLLM's names and ours |
 //! | `shard` | one run split over processes: `--shard I/N`, `--start-at` |

@@ -167,8 +167,12 @@ impl BenchArgs {
                 "--shard and --start-at split one run over processes; run each repetition as its own sharded run",
             ),
             (
-                self.self_check_client,
-                "--self-check-client measures the client, not a plan",
+                self.self_check_client || self.self_check_ceiling,
+                "--self-check-client and --self-check-ceiling measure the client, not a plan",
+            ),
+            (
+                self.self_check_serve.is_some(),
+                "--self-check-serve serves; it runs no plan",
             ),
             (
                 self.peer.result_format == ResultFormat::Vllm,

@@ -45,8 +45,31 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let plan = args.plan().map_err(|e| exit::classify(e, Exit::Usage))?;
     shard::resolve(&args.shard, plan.sweep.is_some())
         .map_err(|e| exit::classify(e, Exit::Usage))?;
+    let checks = [
+        args.self_check_client,
+        args.self_check_ceiling,
+        args.self_check_serve.is_some(),
+    ];
+    if checks.iter().filter(|on| **on).count() > 1 {
+        return Err(exit::classify(
+            anyhow::anyhow!(
+                "--self-check-client, --self-check-ceiling and --self-check-serve each run on \
+                 their own; give one of them"
+            ),
+            Exit::Usage,
+        ));
+    }
     if args.self_check_client {
         return selfcheck::run(args.json.clone()).await;
+    }
+    if let Some(addr) = args.self_check_serve {
+        let served = selfcheck::serve(addr).await;
+        return served.map_err(|e| exit::classify(e, Exit::CouldNotRun));
+    }
+    if args.self_check_ceiling {
+        let url = args.url.as_deref().cloned();
+        let ceiling = selfcheck::run_ceiling(url, args.json.clone()).await;
+        return ceiling.map_err(|e| exit::classify(e, Exit::CouldNotRun));
     }
     let inputs: Vec<(&Path, &str)> = [
         (args.workload.dataset.as_deref(), "the --dataset file"),

@@ -17,13 +17,17 @@
 //! before it); TTFT and ITL p50 within 1 ms of the truth.
 
 mod baseline;
+mod ceiling;
 mod cpu;
 mod http_only;
+mod paced;
 mod report;
 mod server;
 
+pub(crate) use ceiling::run as run_ceiling;
 pub(crate) use cpu::process_cpu_time;
 use cpu::{thread_cpu_split, thread_cpu_time};
+pub(crate) use paced::run as serve;
 pub(crate) use report::SelfCheck;
 
 use std::collections::HashMap;
@@ -44,6 +48,7 @@ use crate::progress::Progress;
 use crate::runner::{self, Load};
 use crate::workload::{LengthDist, RequestSpec, Source, specs};
 
+use paced::Paced;
 use report::Cpu;
 use server::{Pace, Sent, Shared};
 
@@ -69,10 +74,7 @@ impl Default for Params {
             requests: 128,
             rounds: 5,
             tokens: 900,
-            pace: Pace {
-                ttft: Duration::from_millis(20),
-                gap: Duration::from_millis(2),
-            },
+            pace: Pace::default(),
         }
     }
 }
@@ -97,32 +99,9 @@ pub(crate) async fn run(json: Option<PathBuf>) -> anyhow::Result<()> {
 /// client on this one, and compares.
 pub(crate) fn measure(params: Params) -> anyhow::Result<SelfCheck> {
     let origin = Instant::now();
-    let shared = Arc::new(Shared::default());
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).context("binding 127.0.0.1:0")?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server_shared = shared.clone();
-    let server = std::thread::Builder::new()
-        .name("self-check-server".into())
-        .spawn(move || -> anyhow::Result<()> {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener)?;
-                tokio::select! {
-                    () = server::serve(listener, origin, params.pace, server_shared) => {}
-                    _ = stopped => {}
-                }
-                anyhow::Ok(())
-            })
-        })?;
-    let rounds = run_rounds(params, origin, addr, &shared);
-    let _ = stop.send(());
-    server
-        .join()
-        .map_err(|_| anyhow::anyhow!("the self-check server thread panicked"))??;
+    let server = Paced::start(([127, 0, 0, 1], 0).into(), origin, params.pace)?;
+    let rounds = run_rounds(params, origin, server.addr, &server.shared);
+    server.stop()?;
     let rounds = rounds?;
     Ok(compare(params, &rounds))
 }
@@ -219,8 +198,15 @@ fn raw_side(params: Params, addr: std::net::SocketAddr) -> anyhow::Result<Cpu> {
 
 /// The bench client's target: the paced server on `addr`.
 fn target(addr: std::net::SocketAddr) -> anyhow::Result<Target> {
-    Ok(Target {
-        url: reqwest::Url::parse(&format!("http://{addr}/v1/chat/completions"))?,
+    Ok(chat_at(reqwest::Url::parse(&format!(
+        "http://{addr}/v1/chat/completions"
+    ))?))
+}
+
+/// The bench client's target: the paced server's chat completions at `url`.
+fn chat_at(url: reqwest::Url) -> Target {
+    Target {
+        url,
         api: Api::Chat,
         model: "paced".into(),
         ignore_eos: false,
@@ -230,22 +216,32 @@ fn target(addr: std::net::SocketAddr) -> anyhow::Result<Target> {
         tls: crate::tls::Tls::default(),
         shape: crate::request_shape::RequestShape::default(),
         tokenizer: None,
-    })
+    }
 }
 
 /// Round `round`'s requests: the same prompts and lengths every round, with ids of their own.
 fn round_specs(params: Params, round: usize) -> (Vec<RequestSpec>, rand::rngs::StdRng) {
+    paced_specs(
+        params.requests,
+        params.tokens,
+        (round * params.requests) as u64,
+    )
+}
+
+/// `requests` requests of 64 prompt tokens and `tokens` answer tokens, with ids from `first`,
+/// and the generator that drew them (for the arrivals).
+fn paced_specs(requests: usize, tokens: u64, first: u64) -> (Vec<RequestSpec>, rand::rngs::StdRng) {
     let source = Source::Synthetic {
         input: LengthDist::Fixed(64),
-        output: LengthDist::Fixed(params.tokens),
+        output: LengthDist::Fixed(tokens),
         tokenizer: None,
         shared_prefix: None,
         turns: 1,
     };
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
-    let mut specs = specs(&source, params.requests, &mut rng);
+    let mut specs = specs(&source, requests, &mut rng);
     for spec in &mut specs {
-        spec.id += (round * params.requests) as u64;
+        spec.id += first;
     }
     (specs, rng)
 }

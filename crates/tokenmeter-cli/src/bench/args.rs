@@ -216,6 +216,25 @@ pub(crate) struct BenchFlags {
     #[arg(long, hide = true)]
     pub(crate) self_check_client: bool,
 
+    /// Find how much load this one process measures accurately: a ramp of streams (8 to
+    /// 2,048, ×√2 a step; 64-token answers at about 440 tokens/s each, 4 per stream and 512
+    /// at least, at a constant rate) against a server streaming at known times, stopped at the first step
+    /// where the TTFT or ITL p50 is more than 1 ms off the server's or the dispatch lag p99
+    /// passes 1 ms, on that step and on its second run. Prints the last step within that line in tokens/s and streams, per core
+    /// (one runtime worker per core the process may use: `taskset -c 0` gives one). The server
+    /// runs in this process, on a thread of its own, unless --url names a --self-check-serve
+    /// server.
+    #[arg(long)]
+    pub(crate) self_check_ceiling: bool,
+
+    /// Run only the server of --self-check-ceiling on ADDR (e.g. 127.0.0.1:8765) until Ctrl-C
+    /// or SIGTERM, for a --self-check-ceiling or another benchmark client in another process:
+    /// POST /v1/chat/completions streams at known times (first token 20 ms after the request,
+    /// then one every 2 ms); GET /tokenmeter/truth answers, as JSON, the TTFT and ITL p50 it
+    /// wrote since it was last asked.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) self_check_serve: Option<std::net::SocketAddr>,
+
     /// `--shard`, `--shards`, `--start-at`: one run split over processes.
     #[command(flatten)]
     pub(crate) shard: ShardFlags,
@@ -281,6 +300,8 @@ impl BenchFlags {
         args.fail_under = self.fail_under;
         args.confidence = self.confidence;
         args.self_check_client = self.self_check_client;
+        args.self_check_ceiling = self.self_check_ceiling;
+        args.self_check_serve = self.self_check_serve;
         args.shard = self.shard.settings();
         args.repeat = self.repeat as usize;
         args.cooldown = self.cooldown;

@@ -188,6 +188,9 @@ fn every_flag_reaches_its_field() {
         "--fail-under",
         "0.95",
         "--self-check-client",
+        "--self-check-ceiling",
+        "--self-check-serve",
+        "127.0.0.1:8765",
         "--shard",
         "1/3",
         "--start-at",
@@ -277,6 +280,8 @@ fn every_flag_reaches_its_field() {
     want.no_preflight = true;
     want.fail_under = Some(0.95);
     want.self_check_client = true;
+    want.self_check_ceiling = true;
+    want.self_check_serve = Some(([127, 0, 0, 1], 8765).into());
     want.shard.shard = Some(parse::parse_shard("1/3").unwrap());
     want.shard.start_at = Some(parse::parse_start_at("1767225600").unwrap());
     want.repeat = 3;
