@@ -218,12 +218,12 @@ pub(crate) struct BenchFlags {
 
     /// Find how much load this one process measures accurately: a ramp of streams (8 to
     /// 2,048, ×√2 a step; 64-token answers at about 440 tokens/s each, 4 per stream and 512
-    /// at least, at a constant rate) against a server streaming at known times, stopped at the first step
-    /// where the TTFT or ITL p50 is more than 1 ms off the server's or the dispatch lag p99
-    /// passes 1 ms, on that step and on its second run. Prints the last step within that line in tokens/s and streams, per core
-    /// (one runtime worker per core the process may use: `taskset -c 0` gives one). The server
-    /// runs in this process, on a thread of its own, unless --url names a --self-check-serve
-    /// server.
+    /// at least, at a constant rate) against a server streaming at known times, stopped at
+    /// the first step where the TTFT or ITL p50 is more than 1 ms off the server's or the
+    /// dispatch lag p99 passes 1 ms, on that step and on its second run. Prints the last step
+    /// within that line in tokens/s and streams, per core (one runtime worker per core the
+    /// process may use: `taskset -c 0` gives one). The server runs in this process, on a
+    /// thread of its own, unless --url names a --self-check-serve server.
     #[arg(long)]
     pub(crate) self_check_ceiling: bool,
 
