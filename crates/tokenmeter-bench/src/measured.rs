@@ -8,12 +8,14 @@
 //! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap): what is
 //! kept per request is then of a fixed size, whatever the length of its stream.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
 use crate::gaps::{GapSpan, Gaps};
+use crate::kept_record::KeptRecord;
 use crate::oddities::Oddities;
 use crate::sanitize::ServerText;
 
@@ -80,8 +82,9 @@ pub(crate) struct Measured {
     pub(crate) slo_class: Option<u16>,
     /// The output tokens are the streamed text counted with `--tokenizer` (no `usage` came).
     pub(crate) output_counted: bool,
-    /// The core's record; `None` only when the request's task was lost (it panicked).
-    pub(crate) record: Option<RequestRecord>,
+    /// The core's record, compact once settled ([`KeptRecord`]); `None` only when the
+    /// request's task was lost (it panicked).
+    pub(crate) record: Option<KeptRecord>,
     /// Prompt tokens we sent (generated or estimated).
     pub(crate) input_tokens: u64,
     /// `input_tokens` is exact: counted with `--tokenizer`, or given by the dataset.
@@ -133,10 +136,20 @@ impl AsRef<Oddities> for Measured {
 }
 
 impl Measured {
+    /// The core's record (built again from its compact form once settled).
+    pub(crate) fn record(&self) -> Option<Cow<'_, RequestRecord>> {
+        self.record.as_ref().map(KeptRecord::get)
+    }
+
+    /// The core's record while the request ends (`None` once settled).
+    pub(crate) fn record_mut(&mut self) -> Option<&mut RequestRecord> {
+        self.record.as_mut().and_then(KeptRecord::whole_mut)
+    }
+
     /// How the request ended; a lost task is an error of class `_OTHER`, one cancelled by an
     /// interrupt `cancelled`.
     pub(crate) fn outcome(&self) -> Outcome {
-        match &self.record {
+        match self.record() {
             Some(record) => record.outcome,
             None if self.cancelled => Outcome::Cancelled,
             None => Outcome::Error(ErrorClass::Other),
@@ -151,7 +164,7 @@ impl Measured {
     /// Output tokens: `usage.completion_tokens`, else the tokens of the chunks (the core's
     /// count, which takes `usage` when the stream sent it).
     pub(crate) fn output_tokens(&self) -> u64 {
-        self.record.as_ref().map_or(0, |r| r.output_tokens)
+        self.record().map_or(0, |r| r.output_tokens)
     }
 
     /// Input tokens: `usage.prompt_tokens`, else what we sent.
@@ -188,7 +201,7 @@ impl Measured {
             usage.prompt_tokens = None;
             flagged = true;
         }
-        if let Some(record) = self.record.as_mut()
+        if let Some(record) = self.record_mut()
             && record.cached_input_tokens.is_some_and(|c| c > bound)
         {
             record.cached_input_tokens = None;
@@ -216,7 +229,7 @@ impl Measured {
     /// Client − server TTFT of this request in seconds: what the network, the server's
     /// frontend and the client add to the server's own TTFT. `None` unless both are known.
     pub(crate) fn client_minus_server_ttft(&self) -> Option<f64> {
-        let client = self.record.as_ref()?.ttft?;
+        let client = self.record()?.ttft?;
         let server = self.server_ttft?;
         Some(client.as_secs_f64() - server.as_secs_f64())
     }
@@ -224,20 +237,20 @@ impl Measured {
     /// Moves the chunk times out of the record: its gaps go into `gaps` (see the module), the
     /// longest is kept here. Settling twice changes nothing.
     pub(crate) fn settle(&mut self, gaps: &mut Gaps) {
-        let Some(times) = self.record.as_mut().and_then(|r| r.item_times.take()) else {
-            return;
-        };
-        let each = times
-            .windows(2)
-            .map(|w| w[1].offset.saturating_sub(w[0].offset));
-        self.max_gap = each.clone().max();
-        self.gaps = gaps.add(each);
+        if let Some(times) = self.record_mut().and_then(|r| r.item_times.take()) {
+            let each = times
+                .windows(2)
+                .map(|w| w[1].offset.saturating_sub(w[0].offset));
+            self.max_gap = each.clone().max();
+            self.gaps = gaps.add(each);
+        }
+        self.record = self.record.take().map(|r| r.settle(&mut gaps.molds));
     }
 
     /// The time of every token-bearing chunk since the send, rebuilt from the TTFT and the
     /// gaps once settled (exact: both are whole nanoseconds); from the record before.
     pub(crate) fn chunk_offsets<'a>(&'a self, gaps: &'a Gaps) -> Vec<Duration> {
-        let Some(record) = &self.record else {
+        let Some(record) = self.record() else {
             return Vec::new();
         };
         if let Some(times) = &record.item_times {
@@ -260,11 +273,10 @@ impl Measured {
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
         let times = self
-            .record
-            .as_ref()
-            .and_then(|r| r.item_times.as_ref())
-            .map_or(0, |t| {
-                t.capacity() * std::mem::size_of::<tokenmeter::ItemTime>()
+            .record()
+            .and_then(|r| r.item_times.as_ref().map(Vec::capacity))
+            .map_or(0, |capacity| {
+                capacity * std::mem::size_of::<tokenmeter::ItemTime>()
             });
         let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
         times + text(&self.error) + text(&self.response_id)
@@ -273,20 +285,20 @@ impl Measured {
     /// Client queue time: send − due (vLLM 0.33's `client_queue_time`): the time it waited
     /// for a slot and for the client itself. `None` without a record or a due time.
     pub(crate) fn client_queue(&self) -> Option<Duration> {
-        let sent = self.record.as_ref()?.arrival;
+        let sent = self.record()?.arrival;
         Some(sent.saturating_sub(self.due?))
     }
 
     /// The client's own dispatch lag: send − ready (how late the client sent a request that
     /// was due and had a slot). `None` without a record or a ready time.
     pub(crate) fn dispatch_lag(&self) -> Option<Duration> {
-        let sent = self.record.as_ref()?.arrival;
+        let sent = self.record()?.arrival;
         Some(sent.saturating_sub(self.ready?))
     }
 
     /// TTFT from the schedule: client queue time + TTFT, what the user who was due then felt.
     pub(crate) fn ttft_from_schedule(&self) -> Option<Duration> {
-        let ttft = self.record.as_ref()?.ttft?;
+        let ttft = self.record()?.ttft?;
         Some(ttft + self.client_queue().unwrap_or_default())
     }
 
@@ -299,16 +311,13 @@ impl Measured {
     /// TPOT in seconds ([`RequestRecord::tpot_seconds`]); none for an answer that came whole
     /// ([`not_streamed`](Self::not_streamed)).
     pub(crate) fn tpot_seconds(&self) -> Option<f64> {
-        self.record
-            .as_ref()
-            .filter(|_| !self.not_streamed)?
-            .tpot_seconds()
+        self.record().filter(|_| !self.not_streamed)?.tpot_seconds()
     }
 
     /// The latency `vllm bench serve` reports as E2EL: the last token-bearing chunk − send
     /// ([`RequestRecord::time_to_last_token`]); the end of the stream when no token came.
     pub(crate) fn latency(&self) -> Option<Duration> {
-        let record = self.record.as_ref()?;
+        let record = self.record()?;
         Some(record.time_to_last_token().unwrap_or(record.e2e))
     }
 }

@@ -63,7 +63,7 @@ fn server_ttft(m: &Measured) -> Option<Duration> {
 }
 
 fn client_ttft(m: &Measured) -> Option<Duration> {
-    m.record.as_ref()?.ttft
+    m.record()?.ttft
 }
 
 /// The p50 (s) of `value` over the first and the last of `parts` equal parts of the
@@ -120,7 +120,7 @@ pub(crate) fn of(measured: &[Measured]) -> Phases {
         parts.push(("before the first token", client_ttft));
     }
     parts.push(("decode", |m| {
-        let record = m.record.as_ref()?;
+        let record = m.record()?;
         Some(m.latency()?.saturating_sub(record.ttft?))
     }));
     let phases: Vec<Phase> = parts

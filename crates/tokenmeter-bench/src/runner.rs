@@ -251,7 +251,7 @@ async fn conversation(
                 () = tokio::time::sleep(turn.think) => {}
                 () = stop.reached(Step::Draining) => break,
             }
-            let answered = done.last().and_then(|m| m.record.as_ref()).map(|r| r.end());
+            let answered = done.last().and_then(|m| m.record()).map(|r| r.end());
             let due = answered.map_or_else(|| client.clock().now(), |end| end + turn.think);
             at = Schedule { due, ready: due };
         }

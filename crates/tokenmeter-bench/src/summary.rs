@@ -256,7 +256,7 @@ pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
 
 /// Last end − first send, over the requests the core recorded.
 pub(crate) fn duration<M: Borrow<Measured>>(measured: &[M]) -> Duration {
-    let records = || measured.iter().filter_map(|m| m.borrow().record.as_ref());
+    let records = || measured.iter().filter_map(|m| m.borrow().record());
     let start = records().map(|r| r.arrival).min().unwrap_or_default();
     let end = records().map(|r| r.end()).max().unwrap_or_default();
     end.saturating_sub(start)
@@ -282,7 +282,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
 ) -> BenchSummary {
     let all = || measured.iter().map(Borrow::borrow);
     let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
-    let records = || ok.iter().filter_map(|m| m.record.as_ref());
+    let records = || ok.iter().filter_map(|m| m.record());
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
     let total_input = total(ok.iter().map(|m| m.prompt_tokens()));
     let total_output = total(ok.iter().map(|m| m.output_tokens()));

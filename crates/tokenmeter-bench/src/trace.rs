@@ -137,7 +137,8 @@ pub(crate) fn ns(d: Duration) -> u64 {
 impl Trace {
     /// The line of `measured`.
     pub(crate) fn of(measured: &Measured) -> Self {
-        let record = measured.record.as_ref();
+        let record = measured.record();
+        let record = record.as_deref();
         let arrival = record.map_or(Duration::ZERO, |r| r.arrival);
         let outcome = measured.outcome();
         Self {

@@ -33,6 +33,7 @@ use crate::api::Api;
 use crate::api_key::ApiKey;
 use crate::clock::BenchClock;
 use crate::format::{format_duration, format_size};
+use crate::kept_record::KeptRecord;
 use crate::measured::{Discrepancy, Measured};
 use crate::records::Records;
 use crate::redirect::{redirect_policy, redirected};
@@ -434,7 +435,7 @@ impl Client {
             let _ = tokio::time::timeout_at(until, drain(body)).await;
         }
         // Ended by now (at the stream's end, on an error, or as cancelled by the drop).
-        measured.record = self.records.take(id);
+        measured.record = self.records.take(id).map(KeptRecord::from);
         if measured.error.is_none()
             && measured.outcome() == Outcome::Error(ErrorClass::EmptyResponse)
         {
@@ -447,7 +448,7 @@ impl Client {
         if let (Some(tokenizer), Some(text), Some(record), true) = (
             &self.target.tokenizer,
             text,
-            measured.record.as_mut(),
+            measured.record_mut(),
             no_usage,
         ) && text.len() < MAX_COUNTED_TEXT
         {
@@ -484,7 +485,7 @@ impl Client {
     /// Ends `request` as cancelled by a second interrupt, keeping its record.
     fn interrupted(&self, mut measured: Measured, mut request: Request) -> Measured {
         request.cancel();
-        measured.record = self.records.end(request);
+        measured.record = self.records.end(request).map(KeptRecord::from);
         measured.error = Some(self.sanitizer.clean(INTERRUPTED));
         measured
     }
@@ -497,7 +498,7 @@ impl Client {
         message: &str,
     ) -> Measured {
         request.end(Outcome::Error(class));
-        measured.record = self.records.end(request);
+        measured.record = self.records.end(request).map(KeptRecord::from);
         measured.error = Some(self.sanitizer.clean(message));
         measured
     }

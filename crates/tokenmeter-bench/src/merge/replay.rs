@@ -80,7 +80,7 @@ impl Replay {
             // Traces do not keep the --slo-class: a merged run has no breakdown by it.
             slo_class: None,
             cancelled: record.is_none() && outcome == Outcome::Cancelled,
-            record,
+            record: record.map(crate::kept_record::KeptRecord::from),
             input_tokens: trace.input_tokens,
             input_exact: trace.input_exact,
             output_counted: trace.output_counted,
