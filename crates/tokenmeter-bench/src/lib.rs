@@ -124,6 +124,7 @@ mod pipeline;
 mod plan;
 mod preflight;
 mod progress;
+mod rare;
 mod records;
 mod redirect;
 mod refusal;

@@ -17,6 +17,7 @@ use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 use crate::gaps::{GapSpan, Gaps};
 use crate::kept_record::KeptRecord;
 use crate::oddities::Oddities;
+use crate::rare::Rare;
 use crate::sanitize::ServerText;
 
 /// Token counts from the final `usage` object.
@@ -56,17 +57,6 @@ pub(crate) fn input_usage_bound(sent: u64) -> u64 {
     sent.saturating_mul(16).saturating_add(65_536).min(1 << 53)
 }
 
-/// `usage.completion_tokens` against the token-bearing chunks the stream carried, when no
-/// stream could give both: fewer tokens than token-bearing chunks, or more than `max_tokens`.
-/// `usage` is kept (vLLM's rule); the run reports how many requests disagreed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Discrepancy {
-    /// What `usage` said.
-    pub(crate) completion_tokens: u64,
-    /// Token-bearing chunks seen.
-    pub(crate) token_chunks: u64,
-}
-
 /// One request of a run.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Measured {
@@ -95,14 +85,11 @@ pub(crate) struct Measured {
     pub(crate) usage: Option<Usage>,
     /// The HTTP status, when a response arrived.
     pub(crate) status: Option<u16>,
-    /// What went wrong, for errors (sanitised: never contains a piece of the API key).
-    pub(crate) error: Option<ServerText>,
+    /// What few requests have: the error's text, a `usage` that disagreed, skipped events,
+    /// the server's own timings ([`Rare`]).
+    pub(crate) rare: Rare,
     /// The response's `id` (its `x-request-id` header, else the chunks' `id`), sanitised.
     pub(crate) response_id: Option<ServerText>,
-    /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
-    pub(crate) usage_discrepancy: Option<Discrepancy>,
-    /// Events its stream held that were skipped, and chunks read leniently.
-    pub(crate) oddities: Oddities,
     /// Cancelled in flight by an interrupt with no record: only in traces of older versions,
     /// which wrote such a request as an empty line (a run now keeps the record of each).
     pub(crate) cancelled: bool,
@@ -121,17 +108,12 @@ pub(crate) struct Measured {
     /// When it could have left at the earliest: its due time, or later the moment a slot of
     /// the concurrency cap opened for it. The send − this is the client's own dispatch lag.
     pub(crate) ready: Option<Duration>,
-    /// The server's TTFT of this request from its arrival, from the `metrics` object it sent
-    /// (vLLM's `--enable-per-request-metrics`): `queue_time_ms` + `time_to_first_token_ms`.
-    pub(crate) server_ttft: Option<Duration>,
-    /// The server's queue time of this request (`metrics.queue_time_ms`).
-    pub(crate) server_queue: Option<Duration>,
 }
 
 /// What [`oddities::warnings`](crate::oddities::warnings) reads of each request.
 impl AsRef<Oddities> for Measured {
     fn as_ref(&self) -> &Oddities {
-        &self.oddities
+        &self.rare.oddities
     }
 }
 
@@ -219,10 +201,10 @@ impl Measured {
         metrics: &tokenmeter_openai::chunk::ServerMetrics,
     ) {
         if let Some(ttft) = metrics.ttft_since_arrival() {
-            self.server_ttft = Some(ttft);
+            self.rare.server_ttft = Some(ttft);
         }
         if let Some(queue) = metrics.queue_time() {
-            self.server_queue = Some(queue);
+            self.rare.server_queue = Some(queue);
         }
     }
 
@@ -230,7 +212,7 @@ impl Measured {
     /// frontend and the client add to the server's own TTFT. `None` unless both are known.
     pub(crate) fn client_minus_server_ttft(&self) -> Option<f64> {
         let client = self.record()?.ttft?;
-        let server = self.server_ttft?;
+        let server = self.rare.server_ttft?;
         Some(client.as_secs_f64() - server.as_secs_f64())
     }
 
@@ -245,6 +227,7 @@ impl Measured {
             self.gaps = gaps.add(each);
         }
         self.record = self.record.take().map(|r| r.settle(&mut gaps.molds));
+        self.rare.shrink();
     }
 
     /// The time of every token-bearing chunk since the send, rebuilt from the TTFT and the
@@ -279,7 +262,7 @@ impl Measured {
                 capacity * std::mem::size_of::<tokenmeter::ItemTime>()
             });
         let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
-        times + text(&self.error) + text(&self.response_id)
+        times + text(&self.rare.error) + text(&self.response_id)
     }
 
     /// Client queue time: send − due (vLLM 0.33's `client_queue_time`): the time it waited
@@ -361,10 +344,14 @@ mod tests {
     #[test]
     fn the_oddities_warnings_read_each_request_s_oddities() {
         let odd = Measured {
-            oddities: Oddities {
-                duplicate_key_chunks: 2,
-                ..Oddities::default()
-            },
+            rare: crate::rare::RareFields {
+                oddities: Oddities {
+                    duplicate_key_chunks: 2,
+                    ..Oddities::default()
+                },
+                ..Default::default()
+            }
+            .into(),
             ..Measured::default()
         };
         let got = crate::oddities::warnings(&[odd, Measured::default()]);

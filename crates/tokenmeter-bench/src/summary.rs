@@ -219,7 +219,7 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 /// (usage discrepancies, unusable usages) over `measured`.
 fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
     let all = || measured.iter().map(Borrow::borrow);
-    let discrepancies = all().filter(|m| m.usage_discrepancy.is_some());
+    let discrepancies = all().filter(|m| m.rare.usage_discrepancy.is_some());
     let unusable = all().filter(|m| m.usage.is_some_and(|u| u.unusable));
     let input = all().filter(|m| m.usage.is_some_and(|u| u.implausible_input));
     (
@@ -328,7 +328,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         usage_discrepancies,
         usage_unusable,
         usage_implausible_input,
-        oddities: Oddities::total(measured.iter().map(|m| &m.borrow().oddities)),
+        oddities: Oddities::total(measured.iter().map(|m| &m.borrow().rare.oddities)),
         client_minus_server_ttft_per_request: per_request_gap(&ok),
     }
 }
@@ -389,8 +389,8 @@ mod tests {
         run.ok(Duration::ZERO, 100 * MS, 10 * MS, 3); // client TTFT 100 ms
         run.ok(500 * MS, 300 * MS, 20 * MS, 3); // client TTFT 300 ms
         run.ok(900 * MS, 50 * MS, 20 * MS, 3); // no metrics
-        run.measured[0].server_ttft = Some(99 * MS);
-        run.measured[1].server_ttft = Some(297 * MS);
+        run.measured[0].rare.server_ttft = Some(99 * MS);
+        run.measured[1].rare.server_ttft = Some(297 * MS);
         let s = summarize(&run.measured, &run.gaps, &Slo::default());
         let gap = s.client_minus_server_ttft_per_request.unwrap();
         assert_eq!(gap.count, 2);

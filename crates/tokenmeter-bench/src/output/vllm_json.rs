@@ -252,7 +252,7 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
             "errors",
             measured
                 .iter()
-                .map(|m| m.error.as_ref().map_or("", |e| e.as_str()).into())
+                .map(|m| m.rare.error.as_ref().map_or("", |e| e.as_str()).into())
                 .collect(),
         ),
     ];
