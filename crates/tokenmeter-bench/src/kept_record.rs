@@ -5,7 +5,7 @@
 //! request of a run, it was most of what a short answer cost. Once settled, a request keeps its
 //! times as nanoseconds in `u32`s (their high halves in a box of their own when one is 4.29 s
 //! or longer), its counts as `u32`s, and one [`Mold`] shared by the requests of its series
-//! (the series and any field kept whole): about 130 bytes. [`KeptRecord::get`] builds the record
+//! (the series and any field kept whole): 120 bytes. [`KeptRecord::get`] builds the record
 //! again, field for field the one the core made (the times are whole nanoseconds, so the same
 //! `Duration`s and the same `f64`s): every statistic read from it is unchanged. A record whose
 //! counts do not fit a `u32` is kept whole.
