@@ -115,7 +115,7 @@ mod tests {
             request.succeed();
             collector.add(Measured {
                 id,
-                record: records.take(key),
+                record: records.take(key).map(crate::kept_record::KeptRecord::from),
                 response_id: Some(
                     crate::sanitize::Sanitizer::default().clean("chatcmpl-0123456789abcdef"),
                 ),

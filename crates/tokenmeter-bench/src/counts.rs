@@ -79,7 +79,7 @@ impl Counts {
                 (None, true) => counts.input_exact += 1,
                 (None, false) => counts.input_estimated += 1,
             }
-            let reason = one.record.as_ref().and_then(|r| r.finish_reason);
+            let reason = one.record().and_then(|r| r.finish_reason);
             let name = reason.map_or("none", |r| r.as_str());
             *counts.finish_reasons.entry(name.to_owned()).or_default() += 1;
             let output = one.output_tokens();
@@ -275,9 +275,10 @@ mod tests {
             run.ok(MS * (k as u32 * 100), 10 * MS, MS, 4);
         }
         for (m, &output) in run.measured.iter_mut().zip(outputs) {
-            let record = m.record.as_mut().unwrap();
+            let mut record = m.record().unwrap().into_owned();
             record.output_tokens = output;
             record.finish_reason = Some(tokenmeter::FinishReason::Length);
+            m.record = Some(record.into());
             m.max_tokens = 8;
             m.output_counted = counted;
         }

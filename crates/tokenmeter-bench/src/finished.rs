@@ -201,11 +201,13 @@ impl Run {
     /// Each request's record as the core made it (phases, first and last token, tokens,
     /// outcome), for the requests the core recorded, in the order of their ids. The time of
     /// every chunk is not kept in the record (`item_times` is `None`): the run keeps its gaps
-    /// in one buffer of its own, and [`Run::itl`] is their statistics.
-    pub fn records(&self) -> impl Iterator<Item = &RequestRecord> {
+    /// in one buffer of its own, and [`Run::itl`] is their statistics. The run keeps each
+    /// record in a compact form: each is built again as it is read, equal to the core's field
+    /// for field.
+    pub fn records(&self) -> impl Iterator<Item = RequestRecord> + '_ {
         self.collected
             .measured
             .iter()
-            .filter_map(|m| m.record.as_ref())
+            .filter_map(|m| m.record().map(std::borrow::Cow::into_owned))
     }
 }

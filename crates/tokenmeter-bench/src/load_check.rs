@@ -158,12 +158,8 @@ impl LoadCheck {
                 .filter(|m| m.turn == 0 && m.due.is_some() && m.record.is_some())
         };
         let scheduled_rate = rate_over(first().filter_map(|m| m.due).collect()).filter(|_| open);
-        let sent_rate = rate_over(
-            first()
-                .filter_map(|m| Some(m.record.as_ref()?.arrival))
-                .collect(),
-        )
-        .filter(|_| open);
+        let sent_rate =
+            rate_over(first().filter_map(|m| Some(m.record()?.arrival)).collect()).filter(|_| open);
         let slot_waits = || {
             measured
                 .iter()
@@ -190,7 +186,7 @@ impl LoadCheck {
         let client_bottleneck = late && (growing || (!rate_achieved && waited_for_slot == 0));
         let jitter = late && !client_bottleneck;
         let quarters = open
-            .then(|| medians_at_ends(measured, |m| m.record.as_ref()?.ttft, 4))
+            .then(|| medians_at_ends(measured, |m| m.record()?.ttft, 4))
             .flatten();
         let server_kept_up = quarters.map(|(first, last)| last <= 2.0 * first + 0.010);
         let mut check = Self {

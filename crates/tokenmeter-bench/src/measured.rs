@@ -8,13 +8,16 @@
 //! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap): what is
 //! kept per request is then of a fixed size, whatever the length of its stream.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
 use crate::gaps::{GapSpan, Gaps};
+use crate::kept_record::KeptRecord;
 use crate::oddities::Oddities;
+use crate::rare::Rare;
 use crate::sanitize::ServerText;
 
 /// Token counts from the final `usage` object.
@@ -54,17 +57,6 @@ pub(crate) fn input_usage_bound(sent: u64) -> u64 {
     sent.saturating_mul(16).saturating_add(65_536).min(1 << 53)
 }
 
-/// `usage.completion_tokens` against the token-bearing chunks the stream carried, when no
-/// stream could give both: fewer tokens than token-bearing chunks, or more than `max_tokens`.
-/// `usage` is kept (vLLM's rule); the run reports how many requests disagreed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Discrepancy {
-    /// What `usage` said.
-    pub(crate) completion_tokens: u64,
-    /// Token-bearing chunks seen.
-    pub(crate) token_chunks: u64,
-}
-
 /// One request of a run.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Measured {
@@ -80,8 +72,9 @@ pub(crate) struct Measured {
     pub(crate) slo_class: Option<u16>,
     /// The output tokens are the streamed text counted with `--tokenizer` (no `usage` came).
     pub(crate) output_counted: bool,
-    /// The core's record; `None` only when the request's task was lost (it panicked).
-    pub(crate) record: Option<RequestRecord>,
+    /// The core's record, compact once settled ([`KeptRecord`]); `None` only when the
+    /// request's task was lost (it panicked).
+    pub(crate) record: Option<KeptRecord>,
     /// Prompt tokens we sent (generated or estimated).
     pub(crate) input_tokens: u64,
     /// `input_tokens` is exact: counted with `--tokenizer`, or given by the dataset.
@@ -92,14 +85,11 @@ pub(crate) struct Measured {
     pub(crate) usage: Option<Usage>,
     /// The HTTP status, when a response arrived.
     pub(crate) status: Option<u16>,
-    /// What went wrong, for errors (sanitised: never contains a piece of the API key).
-    pub(crate) error: Option<ServerText>,
+    /// What few requests have: the error's text, a `usage` that disagreed, skipped events,
+    /// the server's own timings ([`Rare`]).
+    pub(crate) rare: Rare,
     /// The response's `id` (its `x-request-id` header, else the chunks' `id`), sanitised.
     pub(crate) response_id: Option<ServerText>,
-    /// `usage.completion_tokens` disagreed with the stream (see [`Discrepancy`]).
-    pub(crate) usage_discrepancy: Option<Discrepancy>,
-    /// Events its stream held that were skipped, and chunks read leniently.
-    pub(crate) oddities: Oddities,
     /// Cancelled in flight by an interrupt with no record: only in traces of older versions,
     /// which wrote such a request as an empty line (a run now keeps the record of each).
     pub(crate) cancelled: bool,
@@ -118,25 +108,30 @@ pub(crate) struct Measured {
     /// When it could have left at the earliest: its due time, or later the moment a slot of
     /// the concurrency cap opened for it. The send − this is the client's own dispatch lag.
     pub(crate) ready: Option<Duration>,
-    /// The server's TTFT of this request from its arrival, from the `metrics` object it sent
-    /// (vLLM's `--enable-per-request-metrics`): `queue_time_ms` + `time_to_first_token_ms`.
-    pub(crate) server_ttft: Option<Duration>,
-    /// The server's queue time of this request (`metrics.queue_time_ms`).
-    pub(crate) server_queue: Option<Duration>,
 }
 
 /// What [`oddities::warnings`](crate::oddities::warnings) reads of each request.
 impl AsRef<Oddities> for Measured {
     fn as_ref(&self) -> &Oddities {
-        &self.oddities
+        &self.rare.oddities
     }
 }
 
 impl Measured {
+    /// The core's record (built again from its compact form once settled).
+    pub(crate) fn record(&self) -> Option<Cow<'_, RequestRecord>> {
+        self.record.as_ref().map(KeptRecord::get)
+    }
+
+    /// The core's record while the request ends (`None` once settled).
+    pub(crate) fn record_mut(&mut self) -> Option<&mut RequestRecord> {
+        self.record.as_mut().and_then(KeptRecord::whole_mut)
+    }
+
     /// How the request ended; a lost task is an error of class `_OTHER`, one cancelled by an
     /// interrupt `cancelled`.
     pub(crate) fn outcome(&self) -> Outcome {
-        match &self.record {
+        match self.record() {
             Some(record) => record.outcome,
             None if self.cancelled => Outcome::Cancelled,
             None => Outcome::Error(ErrorClass::Other),
@@ -151,7 +146,7 @@ impl Measured {
     /// Output tokens: `usage.completion_tokens`, else the tokens of the chunks (the core's
     /// count, which takes `usage` when the stream sent it).
     pub(crate) fn output_tokens(&self) -> u64 {
-        self.record.as_ref().map_or(0, |r| r.output_tokens)
+        self.record().map_or(0, |r| r.output_tokens)
     }
 
     /// Input tokens: `usage.prompt_tokens`, else what we sent.
@@ -188,7 +183,7 @@ impl Measured {
             usage.prompt_tokens = None;
             flagged = true;
         }
-        if let Some(record) = self.record.as_mut()
+        if let Some(record) = self.record_mut()
             && record.cached_input_tokens.is_some_and(|c| c > bound)
         {
             record.cached_input_tokens = None;
@@ -206,38 +201,39 @@ impl Measured {
         metrics: &tokenmeter_openai::chunk::ServerMetrics,
     ) {
         if let Some(ttft) = metrics.ttft_since_arrival() {
-            self.server_ttft = Some(ttft);
+            self.rare.server_ttft = Some(ttft);
         }
         if let Some(queue) = metrics.queue_time() {
-            self.server_queue = Some(queue);
+            self.rare.server_queue = Some(queue);
         }
     }
 
     /// Client − server TTFT of this request in seconds: what the network, the server's
     /// frontend and the client add to the server's own TTFT. `None` unless both are known.
     pub(crate) fn client_minus_server_ttft(&self) -> Option<f64> {
-        let client = self.record.as_ref()?.ttft?;
-        let server = self.server_ttft?;
+        let client = self.record()?.ttft?;
+        let server = self.rare.server_ttft?;
         Some(client.as_secs_f64() - server.as_secs_f64())
     }
 
     /// Moves the chunk times out of the record: its gaps go into `gaps` (see the module), the
     /// longest is kept here. Settling twice changes nothing.
     pub(crate) fn settle(&mut self, gaps: &mut Gaps) {
-        let Some(times) = self.record.as_mut().and_then(|r| r.item_times.take()) else {
-            return;
-        };
-        let each = times
-            .windows(2)
-            .map(|w| w[1].offset.saturating_sub(w[0].offset));
-        self.max_gap = each.clone().max();
-        self.gaps = gaps.add(each);
+        if let Some(times) = self.record_mut().and_then(|r| r.item_times.take()) {
+            let each = times
+                .windows(2)
+                .map(|w| w[1].offset.saturating_sub(w[0].offset));
+            self.max_gap = each.clone().max();
+            self.gaps = gaps.add(each);
+        }
+        self.record = self.record.take().map(|r| r.settle(&mut gaps.molds));
+        self.rare.shrink();
     }
 
     /// The time of every token-bearing chunk since the send, rebuilt from the TTFT and the
     /// gaps once settled (exact: both are whole nanoseconds); from the record before.
     pub(crate) fn chunk_offsets<'a>(&'a self, gaps: &'a Gaps) -> Vec<Duration> {
-        let Some(record) = &self.record else {
+        let Some(record) = self.record() else {
             return Vec::new();
         };
         if let Some(times) = &record.item_times {
@@ -260,33 +256,32 @@ impl Measured {
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
         let times = self
-            .record
-            .as_ref()
-            .and_then(|r| r.item_times.as_ref())
-            .map_or(0, |t| {
-                t.capacity() * std::mem::size_of::<tokenmeter::ItemTime>()
+            .record()
+            .and_then(|r| r.item_times.as_ref().map(Vec::capacity))
+            .map_or(0, |capacity| {
+                capacity * std::mem::size_of::<tokenmeter::ItemTime>()
             });
         let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
-        times + text(&self.error) + text(&self.response_id)
+        times + text(&self.rare.error) + text(&self.response_id)
     }
 
     /// Client queue time: send − due (vLLM 0.33's `client_queue_time`): the time it waited
     /// for a slot and for the client itself. `None` without a record or a due time.
     pub(crate) fn client_queue(&self) -> Option<Duration> {
-        let sent = self.record.as_ref()?.arrival;
+        let sent = self.record()?.arrival;
         Some(sent.saturating_sub(self.due?))
     }
 
     /// The client's own dispatch lag: send − ready (how late the client sent a request that
     /// was due and had a slot). `None` without a record or a ready time.
     pub(crate) fn dispatch_lag(&self) -> Option<Duration> {
-        let sent = self.record.as_ref()?.arrival;
+        let sent = self.record()?.arrival;
         Some(sent.saturating_sub(self.ready?))
     }
 
     /// TTFT from the schedule: client queue time + TTFT, what the user who was due then felt.
     pub(crate) fn ttft_from_schedule(&self) -> Option<Duration> {
-        let ttft = self.record.as_ref()?.ttft?;
+        let ttft = self.record()?.ttft?;
         Some(ttft + self.client_queue().unwrap_or_default())
     }
 
@@ -299,16 +294,13 @@ impl Measured {
     /// TPOT in seconds ([`RequestRecord::tpot_seconds`]); none for an answer that came whole
     /// ([`not_streamed`](Self::not_streamed)).
     pub(crate) fn tpot_seconds(&self) -> Option<f64> {
-        self.record
-            .as_ref()
-            .filter(|_| !self.not_streamed)?
-            .tpot_seconds()
+        self.record().filter(|_| !self.not_streamed)?.tpot_seconds()
     }
 
     /// The latency `vllm bench serve` reports as E2EL: the last token-bearing chunk − send
     /// ([`RequestRecord::time_to_last_token`]); the end of the stream when no token came.
     pub(crate) fn latency(&self) -> Option<Duration> {
-        let record = self.record.as_ref()?;
+        let record = self.record()?;
         Some(record.time_to_last_token().unwrap_or(record.e2e))
     }
 }
@@ -352,10 +344,14 @@ mod tests {
     #[test]
     fn the_oddities_warnings_read_each_request_s_oddities() {
         let odd = Measured {
-            oddities: Oddities {
-                duplicate_key_chunks: 2,
-                ..Oddities::default()
-            },
+            rare: crate::rare::RareFields {
+                oddities: Oddities {
+                    duplicate_key_chunks: 2,
+                    ..Oddities::default()
+                },
+                ..Default::default()
+            }
+            .into(),
             ..Measured::default()
         };
         let got = crate::oddities::warnings(&[odd, Measured::default()]);

@@ -35,9 +35,17 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Oddities {
+    /// Nothing odd.
+    pub(crate) const NONE: Self = Self {
+        other_events: 0,
+        empty_events: 0,
+        comments: 0,
+        duplicate_key_chunks: 0,
+    };
+
     /// Nothing odd (what the trace leaves out).
     pub(crate) fn is_none(&self) -> bool {
-        *self == Self::default()
+        *self == Self::NONE
     }
 
     /// Events skipped (comments are not events).

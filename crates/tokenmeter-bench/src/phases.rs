@@ -59,11 +59,11 @@ pub(crate) struct Phases {
 type Part = fn(&Measured) -> Option<Duration>;
 
 fn server_ttft(m: &Measured) -> Option<Duration> {
-    m.server_ttft
+    m.rare.server_ttft
 }
 
 fn client_ttft(m: &Measured) -> Option<Duration> {
-    m.record.as_ref()?.ttft
+    m.record()?.ttft
 }
 
 /// The p50 (s) of `value` over the first and the last of `parts` equal parts of the
@@ -106,12 +106,12 @@ pub(crate) fn of(measured: &[Measured]) -> Phases {
     }
     let with_server = ok
         .iter()
-        .all(|m| m.server_ttft.is_some() && m.server_queue.is_some());
+        .all(|m| m.rare.server_ttft.is_some() && m.rare.server_queue.is_some());
     let mut parts: Vec<(&'static str, Part)> = vec![("client queue", Measured::client_queue)];
     if with_server {
-        parts.push(("server queue", |m| m.server_queue));
+        parts.push(("server queue", |m| m.rare.server_queue));
         parts.push(("prefill", |m| {
-            Some(server_ttft(m)?.saturating_sub(m.server_queue?))
+            Some(server_ttft(m)?.saturating_sub(m.rare.server_queue?))
         }));
         parts.push(("network and client", |m| {
             Some(client_ttft(m)?.saturating_sub(server_ttft(m)?))
@@ -120,7 +120,7 @@ pub(crate) fn of(measured: &[Measured]) -> Phases {
         parts.push(("before the first token", client_ttft));
     }
     parts.push(("decode", |m| {
-        let record = m.record.as_ref()?;
+        let record = m.record()?;
         Some(m.latency()?.saturating_sub(record.ttft?))
     }));
     let phases: Vec<Phase> = parts
@@ -181,8 +181,8 @@ mod tests {
             run.due(due, due);
             if metrics {
                 let m = run.measured.last_mut().unwrap();
-                m.server_queue = Some(queue(k));
-                m.server_ttft = Some(ttft - MS / 2);
+                m.rare.server_queue = Some(queue(k));
+                m.rare.server_ttft = Some(ttft - MS / 2);
             }
         }
         run.measured

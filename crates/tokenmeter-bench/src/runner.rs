@@ -251,7 +251,7 @@ async fn conversation(
                 () = tokio::time::sleep(turn.think) => {}
                 () = stop.reached(Step::Draining) => break,
             }
-            let answered = done.last().and_then(|m| m.record.as_ref()).map(|r| r.end());
+            let answered = done.last().and_then(|m| m.record()).map(|r| r.end());
             let due = answered.map_or_else(|| client.clock().now(), |end| end + turn.think);
             at = Schedule { due, ready: due };
         }
@@ -312,13 +312,17 @@ fn collect(
         // Lost with its task: no record (an error of class `_OTHER`).
         Err(error) => Measured {
             // Not the panic's message: it could quote what the server sent.
-            error: Some(
-                crate::sanitize::Sanitizer::default().clean(if error.is_panic() {
-                    "the request task panicked; please report this"
-                } else {
-                    "the request task was cancelled"
-                }),
-            ),
+            rare: crate::rare::RareFields {
+                error: Some(
+                    crate::sanitize::Sanitizer::default().clean(if error.is_panic() {
+                        "the request task panicked; please report this"
+                    } else {
+                        "the request task was cancelled"
+                    }),
+                ),
+                ..Default::default()
+            }
+            .into(),
             ..Measured::default()
         },
     };

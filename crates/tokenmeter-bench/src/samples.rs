@@ -17,7 +17,9 @@ pub(crate) const PER_CLASS: usize = 3;
 pub(crate) fn error_samples(measured: &[Measured]) -> BTreeMap<String, Vec<String>> {
     let mut samples: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for one in measured {
-        let Some(error) = &one.error else { continue };
+        let Some(error) = &one.rare.error else {
+            continue;
+        };
         let class = one
             .outcome()
             .error_class()
@@ -78,7 +80,11 @@ mod tests {
 
     fn failed(message: &str) -> Measured {
         Measured {
-            error: Some(Sanitizer::default().clean(message)),
+            rare: crate::rare::RareFields {
+                error: Some(Sanitizer::default().clean(message)),
+                ..Default::default()
+            }
+            .into(),
             ..Measured::default()
         }
     }
@@ -107,7 +113,11 @@ mod tests {
         let sanitizer = Sanitizer::default().with_secrets([key]);
         let message = format!("bad key {key} <script>alert(1)</script>\u{1b}[31m");
         let run = vec![Measured {
-            error: Some(sanitizer.clean(&message)),
+            rare: crate::rare::RareFields {
+                error: Some(sanitizer.clean(&message)),
+                ..Default::default()
+            }
+            .into(),
             ..Measured::default()
         }];
         let page = html(&error_samples(&run), crate::output::html::esc);

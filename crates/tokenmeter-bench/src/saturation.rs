@@ -120,8 +120,7 @@ impl Watch {
     }
 
     fn saturation(&mut self, measured: &Measured) {
-        let (Some(rate), Some(start), Some(record)) =
-            (self.rate, self.start, measured.record.as_ref())
+        let (Some(rate), Some(start), Some(record)) = (self.rate, self.start, measured.record())
         else {
             return;
         };

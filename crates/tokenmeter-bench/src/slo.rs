@@ -192,7 +192,7 @@ impl Judge {
     /// (no TPOT for a one-token answer; no TTFT when no token came). TTFT and E2E are timed
     /// from the schedule unless the objectives say from the send ([`JudgedFrom`]).
     pub(crate) fn is_good(&self, measured: &Measured) -> bool {
-        let Some(record) = &measured.record else {
+        let Some(record) = measured.record() else {
             return false;
         };
         let longest = measured.max_gap.or_else(|| record.item_gaps().max());
@@ -202,7 +202,7 @@ impl Judge {
         itl_met
             && match &self.class {
                 None => record.outcome.is_success(),
-                Some(class) => Verdict::of(class, &vllm_view(record, measured, self.from)).good,
+                Some(class) => Verdict::of(class, &vllm_view(&record, measured, self.from)).good,
             }
     }
 }
@@ -313,7 +313,7 @@ mod tests {
         time.advance(ms(tokens_at_ms.last().copied().unwrap_or(0) + tail_ms));
         request.succeed();
         Measured {
-            record: records.take(id),
+            record: records.take(id).map(crate::kept_record::KeptRecord::from),
             ..Measured::default()
         }
     }

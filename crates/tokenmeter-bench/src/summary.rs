@@ -219,7 +219,7 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 /// (usage discrepancies, unusable usages) over `measured`.
 fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
     let all = || measured.iter().map(Borrow::borrow);
-    let discrepancies = all().filter(|m| m.usage_discrepancy.is_some());
+    let discrepancies = all().filter(|m| m.rare.usage_discrepancy.is_some());
     let unusable = all().filter(|m| m.usage.is_some_and(|u| u.unusable));
     let input = all().filter(|m| m.usage.is_some_and(|u| u.implausible_input));
     (
@@ -256,7 +256,7 @@ pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
 
 /// Last end − first send, over the requests the core recorded.
 pub(crate) fn duration<M: Borrow<Measured>>(measured: &[M]) -> Duration {
-    let records = || measured.iter().filter_map(|m| m.borrow().record.as_ref());
+    let records = || measured.iter().filter_map(|m| m.borrow().record());
     let start = records().map(|r| r.arrival).min().unwrap_or_default();
     let end = records().map(|r| r.end()).max().unwrap_or_default();
     end.saturating_sub(start)
@@ -282,7 +282,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
 ) -> BenchSummary {
     let all = || measured.iter().map(Borrow::borrow);
     let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
-    let records = || ok.iter().filter_map(|m| m.record.as_ref());
+    let records = || ok.iter().filter_map(|m| m.record());
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
     let total_input = total(ok.iter().map(|m| m.prompt_tokens()));
     let total_output = total(ok.iter().map(|m| m.output_tokens()));
@@ -328,7 +328,7 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         usage_discrepancies,
         usage_unusable,
         usage_implausible_input,
-        oddities: Oddities::total(measured.iter().map(|m| &m.borrow().oddities)),
+        oddities: Oddities::total(measured.iter().map(|m| &m.borrow().rare.oddities)),
         client_minus_server_ttft_per_request: per_request_gap(&ok),
     }
 }
@@ -389,8 +389,8 @@ mod tests {
         run.ok(Duration::ZERO, 100 * MS, 10 * MS, 3); // client TTFT 100 ms
         run.ok(500 * MS, 300 * MS, 20 * MS, 3); // client TTFT 300 ms
         run.ok(900 * MS, 50 * MS, 20 * MS, 3); // no metrics
-        run.measured[0].server_ttft = Some(99 * MS);
-        run.measured[1].server_ttft = Some(297 * MS);
+        run.measured[0].rare.server_ttft = Some(99 * MS);
+        run.measured[1].rare.server_ttft = Some(297 * MS);
         let s = summarize(&run.measured, &run.gaps, &Slo::default());
         let gap = s.client_minus_server_ttft_per_request.unwrap();
         assert_eq!(gap.count, 2);

@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measured::{Discrepancy, Measured, Usage};
+use crate::measured::{Measured, Usage};
 use crate::oddities::Oddities;
+use crate::rare::Discrepancy;
 use crate::sanitize::ServerText;
 
 /// Everything measured about one request, as written.
@@ -137,7 +138,8 @@ pub(crate) fn ns(d: Duration) -> u64 {
 impl Trace {
     /// The line of `measured`.
     pub(crate) fn of(measured: &Measured) -> Self {
-        let record = measured.record.as_ref();
+        let record = measured.record();
+        let record = record.as_deref();
         let arrival = record.map_or(Duration::ZERO, |r| r.arrival);
         let outcome = measured.outcome();
         Self {
@@ -169,15 +171,15 @@ impl Trace {
                 .and_then(|r| r.finish_reason)
                 .map(|f| f.as_str().to_owned()),
             status: measured.status,
-            error: measured.error.clone(),
+            error: measured.rare.error.clone(),
             response_id: measured.response_id.clone(),
-            usage_discrepancy: measured.usage_discrepancy,
-            oddities: measured.oddities,
+            usage_discrepancy: measured.rare.usage_discrepancy,
+            oddities: measured.rare.oddities,
             run_start_unix_ns: None,
             seed: None,
             shard: None,
-            server_ttft_ns: measured.server_ttft.map(ns),
-            server_queue_ns: measured.server_queue.map(ns),
+            server_ttft_ns: measured.rare.server_ttft.map(ns),
+            server_queue_ns: measured.rare.server_queue.map(ns),
         }
     }
 

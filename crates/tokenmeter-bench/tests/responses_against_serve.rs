@@ -32,7 +32,7 @@ async fn run(server: &Server, endpoint: &str) -> anyhow::Result<Vec<RequestRecor
         .build()?
         .run()
         .await?;
-    let mut records: Vec<RequestRecord> = run.records().cloned().collect();
+    let mut records: Vec<RequestRecord> = run.records().collect();
     records.sort_by_key(|r| r.arrival);
     Ok(records)
 }

@@ -73,7 +73,7 @@ impl Kept {
             return Ok(());
         }
         if chunk.parsed.duplicate_keys {
-            measured.oddities.duplicate_key_chunks += 1;
+            measured.rare.oddities.duplicate_key_chunks += 1;
         }
         let tokens = chunk.parsed.tokens;
         if tokens > 0 {

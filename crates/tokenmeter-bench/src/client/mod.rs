@@ -33,7 +33,9 @@ use crate::api::Api;
 use crate::api_key::ApiKey;
 use crate::clock::BenchClock;
 use crate::format::{format_duration, format_size};
-use crate::measured::{Discrepancy, Measured};
+use crate::kept_record::KeptRecord;
+use crate::measured::Measured;
+use crate::rare::Discrepancy;
 use crate::records::Records;
 use crate::redirect::{redirect_policy, redirected};
 use crate::request_shape::{REQUEST_ID_HEADER, RequestShape};
@@ -380,7 +382,7 @@ impl Client {
                         metered
                             .request_mut()
                             .end(Outcome::Error(ErrorClass::Transport));
-                        measured.error = Some(self.sanitizer.clean(&message));
+                        measured.rare.error = Some(self.sanitizer.clean(&message));
                         break;
                     }
                     if let Some(CancelAt::Tokens(k)) = spec.cancel
@@ -393,7 +395,7 @@ impl Client {
                     }
                 }
                 Ok(Some(Err(error))) => {
-                    measured.error = Some(match error {
+                    measured.rare.error = Some(match error {
                         StreamError::EventTooLarge { limit } => self.sanitizer.clean(&format!(
                             "{error}: raise it with --max-event-size (now {})",
                             format_size(limit)
@@ -408,14 +410,14 @@ impl Client {
                 }
                 Err(Stop::Interrupted) => {
                     metered.request_mut().cancel();
-                    measured.error = Some(self.sanitizer.clean(INTERRUPTED));
+                    measured.rare.error = Some(self.sanitizer.clean(INTERRUPTED));
                     break;
                 }
                 Err(Stop::Timeout) => {
                     metered
                         .request_mut()
                         .end(Outcome::Error(ErrorClass::Timeout));
-                    measured.error = Some(
+                    measured.rare.error = Some(
                         self.sanitizer
                             .clean(&self.timeout_message("while streaming")),
                     );
@@ -425,7 +427,7 @@ impl Client {
         }
         let (chunks, request) = metered.into_parts();
         drop(request); // ended by now, or as cancelled here
-        measured.oddities.note_skipped(chunks.skipped());
+        measured.rare.oddities.note_skipped(chunks.skipped());
         if kept.done {
             // Ended at [DONE]: read what is left (the end of the body, usually already there)
             // for a short while, so that the connection can serve the next request.
@@ -434,11 +436,11 @@ impl Client {
             let _ = tokio::time::timeout_at(until, drain(body)).await;
         }
         // Ended by now (at the stream's end, on an error, or as cancelled by the drop).
-        measured.record = self.records.take(id);
-        if measured.error.is_none()
+        measured.record = self.records.take(id).map(KeptRecord::from);
+        if measured.rare.error.is_none()
             && measured.outcome() == Outcome::Error(ErrorClass::EmptyResponse)
         {
-            measured.error = Some(self.sanitizer.clean(
+            measured.rare.error = Some(self.sanitizer.clean(
                 "the stream ended without any token (only a role frame, a finish reason, usage \
                  or [DONE]); vLLM's bench counts such an answer failed too",
             ));
@@ -447,7 +449,7 @@ impl Client {
         if let (Some(tokenizer), Some(text), Some(record), true) = (
             &self.target.tokenizer,
             text,
-            measured.record.as_mut(),
+            measured.record_mut(),
             no_usage,
         ) && text.len() < MAX_COUNTED_TEXT
         {
@@ -462,7 +464,7 @@ impl Client {
         let implausible = |usage: u64| {
             usage < chunk_tokens || (max_tokens > 0 && usage > max_tokens.max(chunk_tokens))
         };
-        measured.usage_discrepancy = measured
+        measured.rare.usage_discrepancy = measured
             .usage
             .and_then(|u| u.completion_tokens)
             .filter(|&usage| implausible(usage))
@@ -484,8 +486,8 @@ impl Client {
     /// Ends `request` as cancelled by a second interrupt, keeping its record.
     fn interrupted(&self, mut measured: Measured, mut request: Request) -> Measured {
         request.cancel();
-        measured.record = self.records.end(request);
-        measured.error = Some(self.sanitizer.clean(INTERRUPTED));
+        measured.record = self.records.end(request).map(KeptRecord::from);
+        measured.rare.error = Some(self.sanitizer.clean(INTERRUPTED));
         measured
     }
 
@@ -497,8 +499,8 @@ impl Client {
         message: &str,
     ) -> Measured {
         request.end(Outcome::Error(class));
-        measured.record = self.records.end(request);
-        measured.error = Some(self.sanitizer.clean(message));
+        measured.record = self.records.end(request).map(KeptRecord::from);
+        measured.rare.error = Some(self.sanitizer.clean(message));
         measured
     }
 }

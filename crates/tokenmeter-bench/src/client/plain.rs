@@ -12,6 +12,7 @@ use tokenmeter_openai::{StatusError, TransportError as _};
 
 use super::Client;
 use crate::format::format_size;
+use crate::kept_record::KeptRecord;
 use crate::measured::Measured;
 
 /// Why the body could not be read whole.
@@ -163,7 +164,7 @@ impl Client {
         }
         let id = request.id();
         request.succeed();
-        measured.record = self.records.take(id);
+        measured.record = self.records.take(id).map(KeptRecord::from);
         measured
     }
 }

@@ -195,7 +195,7 @@ fn settle(
 /// one, else that every request sent was cancelled (by `--cancel-fraction` or an interrupt),
 /// else that none was sent.
 fn nothing_succeeded(traces: &[Measured]) -> String {
-    if let Some(first) = traces.iter().find_map(|t| t.error.as_ref()) {
+    if let Some(first) = traces.iter().find_map(|t| t.rare.error.as_ref()) {
         return format!(
             "no request succeeded; the first error was: {first} — check --url, --endpoint, \
              --model and the API key variable (--api-key-env)"

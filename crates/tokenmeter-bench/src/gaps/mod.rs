@@ -44,6 +44,8 @@ pub(crate) struct Gaps {
     len: u64,
     /// Gaps of `LONG` nanoseconds or more: (index, nanoseconds), by index.
     long: Vec<(u64, u64)>,
+    /// The molds of the run's compact records ([`crate::kept_record`]), settled with their gaps.
+    pub(crate) molds: crate::kept_record::Mold,
 }
 
 impl Gaps {

@@ -35,7 +35,7 @@ impl Rows {
     pub(crate) fn of<M: Borrow<Measured>>(measured: &[M], level: Confidence) -> Self {
         let all = || measured.iter().map(Borrow::borrow);
         let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
-        let records = || ok.iter().filter_map(|m| m.record.as_ref());
+        let records = || ok.iter().filter_map(|m| m.record());
         let of = |values: Vec<f64>| SummaryBounds::of(values, level);
         Self {
             ttft: of(secs(records().filter_map(|r| r.ttft))),

@@ -80,7 +80,7 @@ impl Replay {
             // Traces do not keep the --slo-class: a merged run has no breakdown by it.
             slo_class: None,
             cancelled: record.is_none() && outcome == Outcome::Cancelled,
-            record,
+            record: record.map(crate::kept_record::KeptRecord::from),
             input_tokens: trace.input_tokens,
             input_exact: trace.input_exact,
             output_counted: trace.output_counted,
@@ -88,17 +88,20 @@ impl Replay {
             max_tokens: trace.max_tokens,
             usage: trace.usage,
             status: trace.status,
-            error: trace.error.clone(),
+            rare: crate::rare::RareFields {
+                error: trace.error.clone(),
+                usage_discrepancy: trace.usage_discrepancy,
+                oddities: trace.oddities,
+                server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
+                server_queue: trace.server_queue_ns.map(Duration::from_nanos),
+            }
+            .into(),
             response_id: trace.response_id.clone(),
-            usage_discrepancy: trace.usage_discrepancy,
-            oddities: trace.oddities,
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
             max_gap: None,
             due: trace.due_ns.map(Duration::from_nanos),
             ready: trace.ready_ns.map(Duration::from_nanos),
-            server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
-            server_queue: trace.server_queue_ns.map(Duration::from_nanos),
         })
     }
 

@@ -42,7 +42,9 @@ fn run() -> Vec<Measured> {
         }
         out.push(Measured {
             id,
-            record: records.end(request),
+            record: records
+                .end(request)
+                .map(crate::kept_record::KeptRecord::from),
             input_tokens: 100 + id,
             max_tokens: 64,
             usage: Some(Usage {

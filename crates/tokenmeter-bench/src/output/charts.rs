@@ -304,7 +304,7 @@ pub(crate) fn lines(
 fn spans(traces: &[Measured]) -> Vec<(u64, u64)> {
     traces
         .iter()
-        .filter_map(|t| t.record.as_ref())
+        .filter_map(|t| t.record())
         .map(|r| (ns(r.arrival), ns(r.end())))
         .collect()
 }
@@ -360,7 +360,7 @@ pub(crate) fn goodput(traces: &[Measured], judge: &Judge) -> Result<String> {
     let mut good = vec![0u64; bins];
     let mut ok = vec![0u64; bins];
     for t in traces {
-        let Some(record) = &t.record else { continue };
+        let Some(record) = t.record() else { continue };
         let end = ns(record.end()).saturating_sub(start);
         let i = (((end as f64 * 1e-9) / bin) as usize).min(bins - 1);
         if t.succeeded() {

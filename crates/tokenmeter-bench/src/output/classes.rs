@@ -87,17 +87,17 @@ fn input_of(m: &&Measured) -> Option<u64> {
 
 /// The output tokens of the record.
 fn output_of(m: &&Measured) -> Option<u64> {
-    m.record.as_ref().map(|r| r.output_tokens)
+    m.record().map(|r| r.output_tokens)
 }
 
 /// The time to first token.
 fn ttft(m: &&Measured) -> Option<Duration> {
-    m.record.as_ref()?.ttft
+    m.record()?.ttft
 }
 
 /// vLLM's E2E: to the last token.
 fn e2e(m: &&Measured) -> Option<Duration> {
-    m.record.as_ref()?.time_to_last_token()
+    m.record()?.time_to_last_token()
 }
 
 /// The breakdown of `measured`, with the given edges or edges chosen from the run.
@@ -119,8 +119,7 @@ pub(crate) fn breakdown(
     let ttft_by_input = figures(by_class(&ok, &input, input_of, ttft));
     let e2e = by_two_classes(&ok, (&input, &input_of), (&output, &output_of), e2e);
     let hit = |m: &&Measured| {
-        m.record
-            .as_ref()
+        m.record()
             .and_then(|r| r.cached_input_tokens)
             .is_some_and(|n| n > 0)
     };

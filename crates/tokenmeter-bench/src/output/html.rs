@@ -223,7 +223,7 @@ fn run_charts(
 ) -> Result<(), String> {
     let row = |f: fn(&RunIntervals) -> SummaryBounds| bars(iv.map(f));
     let ok: Vec<&Measured> = traces.iter().filter(|t| t.succeeded()).collect();
-    let records = || ok.iter().filter_map(|t| t.record.as_ref());
+    let records = || ok.iter().filter_map(|t| t.record());
     let ttft: Vec<f64> = records()
         .filter_map(|r| r.ttft)
         .map(|d| d.as_secs_f64())

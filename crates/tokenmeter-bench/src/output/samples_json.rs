@@ -59,7 +59,7 @@ impl<M: Borrow<Measured>> Serialize for Samples<'_, M> {
                 .filter(|s| m.succeeded() && s.is_finite())
                 .map(|s| s * 1e3)
         };
-        let ttft = |m: &Measured| m.record.as_ref()?.ttft.map(|d| d.as_secs_f64());
+        let ttft = |m: &Measured| m.record()?.ttft.map(|d| d.as_secs_f64());
         let mut map = serializer.serialize_map(Some(7))?;
         // In the order of the keys, as a JSON object's are written.
         map.serialize_entry("duration_s", &duration(self.measured).as_secs_f64())?;

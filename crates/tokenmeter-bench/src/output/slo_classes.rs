@@ -58,10 +58,10 @@ pub(crate) fn results(
             for record in measured
                 .iter()
                 .filter(|m| m.slo_class == Some(i as u16))
-                .filter_map(|m| m.record.as_ref())
+                .filter_map(|m| m.record())
             {
                 requests += 1;
-                good += u64::from(Verdict::of(&judge, record).good);
+                good += u64::from(Verdict::of(&judge, &record).good);
             }
             let server = server
                 .and_then(|s| s.0.get(&class.name))

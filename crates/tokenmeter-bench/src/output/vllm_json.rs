@@ -67,7 +67,7 @@ pub(crate) fn values<'a>(
     gaps: &'a Gaps,
 ) -> Values<'a> {
     let ok = measured.iter().filter(|m| m.succeeded());
-    let records = ok.clone().filter_map(|m| m.record.as_ref());
+    let records = ok.clone().filter_map(|m| m.record());
     let mut seconds: Vec<f64> = match metric {
         PercentileMetric::Ttft => records
             .filter_map(|r| r.ttft)
@@ -194,8 +194,8 @@ pub(crate) fn result(
 }
 
 /// The record of a successful request.
-fn record(m: &Measured) -> Option<&tokenmeter::RequestRecord> {
-    m.record.as_ref().filter(|_| m.succeeded())
+fn record(m: &Measured) -> Option<std::borrow::Cow<'_, tokenmeter::RequestRecord>> {
+    m.record().filter(|_| m.succeeded())
 }
 
 /// The per-request lists, one entry per request sent, in seconds.
@@ -234,7 +234,7 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
             "start_times",
             measured
                 .iter()
-                .map(|m| m.record.as_ref().map_or(0.0, |r| secs(r.arrival)).into())
+                .map(|m| m.record().map_or(0.0, |r| secs(r.arrival)).into())
                 .collect(),
         ),
         (
@@ -252,7 +252,7 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
             "errors",
             measured
                 .iter()
-                .map(|m| m.error.as_ref().map_or("", |e| e.as_str()).into())
+                .map(|m| m.rare.error.as_ref().map_or("", |e| e.as_str()).into())
                 .collect(),
         ),
     ];

@@ -245,7 +245,7 @@ impl Pooled {
             values.sort_by(f64::total_cmp);
             values
         };
-        let ttft = |m: &Measured| m.record.as_ref().and_then(|r| r.ttft);
+        let ttft = |m: &Measured| m.record().and_then(|r| r.ttft);
         Self {
             ttft: sorted(ok().filter_map(|(_, m)| ttft(m)).map(secs).collect()),
             tpot: sorted(ok().filter_map(|(_, m)| m.tpot_seconds()).collect()),

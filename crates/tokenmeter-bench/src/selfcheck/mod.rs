@@ -293,7 +293,7 @@ fn client_side(
     })?;
     let wall = wall.elapsed();
     let tokens = (traces.measured.iter())
-        .filter_map(|t| t.record.as_ref())
+        .filter_map(|t| t.record())
         .map(|r| r.items)
         .sum();
     Ok((traces, per_million(cpu, tokens), wall))
@@ -327,7 +327,7 @@ fn compare(params: Params, rounds: &Rounds) -> SelfCheck {
     for (trace, gaps) in traces {
         requests += 1;
         failed += usize::from(!trace.succeeded());
-        let Some(record) = &trace.record else {
+        let Some(record) = trace.record() else {
             continue;
         };
         // When the client parsed each token-bearing chunk, on the run's clock.

@@ -79,7 +79,7 @@ pub(crate) struct ClientTimes {
 impl ClientTimes {
     /// From the run's requests.
     pub(crate) fn of(measured: &[Measured]) -> Self {
-        let records = || measured.iter().filter_map(|m| m.record.as_ref());
+        let records = || measured.iter().filter_map(|m| m.record());
         let ttft = records()
             .filter_map(|r| Some((r.arrival + r.ttft?, r.ttft?.as_secs_f64())))
             .collect();

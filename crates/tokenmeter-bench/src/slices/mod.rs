@@ -107,7 +107,7 @@ impl Slices {
         width: Option<Duration>,
         scrapes: Option<(&Scrapes, ScrapeReport)>,
     ) -> Self {
-        let records = || measured.iter().filter_map(|m| m.record.as_ref());
+        let records = || measured.iter().filter_map(|m| m.record());
         let origin = records().map(|r| r.arrival).min().unwrap_or_default();
         let last = records().map(|r| r.end()).max().unwrap_or(origin);
         let span = last.saturating_sub(origin);
@@ -125,7 +125,7 @@ impl Slices {
         let mut ended: Vec<Vec<&Measured>> = vec![Vec::new(); n];
         let mut ttft: Vec<Vec<Duration>> = vec![Vec::new(); n];
         for m in measured {
-            let Some(record) = &m.record else { continue };
+            let Some(record) = m.record() else { continue };
             ended[index(record.end())].push(m);
             if let (true, Some(first)) = (m.succeeded(), record.ttft) {
                 ttft[index(record.arrival + first)].push(first);

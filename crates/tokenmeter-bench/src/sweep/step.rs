@@ -93,7 +93,7 @@ pub(super) fn judge(
         judged
             .iter()
             .filter(|m| m.succeeded())
-            .filter_map(|m| Some(m.record.as_ref()?.end()))
+            .filter_map(|m| Some(m.record()?.end()))
             .collect(),
     );
     let scheduled_rate = rate_over(judged.iter().filter_map(|m| m.due).collect());

@@ -105,7 +105,7 @@ async fn client_and_server_agree_request_by_request() {
             .record_for(id)
             .expect("the server recorded the request");
         let server_ttft = record.ttft.expect("a server-side TTFT");
-        let ours = trace.record.as_ref().expect("the client's record");
+        let ours = trace.record().expect("the client's record");
         let client_ttft = ours.ttft.expect("a client-side TTFT");
         assert!(
             client_ttft >= server_ttft,

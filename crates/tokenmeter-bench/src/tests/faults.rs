@@ -212,10 +212,7 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
     assert_eq!(report.outcomes.errors.get(&ErrorClass::Timeout), Some(&5));
     assert_eq!(report.outcomes.total(), 20);
     for measured in &traces {
-        let record = measured
-            .record
-            .as_ref()
-            .expect("every request has its record");
+        let record = measured.record().expect("every request has its record");
         assert_eq!(measured.outcome(), record.outcome);
         assert_eq!(Trace::of(measured).outcome, record.outcome.as_str());
     }

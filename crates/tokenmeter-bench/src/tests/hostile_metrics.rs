@@ -48,8 +48,8 @@ async fn a_hostile_metrics_object_is_ignored_cleanly() {
         let measured = client.send(&spec(0)).await;
         assert!(measured.succeeded(), "{metrics}: {measured:?}");
         assert_eq!(measured.output_tokens(), 3, "{metrics}: usage still read");
-        assert_eq!(measured.server_ttft, None, "{metrics}");
-        assert_eq!(measured.server_queue, None, "{metrics}");
+        assert_eq!(measured.rare.server_ttft, None, "{metrics}");
+        assert_eq!(measured.rare.server_queue, None, "{metrics}");
         let line = serde_json::to_string(&Trace::of(&measured)).unwrap();
         assert!(!line.contains("server_ttft_ns"), "{metrics}: {line}");
         let traces = [measured];
@@ -68,8 +68,8 @@ async fn a_sound_metrics_object_is_kept() {
     let (client, _) = client(addr, LONG, None);
     let measured = client.send(&spec(0)).await;
     assert!(measured.succeeded(), "{measured:?}");
-    assert_eq!(measured.server_ttft, Some(Duration::from_micros(750)));
-    assert_eq!(measured.server_queue, Some(Duration::from_micros(500)));
+    assert_eq!(measured.rare.server_ttft, Some(Duration::from_micros(750)));
+    assert_eq!(measured.rare.server_queue, Some(Duration::from_micros(500)));
     let line = serde_json::to_string(&Trace::of(&measured)).unwrap();
     assert!(line.contains(r#""server_ttft_ns":750000"#), "{line}");
 }

@@ -295,7 +295,7 @@ async fn zero_usage_against_five_chunks_is_kept_but_counted_and_warned() {
     let trace = client.send(&spec(0)).await;
     assert!(trace.succeeded(), "{trace:?}");
     assert_eq!(trace.output_tokens(), 0, "vLLM's rule: usage decides");
-    let discrepancy = trace.usage_discrepancy.expect("reported");
+    let discrepancy = trace.rare.usage_discrepancy.expect("reported");
     assert_eq!(
         (discrepancy.completion_tokens, discrepancy.token_chunks),
         (0, 5)
@@ -323,7 +323,7 @@ async fn a_float_or_string_usage_keeps_the_stream_a_success() {
         assert!(trace.succeeded(), "{usage}: {trace:?}");
         assert_eq!(trace.output_tokens(), 5, "{usage}: counted from the chunks");
         assert!(trace.usage.is_some_and(|u| u.unusable), "{usage}");
-        assert_eq!(trace.usage_discrepancy, None);
+        assert_eq!(trace.rare.usage_discrepancy, None);
         let traces = [trace];
         assert_eq!(
             summarize(&traces, &Gaps::new(), &"ttft=10s".parse().unwrap()).usage_unusable,

@@ -77,7 +77,10 @@ impl Run {
     fn push(&mut self, id: u64) {
         let mut measured = Measured {
             id: self.measured.len() as u64,
-            record: self.records.take(id),
+            record: self
+                .records
+                .take(id)
+                .map(crate::kept_record::KeptRecord::from),
             input_tokens: 10,
             ..Measured::default()
         };

@@ -133,7 +133,7 @@ async fn a_good_stream_is_traced_and_metered_at_the_same_instants() {
     assert_eq!(tokens, [1, 1, 1, 1, 1]);
     assert_eq!(trace.first_token_ns, Some(trace.chunks[0].0));
     assert!(trace.send_ns < trace.chunks[0].0 && trace.chunks.last().unwrap().0 <= trace.end_ns);
-    let record = measured.record.as_ref().expect("the core's record");
+    let record = measured.record().expect("the core's record");
     let gaps: Vec<Duration> = record.item_gaps().collect();
     assert_eq!(gaps.len(), 4);
     assert!(

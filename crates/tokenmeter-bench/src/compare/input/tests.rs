@@ -131,7 +131,7 @@ fn a_trace_gives_the_json_s_figures_and_its_gaps() {
     let mut text = String::new();
     for m in &run.measured {
         let mut line = Trace::of(m);
-        let arrival = m.record.as_ref().unwrap().arrival;
+        let arrival = m.record().unwrap().arrival;
         line.chunks = m
             .chunk_offsets(&run.gaps)
             .into_iter()

@@ -34,7 +34,7 @@ fn as_values(measured: &[Measured], slo: &Slo) -> Value {
         "duration_s": duration(measured).as_secs_f64(),
         "ok": column(&|m| json!(m.succeeded())),
         "good": column(&|m| json!(judge.is_good(m))),
-        "ttft_ms": column(&|m| ms(m, m.record.as_ref().and_then(|r| r.ttft).map(|d| d.as_secs_f64()))),
+        "ttft_ms": column(&|m| ms(m, m.record().and_then(|r| r.ttft).map(|d| d.as_secs_f64()))),
         "tpot_ms": column(&|m| ms(m, m.tpot_seconds())),
         "e2e_ms": column(&|m| ms(m, m.latency().map(|d| d.as_secs_f64()))),
         "output_tokens": column(&|m| json!(m.output_tokens())),
