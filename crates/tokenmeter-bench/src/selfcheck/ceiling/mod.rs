@@ -175,7 +175,7 @@ fn judge(
     let p = |values: Vec<f64>, q: fn(&Summary) -> f64| {
         (!values.is_empty()).then(|| q(&Summary::of(values)))
     };
-    let records = || measured.iter().filter_map(|m| m.record.as_ref());
+    let records = || measured.iter().filter_map(Measured::record);
     let tokens: u64 = records().map(|r| r.items).sum();
     let ttft = p(records().filter_map(|r| r.ttft).map(secs).collect(), |s| {
         s.p50
