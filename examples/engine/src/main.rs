@@ -15,6 +15,8 @@ mod model;
 mod openai;
 mod scheduler;
 mod server;
+#[cfg(test)]
+mod tests;
 mod tokenizer;
 mod weights;
 
