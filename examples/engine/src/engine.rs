@@ -14,7 +14,7 @@
 //! server's TTFT and inter-token gaps are the engine's.
 
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use tokenmeter::sink::{EngineRecorder, Step, StepKind, WaitingReason};
@@ -61,11 +61,9 @@ impl Engine {
                     Err(_) => return, // the server stopped
                 }
             }
-            loop {
-                match jobs.try_recv() {
-                    Ok(job) => self.scheduler.push(job),
-                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-                }
+            // Then whatever else came, without waiting.
+            while let Ok(job) = jobs.try_recv() {
+                self.scheduler.push(job);
             }
             self.step();
         }
@@ -106,8 +104,7 @@ impl Engine {
     }
 
     fn decode(&mut self) {
-        let running = std::mem::take(&mut self.scheduler.running);
-        let mut running = running;
+        let mut running = std::mem::take(&mut self.scheduler.running);
         let tokens: Vec<u32> = running.iter().map(|s| s.last).collect();
         let batch = tokens.len() as u32;
         let started = Instant::now();

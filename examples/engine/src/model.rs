@@ -51,7 +51,10 @@ impl ModelConfig {
 
     /// Why this shape cannot be built, if it cannot.
     pub fn check(&self) -> std::result::Result<(), String> {
-        if self.heads == 0 || self.hidden % self.heads != 0 || self.head_dim() % 2 != 0 {
+        if self.heads == 0
+            || !self.hidden.is_multiple_of(self.heads)
+            || !self.head_dim().is_multiple_of(2)
+        {
             return Err(format!(
                 "--hidden {} must divide by --heads {} into an even head size (e.g. --hidden 256 --heads 4)",
                 self.hidden, self.heads

@@ -78,17 +78,17 @@ async fn chat(State(app): State<Arc<App>>, body: Bytes) -> Response {
     answer(generate(&app, Api::Chat, &body)).await
 }
 
-async fn answer(started: Result<(Streaming, bool), Response>) -> Response {
+async fn answer(started: Result<(Streaming, bool), Box<Response>>) -> Response {
     match started {
         Ok((state, true)) => sse(state),
         Ok((state, false)) => whole(state).await,
-        Err(refused) => refused,
+        Err(refused) => *refused,
     }
 }
 
 /// Starts the request's measurement, checks it and hands it to the engine: the answer's state
 /// and whether it streams, or the refusal.
-fn generate(app: &App, api: Api, body: &[u8]) -> Result<(Streaming, bool), Response> {
+fn generate(app: &App, api: Api, body: &[u8]) -> Result<(Streaming, bool), Box<Response>> {
     let series = match api {
         Api::Completions => &app.completions,
         Api::Chat => &app.chat,
@@ -103,7 +103,7 @@ fn generate(app: &App, api: Api, body: &[u8]) -> Result<(Streaming, bool), Respo
             ErrorClass::ClientError
         };
         request.fail(class);
-        error(status, &message)
+        Box::new(error(status, &message))
     };
     let ask = match openai::parse(api, body, &app.model) {
         Ok(ask) => ask,
