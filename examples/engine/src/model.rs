@@ -225,8 +225,8 @@ impl Model {
                 let qi = rope(&one(&q)?, &cos, &sin)?;
                 let ki = rope(&one(&k)?, &cos, &sin)?;
                 let (ks, vs) = cache.append(l, &ki, &one(&v)?)?;
-                let scores = (qi.matmul(&ks.t()?.contiguous()?)? * scale)?;
-                let y = softmax_last_dim(&scores)?.matmul(&vs.contiguous()?)?; // [1, h, 1, hd]
+                let scores = (qi.matmul(&ks.t()?)? * scale)?;
+                let y = softmax_last_dim(&scores)?.matmul(&vs)?; // [1, h, 1, hd]
                 outs.push(y.reshape((1, d))?);
             }
             let y = Tensor::cat(&outs, 0)?; // [b, d]
@@ -350,5 +350,34 @@ mod tests {
         let bad = ModelConfig { heads: 3, ..tiny() };
         assert!(bad.check().unwrap_err().contains("--heads"));
         assert!(tiny().check().is_ok());
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    /// Decode step time by batch size on the default model (prints; run by hand with
+    /// `cargo test --release -- --ignored --nocapture step_times`).
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn step_times() {
+        let config = crate::config::Config::parse(std::iter::empty()).expect("defaults");
+        let model = Model::random(config.model, 7).expect("model");
+        for b in [1usize, 2, 4, 8] {
+            let mut caches: Vec<SeqCache> = (0..b).map(|_| model.new_cache(300)).collect();
+            let prompt: Vec<u32> = (0..200).collect();
+            let mut last: Vec<u32> = caches
+                .iter_mut()
+                .map(|c| model.prefill(&prompt, c).expect("prefill"))
+                .collect();
+            let started = std::time::Instant::now();
+            for _ in 0..32 {
+                let mut refs: Vec<&mut SeqCache> = caches.iter_mut().collect();
+                last = model.decode(&last, &mut refs).expect("decode");
+            }
+            let step = started.elapsed() / 32;
+            println!("batch {b}: decode step {step:?}, {:.0} tokens/s", b as f64 / step.as_secs_f64());
+        }
     }
 }
