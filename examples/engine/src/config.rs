@@ -41,7 +41,7 @@ Flags (all optional):
   --kv-tokens N        KV-cache budget in positions, all sequences [32768]
   --queue-limit N      most waiting requests; more are refused with 429 [256]
   --threads N          compute threads [1]
-  --vocab N            vocabulary size [4096]
+  --vocab N            vocabulary size [32000]
   --hidden N           model width [256]
   --layers N           transformer blocks [4]
   --heads N            attention heads [4]
@@ -56,7 +56,7 @@ impl Config {
             addr: "127.0.0.1:8000".parse().expect("valid"),
             model_name: "tiny-llama".into(),
             model: ModelConfig {
-                vocab: 4096,
+                vocab: 32_000,
                 hidden: 256,
                 layers: 4,
                 heads: 4,

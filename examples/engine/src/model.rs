@@ -10,7 +10,6 @@
 use candle_core::{D, DType, Device, Result, Tensor};
 use candle_nn::ops::{rms_norm, softmax_last_dim};
 use candle_nn::rotary_emb::rope;
-use candle_nn::{Linear, Module};
 
 use crate::kv_cache::SeqCache;
 use crate::weights::Weights;
@@ -67,16 +66,30 @@ impl ModelConfig {
     }
 }
 
+/// A projection without bias, `[out, in]`, applied to rows `[n, in]` as `W · xᵀ`: the weight
+/// is the left operand, so the matmul streams it once for the whole batch and packs only the
+/// small `xᵀ` (with `x · Wᵀ`, gemm packed the whole transposed weight on every call with more
+/// than one row, which made a decode step of 2 sequences cost several of 1).
+struct Proj {
+    w: Tensor,
+}
+
+impl Proj {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.w.matmul(&x.t()?)?.t()?.contiguous()
+    }
+}
+
 struct Block {
     attn_norm: Tensor,
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    o: Linear,
+    q: Proj,
+    k: Proj,
+    v: Proj,
+    o: Proj,
     mlp_norm: Tensor,
-    gate: Linear,
-    up: Linear,
-    down: Linear,
+    gate: Proj,
+    up: Proj,
+    down: Proj,
 }
 
 /// The model, its weights and its rotary tables.
@@ -85,7 +98,7 @@ pub struct Model {
     embed: Tensor,
     blocks: Vec<Block>,
     norm: Tensor,
-    head: Linear,
+    head: Proj,
     cos: Tensor,
     sin: Tensor,
     device: Device,
@@ -109,8 +122,10 @@ impl Model {
         let mut w = Weights::new(seed, device.clone());
         let (d, f) = (config.hidden, config.ffn);
         let proj = 0.02;
-        let linear = |w: &mut Weights, out: usize, inp: usize| -> Result<Linear> {
-            Ok(Linear::new(w.matrix(out, inp, proj)?, None))
+        let linear = |w: &mut Weights, out: usize, inp: usize| -> Result<Proj> {
+            Ok(Proj {
+                w: w.matrix(out, inp, proj)?,
+            })
         };
         let mut blocks = Vec::with_capacity(config.layers);
         for _ in 0..config.layers {
@@ -127,7 +142,9 @@ impl Model {
             });
         }
         let embed = w.matrix(config.vocab, d, 1.0)?;
-        let head = Linear::new(w.matrix(config.vocab, d, proj)?, None);
+        let head = Proj {
+            w: w.matrix(config.vocab, d, proj)?,
+        };
         let (cos, sin) = rotary_tables(&config, &device)?;
         Ok(Self {
             config,
@@ -377,7 +394,10 @@ mod timing {
                 last = model.decode(&last, &mut refs).expect("decode");
             }
             let step = started.elapsed() / 32;
-            println!("batch {b}: decode step {step:?}, {:.0} tokens/s", b as f64 / step.as_secs_f64());
+            println!(
+                "batch {b}: decode step {step:?}, {:.0} tokens/s",
+                b as f64 / step.as_secs_f64()
+            );
         }
     }
 }
