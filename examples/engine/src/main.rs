@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::time::Instant;
 
+use axum::serve::ListenerExt;
 use tokenmeter::sink::CacheConfig;
 use tokenmeter::{Labels, Meter};
 use tokenmeter_prometheus::{Builder, Profile};
@@ -125,6 +126,13 @@ fn run(config: Config) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         eprintln!("listening on http://{addr} (model {})", config.model_name);
+        // TCP_NODELAY: without it the first token's small write waits (Nagle) for the client's
+        // delayed ACK of the response headers, up to 40 ms, whenever the first token comes
+        // sooner than that: measured here as client − server TTFT of about 30 ms at 100-token
+        // prompts and of nothing at 500 (uvicorn, and so vLLM, sets it too).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, server::router(app))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
