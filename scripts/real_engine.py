@@ -30,8 +30,10 @@ What it does:
          the socket before the hang-up reached it);
      (f) `promtool check metrics` on its /metrics (vLLM's metric names): it must parse, and
          promtool's lint must object to nothing but vLLM's own names (as
-         crates/tokenmeter-prometheus/tests/promtool.rs requires); a missing promtool fails the
-         check (`source scripts/tools.sh && install_test_tools` installs it).
+         crates/tokenmeter-prometheus/tests/promtool.rs requires); then on a second server with
+         `--profile semconv` after 4 requests, where it must pass with no problem at all. A
+         missing promtool fails the check (`source scripts/tools.sh && install_test_tools`
+         installs it).
   3. Prints the tables and exits non-zero on any failed check.
 
 Each bench run is bounded (-n and a timeout); the whole script takes a few minutes once built.
@@ -275,20 +277,25 @@ def hangups(tm, addr, work):
     return len(cancelled), client_read, server_cancelled_tokens
 
 
-def promtool(addr, work):
-    print("\n(f) promtool check metrics (the vLLM profile: promtool's lint objects to vLLM's "
-          "names, and to nothing else)")
+def promtool_check(tool, text, path):
+    path.write_text(text)
+    with open(path) as f:
+        run = subprocess.run([tool, "check", "metrics"], stdin=f, capture_output=True,
+                             text=True, timeout=30)
+    return run.returncode, [p for p in (run.stdout + run.stderr).splitlines() if p.strip()]
+
+
+def promtool(engine, tm, addr, work):
+    print("\n(f) promtool check metrics: the vLLM profile (promtool's lint objects to vLLM's "
+          "names and to nothing else), then a second server with --profile semconv (no "
+          "objection at all)")
     tool = shutil.which("promtool")
     if tool is None:
         check(False, "(f) SKIPPED: promtool is not installed (source scripts/tools.sh && "
                      "install_test_tools); a skipped check is not a pass")
         return
-    path = work / "metrics.txt"
-    path.write_text(scrape(addr))
-    with open(path) as f:
-        run = subprocess.run([tool, "check", "metrics"], stdin=f, capture_output=True,
-                             text=True, timeout=30)
-    problems = [p for p in (run.stdout + run.stderr).splitlines() if p.strip()]
+    path = work / "metrics-vllm.txt"
+    code, problems = promtool_check(tool, scrape(addr), path)
     # As crates/tokenmeter-prometheus/tests/promtool.rs: exit 3 is "lint problems found" (1
     # would be a parse error), and the only problems are vLLM's own names.
     expected = [p for p in problems
@@ -296,11 +303,27 @@ def promtool(addr, work):
                 or p == 'vllm:iteration_tokens_total non-counter metrics should not have '
                         '"_total" suffix']
     unexpected = [p for p in problems if p not in expected]
-    print(f"    exit code {run.returncode}; {len(expected)} objections to vLLM's names; "
+    print(f"    vllm: exit code {code}; {len(expected)} objections to vLLM's names; "
           f"other problems: {unexpected or 'none'}")
-    check(run.returncode in (0, 3) and not unexpected,
-          f"(f) promtool parses /metrics ({path.stat().st_size} bytes) and reports nothing but "
-          f"vLLM's names")
+    check(code in (0, 3) and not unexpected,
+          f"(f) promtool parses the vLLM profile's /metrics ({path.stat().st_size} bytes) and "
+          f"reports nothing but vLLM's names")
+    log_path = work / "engine-semconv.log"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([str(engine), "--addr", "127.0.0.1:0", "--model", MODEL,
+                                   "--profile", "semconv"], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            other = wait_for_address(server, log_path)
+            bench(tm, other, work, "semconv", ["-n", "4", "--concurrency", "2",
+                                               "--input-tokens", "50", "--output-tokens", "8"])
+            path = work / "metrics-semconv.txt"
+            code, problems = promtool_check(tool, scrape(other), path)
+        finally:
+            stop(server, 10)
+    print(f"    semconv: exit code {code}; problems: {problems or 'none'}")
+    check(code == 0 and not problems,
+          f"(f) promtool check metrics passes on the semconv profile's /metrics after 4 requests "
+          f"({path.stat().st_size} bytes), with no problem reported")
 
 
 def main():
@@ -322,7 +345,7 @@ def main():
         rows = batches(tm, addr, work)
         overload(tm, addr, work, rows[-1][7])
         hangups(tm, addr, work)
-        promtool(addr, work)
+        promtool(engine, tm, addr, work)
     finally:
         stop(server, 10)
         log.close()
