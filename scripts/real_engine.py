@@ -13,7 +13,9 @@ What it does:
   2. Starts `tokenmeter-engine` on a free loopback port and runs the bench against it:
      (a) light load (concurrency 1): client − server TTFT per request (the server's own
          `metrics` object, written from the engine's measurement) between 0 and 5 ms at p50,
-         none negative;
+         none negative; and from the server's /metrics (scraped before and after the run:
+         exact means of its histograms) client − server TTFT mean between 0 and 5 ms and the
+         client's mean ITL within 1 ms of the server's;
      (b) input length 100, 500, 1000, 2000 at concurrency 1: TTFT p50 (client and server)
          beside the engine's mean prefill time from /metrics (Δsum / Δcount of the prefill
          step histogram); TTFT must rise with length, 2000 must be at least 3× 100, and the
@@ -134,7 +136,8 @@ def light_load(tm, addr, work):
     print("\n(a) light load: client − server TTFT per request")
     result, traces, _ = bench(tm, addr, work, "light", ["-n", "20", "--concurrency", "1",
                                                    "--input-tokens", "100",
-                                                   "--output-tokens", "16"],
+                                                   "--output-tokens", "16",
+                                                   "--server-metrics", "auto"],
                                    preflight=True)
     diffs = [client_ttft(t) - server_ttft(t) for t in traces
              if client_ttft(t) is not None and server_ttft(t) is not None]
@@ -147,6 +150,18 @@ def light_load(tm, addr, work):
           f"{json.dumps(result['summary'].get('client_minus_server_ttft_per_request'))}")
     check(d is not None and 0 <= d <= 0.005 and min(diffs) >= 0,
           f"(a) client − server TTFT p50 {ms(d)} ms is between 0 and 5 ms, none negative")
+    # The same run against the server's /metrics (scraped before and after): exact means of
+    # the server's TTFT and ITL histograms (Δsum / Δcount) beside the client's.
+    run = result["slices"].get("server_run") or {}
+    ttft_gap = run.get("client_minus_server_ttft_mean")
+    itl_server = (run.get("itl_server_mean") or {}).get("mean_s")
+    itl_client = result["summary"]["itl"]["mean"]
+    print(f"    /metrics: client − server TTFT mean {ms(ttft_gap)} ms; ITL mean client "
+          f"{ms(itl_client)} ms, server {ms(itl_server)} ms")
+    check(ttft_gap is not None and 0 <= ttft_gap <= 0.005,
+          "(a) client − server TTFT mean from /metrics is between 0 and 5 ms")
+    check(itl_server is not None and abs(itl_client - itl_server) <= 0.001,
+          "(a) the client's mean ITL is within 1 ms of the server's from /metrics")
     return d, diffs
 
 
