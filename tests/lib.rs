@@ -28,6 +28,8 @@ mod guide {
     mod exporters {}
     #[doc = include_str!("../docs/src/slo.md")]
     mod slo {}
+    #[doc = include_str!("../docs/src/engine.md")]
+    mod engine {}
     #[doc = include_str!("../docs/src/bench/index.md")]
     mod bench {}
     #[doc = include_str!("../docs/src/bench/workloads.md")]
