@@ -108,6 +108,7 @@ mod format;
 mod gaps;
 mod interrupt;
 mod intervals;
+mod kept_fields;
 mod kept_record;
 mod load;
 mod load_args;

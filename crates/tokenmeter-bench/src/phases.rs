@@ -77,7 +77,7 @@ pub(crate) fn medians_at_ends(
     let mut timed: Vec<(Duration, Duration)> = measured
         .iter()
         .filter(|m| m.turn == 0 && m.succeeded())
-        .filter_map(|m| Some((m.due?, value(m)?)))
+        .filter_map(|m| Some((m.due()?, value(m)?)))
         .collect();
     let part = timed.len() / parts.max(1);
     if part < 2 {
@@ -99,7 +99,7 @@ pub(crate) fn medians_at_ends(
 pub(crate) fn of(measured: &[Measured]) -> Phases {
     let ok: Vec<&Measured> = measured
         .iter()
-        .filter(|m| m.turn == 0 && m.succeeded() && m.due.is_some())
+        .filter(|m| m.turn == 0 && m.succeeded() && m.due().is_some())
         .collect();
     if ok.len() < 9 {
         return Phases::default();

@@ -287,10 +287,11 @@ impl Client {
             }
         };
         measured.status = Some(response.status().as_u16());
-        measured.response_id = response
-            .headers()
-            .get("x-request-id")
-            .map(|v| self.sanitizer.clean_bytes(v.as_bytes()));
+        if let Some(id) = response.headers().get("x-request-id") {
+            measured.rare.response_id = Some(self.sanitizer.clean_bytes(id.as_bytes()));
+        } else {
+            measured.rare.drop_response_id();
+        }
         if response.status().is_redirection() {
             let location = response.headers().get(LOCATION).map(HeaderValue::as_bytes);
             let message = redirected(response.status(), location, &self.sanitizer);

@@ -74,8 +74,8 @@ impl Replay {
         };
         Ok(Measured {
             id: trace.id,
-            rate: trace.rate,
-            stage: trace.stage,
+            rate: trace.rate.into(),
+            stage: u32::try_from(trace.stage).unwrap_or(u32::MAX),
             turn: trace.turn,
             // Traces do not keep the --slo-class: a merged run has no breakdown by it.
             slo_class: None,
@@ -94,14 +94,15 @@ impl Replay {
                 oddities: trace.oddities,
                 server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
                 server_queue: trace.server_queue_ns.map(Duration::from_nanos),
+                response_id: trace.response_id.clone(),
+                long_max_gap: None,
             }
             .into(),
-            response_id: trace.response_id.clone(),
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
-            max_gap: None,
-            due: trace.due_ns.map(Duration::from_nanos),
-            ready: trace.ready_ns.map(Duration::from_nanos),
+            max_gap_ns: 0,
+            due: trace.due_ns.map(Duration::from_nanos).into(),
+            ready: trace.ready_ns.map(Duration::from_nanos).into(),
         })
     }
 
