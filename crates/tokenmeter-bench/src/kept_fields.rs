@@ -1,6 +1,6 @@
 //! [`KeptTime`] and [`KeptRate`]: a request's optional time and its sweep step's optional rate,
 //! each in 8 bytes where an `Option<Duration>` or an `Option<f64>` takes 16 (a run keeps one
-//! of each per request, for all of its requests).
+//! of each per request, for all of its requests). Each reads back exactly.
 
 use std::num::NonZeroU64;
 use std::time::Duration;

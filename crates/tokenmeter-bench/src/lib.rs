@@ -151,6 +151,7 @@ mod swept;
 mod tls;
 mod trace;
 mod url;
+mod usage;
 mod validate;
 mod workload;
 mod workload_args;

@@ -13,7 +13,6 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
 use crate::gaps::{GapSpan, Gaps};
@@ -22,35 +21,7 @@ use crate::kept_record::KeptRecord;
 use crate::oddities::Oddities;
 use crate::rare::Rare;
 use crate::sanitize::ServerText;
-
-/// Token counts from the final `usage` object.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Usage {
-    /// `usage.prompt_tokens`.
-    pub(crate) prompt_tokens: Option<u64>,
-    /// `usage.completion_tokens`.
-    pub(crate) completion_tokens: Option<u64>,
-    /// A `usage` of the stream held a count that is not a non-negative integer (a float, a
-    /// string, ...): it was ignored, as if absent.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) unusable: bool,
-    /// `usage.prompt_tokens` or its cached tokens were implausible (above
-    /// [`input_usage_bound`] of what was sent): ignored, as if absent
-    /// ([`Measured::check_input_usage`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) implausible_input: bool,
-}
-
-impl From<tokenmeter_openai::chunk::Usage> for Usage {
-    fn from(usage: tokenmeter_openai::chunk::Usage) -> Self {
-        Self {
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            unusable: usage.unusable,
-            implausible_input: false,
-        }
-    }
-}
+pub(crate) use crate::usage::{KeptUsage, Usage};
 
 /// The most input tokens a server may plausibly report for a prompt of `sent` tokens (the
 /// workload's count, exact or estimated): 16 times it plus 65 536 (a chat template, a system
@@ -84,8 +55,8 @@ pub(crate) struct Measured {
     pub(crate) input_exact: bool,
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
-    /// The final `usage`, when the server sent one.
-    pub(crate) usage: Option<Usage>,
+    /// The final `usage`, when the server sent one ([`Measured::usage`]).
+    pub(crate) usage: KeptUsage,
     /// The HTTP status, when a response arrived.
     pub(crate) status: Option<u16>,
     /// What few requests have: the error's text, a `usage` that disagreed, skipped events,
@@ -130,6 +101,11 @@ impl Measured {
     /// The core's record while the request ends (`None` once settled).
     pub(crate) fn record_mut(&mut self) -> Option<&mut RequestRecord> {
         self.record.as_mut().and_then(KeptRecord::whole_mut)
+    }
+
+    /// The final `usage`, when the server sent one.
+    pub(crate) fn usage(&self) -> Option<Usage> {
+        self.usage.get()
     }
 
     /// The sweep step's request rate, when sweeping.
@@ -187,17 +163,17 @@ impl Measured {
 
     /// Input tokens: `usage.prompt_tokens`, else what we sent.
     pub(crate) fn prompt_tokens(&self) -> u64 {
-        self.usage
+        self.usage()
             .and_then(|u| u.prompt_tokens)
             .unwrap_or(self.input_tokens)
     }
 
     /// Keeps the latest `usage` of the stream, and whether any was unusable.
     pub(crate) fn note_usage(&mut self, usage: tokenmeter_openai::chunk::Usage) {
-        let unusable = self.usage.is_some_and(|u| u.unusable);
+        let unusable = self.usage().is_some_and(|u| u.unusable);
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
-        self.usage = Some(usage);
+        self.usage = Some(usage).into();
     }
 
     /// Ignores input-side usage no server could mean: `usage.prompt_tokens` or the cached
@@ -213,7 +189,8 @@ impl Measured {
             input_usage_bound(self.input_tokens)
         };
         let mut flagged = false;
-        if let Some(usage) = self.usage.as_mut()
+        let mut usage = self.usage();
+        if let Some(usage) = usage.as_mut()
             && usage.prompt_tokens.is_some_and(|p| p > bound)
         {
             usage.prompt_tokens = None;
@@ -226,8 +203,9 @@ impl Measured {
             flagged = true;
         }
         if flagged {
-            self.usage.get_or_insert_default().implausible_input = true;
+            usage.get_or_insert_default().implausible_input = true;
         }
+        self.usage = usage.into();
     }
 
     /// Keeps the server's own timings of the request from a `metrics` object (the latest
@@ -364,7 +342,8 @@ mod tests {
             usage: Some(Usage {
                 prompt_tokens: Some(reported),
                 ..Usage::default()
-            }),
+            })
+            .into(),
             ..Measured::default()
         }
     }
@@ -376,11 +355,11 @@ mod tests {
         let mut plausible = with_prompt_usage(100, bound);
         plausible.check_input_usage(false);
         assert_eq!(plausible.prompt_tokens(), bound);
-        assert!(!plausible.usage.unwrap().implausible_input);
+        assert!(!plausible.usage().unwrap().implausible_input);
         let mut implausible = with_prompt_usage(100, bound + 1);
         implausible.check_input_usage(false);
         assert_eq!(implausible.prompt_tokens(), 100, "what was sent");
-        assert!(implausible.usage.unwrap().implausible_input);
+        assert!(implausible.usage().unwrap().implausible_input);
         // A prompt of --extra-body's own: only counts beyond 2^53 are refused.
         let mut own = with_prompt_usage(100, bound + 1);
         own.check_input_usage(true);
@@ -390,12 +369,12 @@ mod tests {
         assert_eq!(huge.prompt_tokens(), 100);
     }
 
-    /// Issue 30: what a run keeps of each settled request is 256 bytes (the compact record
+    /// Issue 30: what a run keeps of each settled request is 240 bytes (the compact record
     /// 120 of them), its gap span 12: a larger field shows here first.
     #[test]
     fn a_settled_request_keeps_256_bytes() {
         use std::mem::size_of;
-        assert_eq!(size_of::<Measured>(), 256);
+        assert_eq!(size_of::<Measured>(), 240);
         assert_eq!(size_of::<Option<KeptRecord>>(), 120);
         assert_eq!(size_of::<GapSpan>(), 12);
     }

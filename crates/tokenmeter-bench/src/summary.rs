@@ -220,8 +220,8 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
     let all = || measured.iter().map(Borrow::borrow);
     let discrepancies = all().filter(|m| m.rare.usage_discrepancy.is_some());
-    let unusable = all().filter(|m| m.usage.is_some_and(|u| u.unusable));
-    let input = all().filter(|m| m.usage.is_some_and(|u| u.implausible_input));
+    let unusable = all().filter(|m| m.usage().is_some_and(|u| u.unusable));
+    let input = all().filter(|m| m.usage().is_some_and(|u| u.implausible_input));
     (
         discrepancies.count() as u64,
         unusable.count() as u64,

@@ -163,7 +163,7 @@ impl Trace {
             output_counted: measured.output_counted,
             not_streamed: measured.not_streamed,
             max_tokens: measured.max_tokens,
-            usage: measured.usage,
+            usage: measured.usage(),
             output_tokens: measured.output_tokens(),
             outcome: outcome.as_str().to_owned(),
             error_class: outcome.error_class().map(|c| c.as_str().to_owned()),

@@ -446,7 +446,7 @@ impl Client {
                  or [DONE]); vLLM's bench counts such an answer failed too",
             ));
         }
-        let no_usage = measured.usage.and_then(|u| u.completion_tokens).is_none();
+        let no_usage = measured.usage().and_then(|u| u.completion_tokens).is_none();
         if let (Some(tokenizer), Some(text), Some(record), true) = (
             &self.target.tokenizer,
             text,
@@ -466,7 +466,7 @@ impl Client {
             usage < chunk_tokens || (max_tokens > 0 && usage > max_tokens.max(chunk_tokens))
         };
         measured.rare.usage_discrepancy = measured
-            .usage
+            .usage()
             .and_then(|u| u.completion_tokens)
             .filter(|&usage| implausible(usage))
             .map(|usage| Discrepancy {

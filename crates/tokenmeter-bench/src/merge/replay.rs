@@ -86,7 +86,7 @@ impl Replay {
             output_counted: trace.output_counted,
             not_streamed: trace.not_streamed,
             max_tokens: trace.max_tokens,
-            usage: trace.usage,
+            usage: trace.usage.into(),
             status: trace.status,
             rare: crate::rare::RareFields {
                 error: trace.error.clone(),
