@@ -370,9 +370,9 @@ mod tests {
     }
 
     /// Issue 30: what a run keeps of each settled request is 240 bytes (the compact record
-    /// 120 of them), its gap span 12: a larger field shows here first.
+    /// 120 of them), its gap span 12: a field that grows shows here first.
     #[test]
-    fn a_settled_request_keeps_256_bytes() {
+    fn a_settled_request_keeps_240_bytes() {
         use std::mem::size_of;
         assert_eq!(size_of::<Measured>(), 240);
         assert_eq!(size_of::<Option<KeptRecord>>(), 120);
