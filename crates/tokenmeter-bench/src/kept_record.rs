@@ -5,10 +5,10 @@
 //! request of a run, it was most of what a short answer cost. Once settled, a request keeps its
 //! times as nanoseconds in `u32`s (their high halves in a box of their own when one is 4.29 s
 //! or longer), its counts as `u32`s, and one [`Mold`] shared by the requests of its series
-//! (the series and any field kept whole): 120 bytes. [`KeptRecord::get`] builds the record
+//! (the series and any field kept whole): 112 bytes. [`KeptRecord::get`] builds the record
 //! again, field for field the one the core made (the times are whole nanoseconds, so the same
 //! `Duration`s and the same `f64`s): every statistic read from it is unchanged. A record whose
-//! counts do not fit a `u32` is kept whole.
+//! counts or id (a count of the process's requests) do not fit a `u32` is kept whole.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -57,7 +57,8 @@ const OPTIONAL: usize = 5;
 #[derive(Clone, Debug)]
 pub(crate) struct Compact {
     mold: Arc<RequestRecord>,
-    id: u64,
+    /// The core's id (unique in the process: a count of its requests).
+    id: u32,
     arrival: u64,
     /// The low 32 bits of each time's nanoseconds.
     low: [u32; TIMES],
@@ -126,8 +127,8 @@ impl KeptRecord {
         }
     }
 
-    /// Compact, unless a count does not fit a `u32` or a time a `u64` of nanoseconds (kept
-    /// whole then). The record's `item_times` are dropped: take them first.
+    /// Compact, unless a count or the id does not fit a `u32` or a time a `u64` of
+    /// nanoseconds (kept whole then). The record's `item_times` are dropped: take them first.
     pub(crate) fn settle(self, molds: &mut Mold) -> Self {
         match self {
             KeptRecord::Whole(record) => match Compact::of(&record, molds) {
@@ -163,7 +164,7 @@ impl Compact {
         }
         Some(Self {
             mold: molds.of(r),
-            id: r.id,
+            id: u32::try_from(r.id).ok()?,
             arrival: nanos(r.arrival)?,
             low,
             high: (high != [0; TIMES]).then(|| Box::new(high)),
@@ -187,7 +188,7 @@ impl Compact {
                 .then(|| u64::from(self.counts[i]))
         };
         let mut r = (*self.mold).clone();
-        r.id = self.id;
+        r.id = u64::from(self.id);
         r.outcome = self.outcome;
         r.finish_reason = self.finish_reason;
         r.panicked = self.panicked;

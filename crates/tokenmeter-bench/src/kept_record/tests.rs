@@ -116,6 +116,10 @@ fn a_record_that_does_not_fit_is_kept_whole() {
     assert!(matches!(wide_count, KeptRecord::Whole(_)));
     let wide_time = round_trip(record(|r| r.e2e = Duration::MAX), &mut molds);
     assert!(matches!(wide_time, KeptRecord::Whole(_)));
+    let wide_id = round_trip(record(|r| r.id = 1 << 32), &mut molds);
+    assert!(matches!(wide_id, KeptRecord::Whole(_)));
+    let top_id = round_trip(record(|r| r.id = u64::from(u32::MAX)), &mut molds);
+    assert!(matches!(top_id, KeptRecord::Compact(_)));
 }
 
 #[test]
