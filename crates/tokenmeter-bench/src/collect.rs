@@ -34,6 +34,8 @@ pub(crate) struct Collector {
     done: Collected,
     trace: Option<TraceWriter>,
     rate: Option<f64>,
+    /// Keep each request's response id (a test matching requests with a server's records).
+    keep_response_ids: bool,
 }
 
 impl Collector {
@@ -45,16 +47,30 @@ impl Collector {
         }
     }
 
+    /// A collector that keeps each request's response id, which [`add`](Self::add) drops
+    /// otherwise: for a test that matches the requests with a server's own records.
+    #[cfg(test)]
+    pub(crate) fn keeping_response_ids() -> Self {
+        Self {
+            keep_response_ids: true,
+            ..Self::default()
+        }
+    }
+
     /// The sweep step's rate, given to the requests that end from now on.
     pub(crate) fn set_rate(&mut self, rate: Option<f64>) {
         self.rate = rate;
     }
 
-    /// Takes a request that ended: its trace line is written, its chunk times settled.
+    /// Takes a request that ended: its trace line is written, its response id dropped (the
+    /// trace line is its only reader), its chunk times settled.
     pub(crate) fn add(&mut self, mut measured: Measured) {
-        measured.rate = self.rate;
+        measured.rate = self.rate.into();
         if let Some(trace) = &mut self.trace {
             trace.write(&measured);
+        }
+        if !self.keep_response_ids {
+            measured.rare.drop_response_id();
         }
         measured.settle(&mut self.done.gaps);
         self.done.measured.push(measured);
@@ -116,9 +132,13 @@ mod tests {
             collector.add(Measured {
                 id,
                 record: records.take(key).map(crate::kept_record::KeptRecord::from),
-                response_id: Some(
-                    crate::sanitize::Sanitizer::default().clean("chatcmpl-0123456789abcdef"),
-                ),
+                rare: crate::rare::RareFields {
+                    response_id: Some(
+                        crate::sanitize::Sanitizer::default().clean("chatcmpl-0123456789abcdef"),
+                    ),
+                    ..Default::default()
+                }
+                .into(),
                 ..Measured::default()
             });
         }
@@ -137,6 +157,10 @@ mod tests {
         assert!(
             done.measured.iter().all(|m| m.heap_bytes() < 64),
             "chunk times were kept"
+        );
+        assert!(
+            done.measured.iter().all(|m| m.response_id().is_none()),
+            "response ids are dropped once the trace line is written"
         );
         let per_token = done.retained_bytes() as f64 / (requests * u64::from(tokens)) as f64;
         assert!(per_token <= 8.0, "{per_token:.2} bytes per token");
@@ -165,6 +189,6 @@ mod tests {
         assert!(written.is_ok());
         let ids: Vec<u64> = done.measured.iter().map(|m| m.id).collect();
         assert_eq!(ids, [3, 1, 2]);
-        assert!(done.measured.iter().all(|m| m.rate == Some(2.0)));
+        assert!(done.measured.iter().all(|m| m.rate() == Some(2.0)));
     }
 }

@@ -68,7 +68,7 @@ impl Counts {
             ..Self::default()
         };
         for one in measured.iter().filter(|m| m.succeeded()) {
-            let usage = one.usage.filter(|u| !u.unusable);
+            let usage = one.usage().filter(|u| !u.unusable);
             match (usage.and_then(|u| u.completion_tokens), one.output_counted) {
                 (Some(_), _) => counts.output_from_usage += 1,
                 (None, true) => counts.output_from_tokenizer += 1,

@@ -3,12 +3,12 @@
 //!
 //! A [`RequestRecord`] is 336 bytes (every time an `Option<Duration>` of 16). KeptRecord for every
 //! request of a run, it was most of what a short answer cost. Once settled, a request keeps its
-//! times as nanoseconds in `u32`s (their high halves in a box of their own when one is 4.29 s
-//! or longer), its counts as `u32`s, and one [`Mold`] shared by the requests of its series
-//! (the series and any field kept whole): 120 bytes. [`KeptRecord::get`] builds the record
+//! times as nanoseconds in `u32`s (their high halves in a box when one is 4.29 s or longer,
+//! with the request's own SLO targets, which few have), its counts as `u32`s, and one [`Mold`]
+//! shared by the requests of its series (the series and any field kept whole): 104 bytes. [`KeptRecord::get`] builds the record
 //! again, field for field the one the core made (the times are whole nanoseconds, so the same
 //! `Duration`s and the same `f64`s): every statistic read from it is unchanged. A record whose
-//! counts do not fit a `u32` is kept whole.
+//! counts or id (a count of the process's requests) do not fit a `u32` is kept whole.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -57,19 +57,27 @@ const OPTIONAL: usize = 5;
 #[derive(Clone, Debug)]
 pub(crate) struct Compact {
     mold: Arc<RequestRecord>,
-    id: u64,
+    /// The core's id (unique in the process: a count of its requests).
+    id: u32,
     arrival: u64,
     /// The low 32 bits of each time's nanoseconds.
     low: [u32; TIMES],
-    /// Their high 32 bits, when one is not 0.
-    high: Option<Box<[u32; TIMES]>>,
+    /// Their high 32 bits when one is not 0, and the SLO targets when there are some.
+    wide: Option<Box<Wide>>,
     counts: [u32; COUNTS],
     /// Bit `i` set: time `i` is present; bit `TIMES + i`: optional count `i` is.
     present: u16,
     outcome: Outcome,
     finish_reason: Option<FinishReason>,
     panicked: bool,
-    slo_targets: Option<Box<SloTargets>>,
+}
+
+/// What few compact records have, in one box: the high halves of times of 4.29 s or more,
+/// the request's own SLO targets.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Wide {
+    high: [u32; TIMES],
+    slo_targets: Option<SloTargets>,
 }
 
 fn times(r: &RequestRecord) -> [Option<Duration>; TIMES] {
@@ -126,8 +134,8 @@ impl KeptRecord {
         }
     }
 
-    /// Compact, unless a count does not fit a `u32` or a time a `u64` of nanoseconds (kept
-    /// whole then). The record's `item_times` are dropped: take them first.
+    /// Compact, unless a count or the id does not fit a `u32` or a time a `u64` of
+    /// nanoseconds (kept whole then). The record's `item_times` are dropped: take them first.
     pub(crate) fn settle(self, molds: &mut Mold) -> Self {
         match self {
             KeptRecord::Whole(record) => match Compact::of(&record, molds) {
@@ -163,22 +171,26 @@ impl Compact {
         }
         Some(Self {
             mold: molds.of(r),
-            id: r.id,
+            id: u32::try_from(r.id).ok()?,
             arrival: nanos(r.arrival)?,
             low,
-            high: (high != [0; TIMES]).then(|| Box::new(high)),
+            wide: (high != [0; TIMES] || r.slo_targets.is_some()).then(|| {
+                Box::new(Wide {
+                    high,
+                    slo_targets: r.slo_targets,
+                })
+            }),
             counts: counts_,
             present,
             outcome: r.outcome,
             finish_reason: r.finish_reason,
             panicked: r.panicked,
-            slo_targets: r.slo_targets.map(Box::new),
         })
     }
 
     fn record(&self) -> RequestRecord {
         let time = |i: usize| {
-            let high = self.high.as_ref().map_or(0, |h| h[i]);
+            let high = self.wide.as_ref().map_or(0, |w| w.high[i]);
             (self.present & (1 << i) != 0)
                 .then(|| Duration::from_nanos(u64::from(high) << 32 | u64::from(self.low[i])))
         };
@@ -187,11 +199,11 @@ impl Compact {
                 .then(|| u64::from(self.counts[i]))
         };
         let mut r = (*self.mold).clone();
-        r.id = self.id;
+        r.id = u64::from(self.id);
         r.outcome = self.outcome;
         r.finish_reason = self.finish_reason;
         r.panicked = self.panicked;
-        r.slo_targets = self.slo_targets.as_deref().copied();
+        r.slo_targets = self.wide.as_ref().and_then(|w| w.slo_targets);
         r.arrival = Duration::from_nanos(self.arrival);
         r.queue = time(0);
         r.prefill = time(1);

@@ -155,15 +155,15 @@ impl LoadCheck {
         let first = || {
             measured
                 .iter()
-                .filter(|m| m.turn == 0 && m.due.is_some() && m.record.is_some())
+                .filter(|m| m.turn == 0 && m.due().is_some() && m.record.is_some())
         };
-        let scheduled_rate = rate_over(first().filter_map(|m| m.due).collect()).filter(|_| open);
+        let scheduled_rate = rate_over(first().filter_map(|m| m.due()).collect()).filter(|_| open);
         let sent_rate =
             rate_over(first().filter_map(|m| Some(m.record()?.arrival)).collect()).filter(|_| open);
         let slot_waits = || {
             measured
                 .iter()
-                .filter_map(|m| Some(m.ready?.saturating_sub(m.due?)))
+                .filter_map(|m| Some(m.ready()?.saturating_sub(m.due()?)))
         };
         let slot_wait = Spread::of(slot_waits());
         let waited_for_slot = slot_waits().filter(|w| *w > LAG_FLOOR).count() as u64;

@@ -6,48 +6,22 @@
 //!
 //! Once the request has ended and its trace line is written, [`Measured::settle`] moves the
 //! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap): what is
-//! kept per request is then of a fixed size, whatever the length of its stream.
+//! kept per request is then of a fixed size, whatever the length of its stream: times in 8
+//! bytes ([`KeptTime`]), the longest gap in 4 (a longer one than 4.29 s in the [`Rare`] box),
+//! and no response id (dropped once the trace line is written).
 
 use std::borrow::Cow;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
 use crate::gaps::{GapSpan, Gaps};
+use crate::kept_fields::{KeptRate, KeptTime};
 use crate::kept_record::KeptRecord;
 use crate::oddities::Oddities;
 use crate::rare::Rare;
 use crate::sanitize::ServerText;
-
-/// Token counts from the final `usage` object.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Usage {
-    /// `usage.prompt_tokens`.
-    pub(crate) prompt_tokens: Option<u64>,
-    /// `usage.completion_tokens`.
-    pub(crate) completion_tokens: Option<u64>,
-    /// A `usage` of the stream held a count that is not a non-negative integer (a float, a
-    /// string, ...): it was ignored, as if absent.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) unusable: bool,
-    /// `usage.prompt_tokens` or its cached tokens were implausible (above
-    /// [`input_usage_bound`] of what was sent): ignored, as if absent
-    /// ([`Measured::check_input_usage`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) implausible_input: bool,
-}
-
-impl From<tokenmeter_openai::chunk::Usage> for Usage {
-    fn from(usage: tokenmeter_openai::chunk::Usage) -> Self {
-        Self {
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            unusable: usage.unusable,
-            implausible_input: false,
-        }
-    }
-}
+pub(crate) use crate::usage::{KeptUsage, Usage};
 
 /// The most input tokens a server may plausibly report for a prompt of `sent` tokens (the
 /// workload's count, exact or estimated): 16 times it plus 65 536 (a chat template, a system
@@ -62,10 +36,10 @@ pub(crate) fn input_usage_bound(sent: u64) -> u64 {
 pub(crate) struct Measured {
     /// Index in the run.
     pub(crate) id: u64,
-    /// The sweep step's request rate, when sweeping.
-    pub(crate) rate: Option<f64>,
+    /// The sweep step's request rate, when sweeping ([`Measured::rate`]).
+    pub(crate) rate: KeptRate,
     /// The index of the stage that sent it (0 for a run of one stage).
-    pub(crate) stage: usize,
+    pub(crate) stage: u32,
     /// Its turn in a conversation (0: the first, or a request alone).
     pub(crate) turn: u32,
     /// Its `--slo-class` (index in the run's list), when it sent one's objectives.
@@ -81,33 +55,34 @@ pub(crate) struct Measured {
     pub(crate) input_exact: bool,
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
-    /// The final `usage`, when the server sent one.
-    pub(crate) usage: Option<Usage>,
+    /// The final `usage`, when the server sent one ([`Measured::usage`]).
+    pub(crate) usage: KeptUsage,
     /// The HTTP status, when a response arrived.
     pub(crate) status: Option<u16>,
     /// What few requests have: the error's text, a `usage` that disagreed, skipped events,
-    /// the server's own timings ([`Rare`]).
+    /// the server's own timings, the response id until the trace line is written ([`Rare`]).
     pub(crate) rare: Rare,
-    /// The response's `id` (its `x-request-id` header, else the chunks' `id`), sanitised.
-    pub(crate) response_id: Option<ServerText>,
     /// Cancelled in flight by an interrupt with no record: only in traces of older versions,
     /// which wrote such a request as an empty line (a run now keeps the record of each).
     pub(crate) cancelled: bool,
     /// Its inter-token gaps in the run's [`Gaps`], once settled.
     pub(crate) gaps: GapSpan,
-    /// The longest of its gaps, once settled.
-    pub(crate) max_gap: Option<Duration>,
+    /// The longest of its gaps in nanoseconds once settled, `u32::MAX` when it is longer
+    /// (then in [`Rare`]): read through [`Measured::max_gap`].
+    pub(crate) max_gap_ns: u32,
     /// The answer came whole (`--no-stream`): its tokens arrived at one instant, so it has no
     /// TPOT, ITL or time to second token (not zeros).
     pub(crate) not_streamed: bool,
     /// When the load model said it was due, on the bench clock ([`crate::schedule`]):
     /// its arrival in an open loop, its timestamp in a replay, the moment its slot opened in a
     /// closed loop, the end of the previous answer plus the think time for a later turn.
-    /// `None` for a request that never reached the runner (a lost task).
-    pub(crate) due: Option<Duration>,
+    /// `None` for a request that never reached the runner (a lost task). Read through
+    /// [`Measured::due`].
+    pub(crate) due: KeptTime,
     /// When it could have left at the earliest: its due time, or later the moment a slot of
     /// the concurrency cap opened for it. The send − this is the client's own dispatch lag.
-    pub(crate) ready: Option<Duration>,
+    /// Read through [`Measured::ready`].
+    pub(crate) ready: KeptTime,
 }
 
 /// What [`oddities::warnings`](crate::oddities::warnings) reads of each request.
@@ -126,6 +101,43 @@ impl Measured {
     /// The core's record while the request ends (`None` once settled).
     pub(crate) fn record_mut(&mut self) -> Option<&mut RequestRecord> {
         self.record.as_mut().and_then(KeptRecord::whole_mut)
+    }
+
+    /// The final `usage`, when the server sent one.
+    pub(crate) fn usage(&self) -> Option<Usage> {
+        self.usage.get()
+    }
+
+    /// The sweep step's request rate, when sweeping.
+    pub(crate) fn rate(&self) -> Option<f64> {
+        self.rate.get()
+    }
+
+    /// When the load model said it was due ([`due`](Self::due)'s field).
+    pub(crate) fn due(&self) -> Option<Duration> {
+        self.due.get()
+    }
+
+    /// When it could have left at the earliest ([`ready`](Self::ready)'s field).
+    pub(crate) fn ready(&self) -> Option<Duration> {
+        self.ready.get()
+    }
+
+    /// The longest of its gaps once settled (`None` before, or when it had none).
+    pub(crate) fn max_gap(&self) -> Option<Duration> {
+        if self.gaps.len() == 0 {
+            None
+        } else if self.max_gap_ns == u32::MAX {
+            self.rare.long_max_gap
+        } else {
+            Some(Duration::from_nanos(u64::from(self.max_gap_ns)))
+        }
+    }
+
+    /// The response's id (its `x-request-id` header, else the chunks' `id`), sanitised; `None`
+    /// once the request was taken by a run and its trace line written.
+    pub(crate) fn response_id(&self) -> Option<&ServerText> {
+        self.rare.response_id.as_ref()
     }
 
     /// How the request ended; a lost task is an error of class `_OTHER`, one cancelled by an
@@ -151,17 +163,17 @@ impl Measured {
 
     /// Input tokens: `usage.prompt_tokens`, else what we sent.
     pub(crate) fn prompt_tokens(&self) -> u64 {
-        self.usage
+        self.usage()
             .and_then(|u| u.prompt_tokens)
             .unwrap_or(self.input_tokens)
     }
 
     /// Keeps the latest `usage` of the stream, and whether any was unusable.
     pub(crate) fn note_usage(&mut self, usage: tokenmeter_openai::chunk::Usage) {
-        let unusable = self.usage.is_some_and(|u| u.unusable);
+        let unusable = self.usage().is_some_and(|u| u.unusable);
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
-        self.usage = Some(usage);
+        self.usage = Some(usage).into();
     }
 
     /// Ignores input-side usage no server could mean: `usage.prompt_tokens` or the cached
@@ -177,7 +189,8 @@ impl Measured {
             input_usage_bound(self.input_tokens)
         };
         let mut flagged = false;
-        if let Some(usage) = self.usage.as_mut()
+        let mut usage = self.usage();
+        if let Some(usage) = usage.as_mut()
             && usage.prompt_tokens.is_some_and(|p| p > bound)
         {
             usage.prompt_tokens = None;
@@ -190,8 +203,9 @@ impl Measured {
             flagged = true;
         }
         if flagged {
-            self.usage.get_or_insert_default().implausible_input = true;
+            usage.get_or_insert_default().implausible_input = true;
         }
+        self.usage = usage.into();
     }
 
     /// Keeps the server's own timings of the request from a `metrics` object (the latest
@@ -223,11 +237,24 @@ impl Measured {
             let each = times
                 .windows(2)
                 .map(|w| w[1].offset.saturating_sub(w[0].offset));
-            self.max_gap = each.clone().max();
+            let longest = each.clone().max();
             self.gaps = gaps.add(each);
+            self.set_max_gap(longest);
         }
         self.record = self.record.take().map(|r| r.settle(&mut gaps.molds));
         self.rare.shrink();
+    }
+
+    /// Keeps `longest` in 4 bytes, or in the [`Rare`] box from 2^32 − 1 ns (4.29 s) on.
+    fn set_max_gap(&mut self, longest: Option<Duration>) {
+        let ns = longest.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        match u32::try_from(ns) {
+            Ok(small) if small < u32::MAX => self.max_gap_ns = small,
+            _ => {
+                self.max_gap_ns = u32::MAX;
+                self.rare.long_max_gap = longest;
+            }
+        }
     }
 
     /// The time of every token-bearing chunk since the send, rebuilt from the TTFT and the
@@ -252,7 +279,7 @@ impl Measured {
     }
 
     /// Bytes this request holds on the heap beyond its own size: the chunk times of a record
-    /// not yet settled, and the texts.
+    /// not yet settled, the [`Rare`] box and its texts.
     #[cfg(test)]
     pub(crate) fn heap_bytes(&self) -> usize {
         let times = self
@@ -262,21 +289,21 @@ impl Measured {
                 capacity * std::mem::size_of::<tokenmeter::ItemTime>()
             });
         let text = |t: &Option<ServerText>| t.as_ref().map_or(0, |t| t.as_str().len());
-        times + text(&self.rare.error) + text(&self.response_id)
+        times + self.rare.boxed_bytes() + text(&self.rare.error) + text(&self.rare.response_id)
     }
 
     /// Client queue time: send − due (vLLM 0.33's `client_queue_time`): the time it waited
     /// for a slot and for the client itself. `None` without a record or a due time.
     pub(crate) fn client_queue(&self) -> Option<Duration> {
         let sent = self.record()?.arrival;
-        Some(sent.saturating_sub(self.due?))
+        Some(sent.saturating_sub(self.due()?))
     }
 
     /// The client's own dispatch lag: send − ready (how late the client sent a request that
     /// was due and had a slot). `None` without a record or a ready time.
     pub(crate) fn dispatch_lag(&self) -> Option<Duration> {
         let sent = self.record()?.arrival;
-        Some(sent.saturating_sub(self.ready?))
+        Some(sent.saturating_sub(self.ready()?))
     }
 
     /// TTFT from the schedule: client queue time + TTFT, what the user who was due then felt.
@@ -315,7 +342,8 @@ mod tests {
             usage: Some(Usage {
                 prompt_tokens: Some(reported),
                 ..Usage::default()
-            }),
+            })
+            .into(),
             ..Measured::default()
         }
     }
@@ -327,11 +355,11 @@ mod tests {
         let mut plausible = with_prompt_usage(100, bound);
         plausible.check_input_usage(false);
         assert_eq!(plausible.prompt_tokens(), bound);
-        assert!(!plausible.usage.unwrap().implausible_input);
+        assert!(!plausible.usage().unwrap().implausible_input);
         let mut implausible = with_prompt_usage(100, bound + 1);
         implausible.check_input_usage(false);
         assert_eq!(implausible.prompt_tokens(), 100, "what was sent");
-        assert!(implausible.usage.unwrap().implausible_input);
+        assert!(implausible.usage().unwrap().implausible_input);
         // A prompt of --extra-body's own: only counts beyond 2^53 are refused.
         let mut own = with_prompt_usage(100, bound + 1);
         own.check_input_usage(true);
@@ -339,6 +367,39 @@ mod tests {
         let mut huge = with_prompt_usage(100, u64::MAX);
         huge.check_input_usage(true);
         assert_eq!(huge.prompt_tokens(), 100);
+    }
+
+    /// Issue 30: what a run keeps of each settled request is 224 bytes (the compact record
+    /// 104 of them), its gap span 12: a field that grows shows here first.
+    #[test]
+    fn a_settled_request_keeps_224_bytes() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Measured>(), 224);
+        assert_eq!(size_of::<Option<KeptRecord>>(), 104);
+        assert_eq!(size_of::<GapSpan>(), 12);
+    }
+
+    #[test]
+    fn the_longest_gap_is_kept_in_4_bytes_or_in_the_rare_box() {
+        let settled = |gaps_ns: &[u64]| {
+            let mut m = Measured::default();
+            let mut gaps = Gaps::new();
+            m.gaps = gaps.add(gaps_ns.iter().map(|&ns| Duration::from_nanos(ns)));
+            m.set_max_gap(gaps_ns.iter().max().map(|&ns| Duration::from_nanos(ns)));
+            m.rare.shrink();
+            m
+        };
+        assert_eq!(settled(&[]).max_gap(), None);
+        for top in [0, 1, 40_000, u64::from(u32::MAX) - 1] {
+            let m = settled(&[top, 0]);
+            assert_eq!(m.max_gap(), Some(Duration::from_nanos(top)), "{top}");
+            assert_eq!(m.rare.boxed_bytes(), 0, "no box for {top} ns");
+        }
+        for top in [u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX] {
+            let m = settled(&[5, top]);
+            assert_eq!(m.max_gap(), Some(Duration::from_nanos(top)), "{top}");
+            assert!(m.rare.boxed_bytes() > 0, "{top} ns is boxed");
+        }
     }
 
     #[test]

@@ -66,26 +66,37 @@ fn client_ttft(m: &Measured) -> Option<Duration> {
     m.record()?.ttft
 }
 
+/// Whole nanoseconds of `d` (saturating at 584 years): what a request's times are.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// The p50 (s) of `value` over the first and the last of `parts` equal parts of the
 /// successful first turns that have it, ordered by due time; `None` with fewer than two
 /// requests a part. (The load check holds quarters against each other, [`of`] thirds.)
+///
+/// Each request is held in 16 bytes (due time and value in nanoseconds, in the order of the
+/// `Duration`s: a request's times are whole nanoseconds), not 32 as a pair of `Duration`s.
 pub(crate) fn medians_at_ends(
     measured: &[Measured],
     value: impl Fn(&Measured) -> Option<Duration>,
     parts: usize,
 ) -> Option<(f64, f64)> {
-    let mut timed: Vec<(Duration, Duration)> = measured
+    let mut timed: Vec<(u64, u64)> = measured
         .iter()
         .filter(|m| m.turn == 0 && m.succeeded())
-        .filter_map(|m| Some((m.due?, value(m)?)))
+        .filter_map(|m| Some((nanos(m.due()?), nanos(value(m)?))))
         .collect();
     let part = timed.len() / parts.max(1);
     if part < 2 {
         return None;
     }
     timed.sort_unstable();
-    let median = |of: &[(Duration, Duration)]| {
-        let mut seconds: Vec<f64> = of.iter().map(|(_, v)| v.as_secs_f64()).collect();
+    let median = |of: &[(u64, u64)]| {
+        let mut seconds: Vec<f64> = of
+            .iter()
+            .map(|&(_, v)| Duration::from_nanos(v).as_secs_f64())
+            .collect();
         seconds.sort_by(f64::total_cmp);
         percentile(&seconds, 50.0)
     };
@@ -97,16 +108,16 @@ pub(crate) fn medians_at_ends(
 
 /// The phases of `measured` (see the module); empty with fewer than 9 successful first turns.
 pub(crate) fn of(measured: &[Measured]) -> Phases {
-    let ok: Vec<&Measured> = measured
-        .iter()
-        .filter(|m| m.turn == 0 && m.succeeded() && m.due.is_some())
-        .collect();
-    if ok.len() < 9 {
+    // Filtered again where needed, not collected: no list of the requests is held.
+    let ok = || {
+        measured
+            .iter()
+            .filter(|m| m.turn == 0 && m.succeeded() && m.due().is_some())
+    };
+    if ok().nth(8).is_none() {
         return Phases::default();
     }
-    let with_server = ok
-        .iter()
-        .all(|m| m.rare.server_ttft.is_some() && m.rare.server_queue.is_some());
+    let with_server = ok().all(|m| m.rare.server_ttft.is_some() && m.rare.server_queue.is_some());
     let mut parts: Vec<(&'static str, Part)> = vec![("client queue", Measured::client_queue)];
     if with_server {
         parts.push(("server queue", |m| m.rare.server_queue));

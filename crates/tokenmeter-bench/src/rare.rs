@@ -1,6 +1,7 @@
 //! [`Rare`]: what few requests of a run have (an error's text, a `usage` that disagreed with
-//! the stream, skipped events, the server's own timings), in a box only those requests
-//! allocate: 8 bytes for the others instead of about 110.
+//! the stream, skipped events, the server's own timings, a gap of 4.29 s or more), in a box
+//! only those requests keep: 8 bytes for the others instead of about 150. The response id is
+//! here too while a request ends; it is dropped once the trace line is written.
 
 use std::ops::{Deref, DerefMut};
 
@@ -35,6 +36,13 @@ pub(crate) struct RareFields {
     pub(crate) server_ttft: Option<Duration>,
     /// The server's queue time of this request (`metrics.queue_time_ms`).
     pub(crate) server_queue: Option<Duration>,
+    /// The response's `id` (its `x-request-id` header, else the chunks' `id`), sanitised:
+    /// kept while the request ends, dropped once its trace line is written
+    /// ([`crate::collect::Collector::add`]).
+    pub(crate) response_id: Option<ServerText>,
+    /// The request's longest gap, when it is 2^32 − 1 ns (4.29 s) or longer
+    /// ([`crate::measured::Measured::max_gap`]).
+    pub(crate) long_max_gap: Option<Duration>,
 }
 
 /// Nothing rare: what a request without its box reads.
@@ -44,6 +52,8 @@ static NONE: RareFields = RareFields {
     oddities: Oddities::NONE,
     server_ttft: None,
     server_queue: None,
+    response_id: None,
+    long_max_gap: None,
 };
 
 /// [`RareFields`], boxed when one is set (reads see them empty otherwise; a write allocates).
@@ -51,6 +61,21 @@ static NONE: RareFields = RareFields {
 pub(crate) struct Rare(Option<Box<RareFields>>);
 
 impl Rare {
+    /// Drops the response id (without allocating a box when there is none).
+    pub(crate) fn drop_response_id(&mut self) {
+        if let Some(fields) = self.0.as_deref_mut() {
+            fields.response_id = None;
+        }
+    }
+
+    /// Bytes of the box, when there is one.
+    #[cfg(test)]
+    pub(crate) fn boxed_bytes(&self) -> usize {
+        self.0
+            .as_ref()
+            .map_or(0, |_| std::mem::size_of::<RareFields>())
+    }
+
     /// Frees the box when nothing in it is set.
     pub(crate) fn shrink(&mut self) {
         if self.0.as_deref().is_some_and(|r| *r == NONE) {

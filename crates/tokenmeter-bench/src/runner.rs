@@ -259,8 +259,8 @@ async fn conversation(
         let mut measured = client
             .send_until(&turn, stop.reached(Step::Cancelling))
             .await;
-        measured.due = Some(at.due);
-        measured.ready = Some(at.ready);
+        measured.due = at.due.into();
+        measured.ready = at.ready.into();
         let go_on = measured.succeeded();
         done.push(measured);
         if !go_on {
@@ -302,7 +302,7 @@ fn collect(
     let measured = match done {
         Ok((stage, turns)) => {
             for mut measured in turns {
-                measured.stage = stage;
+                measured.stage = u32::try_from(stage).unwrap_or(u32::MAX);
                 progress.finished(&measured);
                 watch.ended(&measured);
                 traces.add(measured);

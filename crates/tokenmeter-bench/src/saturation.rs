@@ -86,7 +86,7 @@ impl Watch {
             return;
         }
         self.ended += 1;
-        if let Some(due) = measured.due {
+        if let Some(due) = measured.due() {
             self.start = Some(self.start.map_or(due, |s| s.min(due)));
         }
         self.errors(measured);

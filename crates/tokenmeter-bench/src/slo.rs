@@ -195,7 +195,7 @@ impl Judge {
         let Some(record) = measured.record() else {
             return false;
         };
-        let longest = measured.max_gap.or_else(|| record.item_gaps().max());
+        let longest = measured.max_gap().or_else(|| record.item_gaps().max());
         let itl_met = self
             .itl
             .is_none_or(|limit| longest.is_none_or(|gap| gap <= limit));

@@ -220,8 +220,8 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
     let all = || measured.iter().map(Borrow::borrow);
     let discrepancies = all().filter(|m| m.rare.usage_discrepancy.is_some());
-    let unusable = all().filter(|m| m.usage.is_some_and(|u| u.unusable));
-    let input = all().filter(|m| m.usage.is_some_and(|u| u.implausible_input));
+    let unusable = all().filter(|m| m.usage().is_some_and(|u| u.unusable));
+    let input = all().filter(|m| m.usage().is_some_and(|u| u.implausible_input));
     (
         discrepancies.count() as u64,
         unusable.count() as u64,
@@ -280,22 +280,27 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
     slo: &Slo,
     duration: f64,
 ) -> BenchSummary {
+    // No list of the successful or good requests is kept: each figure filters them again, so
+    // that at most one column of values (8 bytes a request) is held at a time.
     let all = || measured.iter().map(Borrow::borrow);
-    let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
-    let records = || ok.iter().filter_map(|m| m.record());
+    let ok = || all().filter(|m| m.succeeded());
+    let records = || ok().filter_map(|m| m.record());
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
-    let total_input = total(ok.iter().map(|m| m.prompt_tokens()));
-    let total_output = total(ok.iter().map(|m| m.output_tokens()));
+    let successful = ok().count();
+    let total_input = total(ok().map(|m| m.prompt_tokens()));
+    let total_output = total(ok().map(|m| m.output_tokens()));
     let judge = Judge::new(slo);
-    let good: Vec<&Measured> = all().filter(|m| judge.is_good(m)).collect();
-    let good_output = total(good.iter().map(|m| m.output_tokens()));
+    let (good, good_output) = all()
+        .filter(|m| judge.is_good(m))
+        .fold((0_usize, 0_u64), |(n, sum), m| {
+            (n + 1, sum.saturating_add(m.output_tokens()))
+        });
     let (usage_discrepancies, usage_unusable, usage_implausible_input) = usage_counts(measured);
-    let spans: Vec<_> = ok.iter().map(|m| m.gaps).collect();
     BenchSummary {
         requests: measured.len() as u64,
-        successful: ok.len() as u64,
+        successful: successful as u64,
         duration_s: duration,
-        request_throughput: per_second(ok.len() as f64),
+        request_throughput: per_second(successful as f64),
         output_throughput: per_second(total_output as f64),
         total_token_throughput: per_second(total_input.saturating_add(total_output) as f64),
         total_input_tokens: total_input,
@@ -304,41 +309,42 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         ttft: secs(records().filter_map(|r| r.ttft)),
         ttfot: secs(records().filter_map(|r| r.first_output)),
         ttst: secs(records().filter_map(|r| r.second_token)),
-        tpot: Summary::of(ok.iter().filter_map(|m| m.tpot_seconds()).collect()),
+        tpot: Summary::of(ok().filter_map(|m| m.tpot_seconds()).collect()),
         ntpot: secs(records().filter_map(|r| r.normalized_tpot())),
-        itl: sorted::summary(gaps, &spans),
-        e2e: secs(ok.iter().filter_map(|m| m.latency())),
+        itl: {
+            // Freed here, before the next column (a temporary would live to the statement's end).
+            let spans: Vec<_> = ok().map(|m| m.gaps).collect();
+            sorted::summary(gaps, &spans)
+        },
+        e2e: secs(ok().filter_map(|m| m.latency())),
         e2e_stream: secs(records().map(|r| r.e2e)),
         client_queue: secs(all().filter_map(Measured::client_queue)),
         dispatch_lag: secs(all().filter_map(Measured::dispatch_lag)),
-        ttft_from_schedule: secs(ok.iter().filter_map(|m| m.ttft_from_schedule())),
-        e2e_from_schedule: secs(ok.iter().filter_map(|m| m.latency_from_schedule())),
-        input_tokens: Summary::of(ok.iter().map(|m| m.prompt_tokens() as f64).collect()),
-        output_tokens: Summary::of(ok.iter().map(|m| m.output_tokens() as f64).collect()),
+        ttft_from_schedule: secs(ok().filter_map(|m| m.ttft_from_schedule())),
+        e2e_from_schedule: secs(ok().filter_map(|m| m.latency_from_schedule())),
+        input_tokens: Summary::of(ok().map(|m| m.prompt_tokens() as f64).collect()),
+        output_tokens: Summary::of(ok().map(|m| m.output_tokens() as f64).collect()),
         slo: *slo,
-        good_requests: good.len() as u64,
-        goodput: per_second(good.len() as f64),
+        good_requests: good as u64,
+        goodput: per_second(good as f64),
         goodput_output_tokens: per_second(good_output as f64),
         attainment: if measured.is_empty() {
             0.0
         } else {
-            good.len() as f64 / measured.len() as f64
+            good as f64 / measured.len() as f64
         },
         outcomes: Outcomes::of(measured),
         usage_discrepancies,
         usage_unusable,
         usage_implausible_input,
         oddities: Oddities::total(measured.iter().map(|m| &m.borrow().rare.oddities)),
-        client_minus_server_ttft_per_request: per_request_gap(&ok),
+        client_minus_server_ttft_per_request: per_request_gap(ok()),
     }
 }
 
 /// The per-request client − server TTFT of the requests that carried the server's metrics.
-fn per_request_gap(ok: &[&Measured]) -> Option<Summary> {
-    let gaps: Vec<f64> = ok
-        .iter()
-        .filter_map(|m| m.client_minus_server_ttft())
-        .collect();
+fn per_request_gap<'a>(ok: impl Iterator<Item = &'a Measured>) -> Option<Summary> {
+    let gaps: Vec<f64> = ok.filter_map(|m| m.client_minus_server_ttft()).collect();
     (!gaps.is_empty()).then(|| Summary::of(gaps))
 }
 

@@ -88,10 +88,10 @@ impl Kept {
                 ));
             }
         }
-        if measured.response_id.is_none()
+        if measured.rare.response_id.is_none()
             && let Some(id) = &chunk.parsed.id
         {
-            measured.response_id = Some(sanitizer.clean(id));
+            measured.rare.response_id = Some(sanitizer.clean(id));
         }
         Ok(())
     }

@@ -287,10 +287,11 @@ impl Client {
             }
         };
         measured.status = Some(response.status().as_u16());
-        measured.response_id = response
-            .headers()
-            .get("x-request-id")
-            .map(|v| self.sanitizer.clean_bytes(v.as_bytes()));
+        if let Some(id) = response.headers().get("x-request-id") {
+            measured.rare.response_id = Some(self.sanitizer.clean_bytes(id.as_bytes()));
+        } else {
+            measured.rare.drop_response_id();
+        }
         if response.status().is_redirection() {
             let location = response.headers().get(LOCATION).map(HeaderValue::as_bytes);
             let message = redirected(response.status(), location, &self.sanitizer);
@@ -445,7 +446,7 @@ impl Client {
                  or [DONE]); vLLM's bench counts such an answer failed too",
             ));
         }
-        let no_usage = measured.usage.and_then(|u| u.completion_tokens).is_none();
+        let no_usage = measured.usage().and_then(|u| u.completion_tokens).is_none();
         if let (Some(tokenizer), Some(text), Some(record), true) = (
             &self.target.tokenizer,
             text,
@@ -465,7 +466,7 @@ impl Client {
             usage < chunk_tokens || (max_tokens > 0 && usage > max_tokens.max(chunk_tokens))
         };
         measured.rare.usage_discrepancy = measured
-            .usage
+            .usage()
             .and_then(|u| u.completion_tokens)
             .filter(|&usage| implausible(usage))
             .map(|usage| Discrepancy {

@@ -24,7 +24,7 @@ impl Buckets {
         let mut counts = vec![0_u64; BUCKETS];
         let mut long = Vec::new();
         for &span in spans {
-            for (small, at) in gaps.small(span).zip(span.start..) {
+            for (small, at) in gaps.small(span).zip(span.start()..) {
                 if small == LONG {
                     long.push(gaps.long_at(at));
                 } else {

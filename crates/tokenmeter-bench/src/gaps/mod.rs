@@ -23,14 +23,27 @@ pub(crate) const BLOCK: usize = 1 << 16;
 /// Marks a gap too long for a `u32`: its value is in [`Gaps::long`].
 const LONG: u32 = u32::MAX;
 
-/// Where one request's gaps are in a [`Gaps`]: `len` gaps from `start`.
+/// Where one request's gaps are in a [`Gaps`]: `len` gaps from `start` (in 12 bytes: the
+/// start's halves are `u32`s, so a request keeps no padding for it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct GapSpan {
-    start: u64,
+    start: [u32; 2],
     len: u32,
 }
 
 impl GapSpan {
+    fn new(start: u64, len: u32) -> Self {
+        Self {
+            start: [start as u32, (start >> 32) as u32],
+            len,
+        }
+    }
+
+    /// Index of its first gap.
+    fn start(self) -> u64 {
+        u64::from(self.start[1]) << 32 | u64::from(self.start[0])
+    }
+
     /// Gaps in the span.
     pub(crate) fn len(self) -> usize {
         self.len as usize
@@ -61,7 +74,7 @@ impl Gaps {
             self.push(u64::try_from(gap.as_nanos()).unwrap_or(u64::MAX));
         }
         let len = u32::try_from(self.len - start).unwrap_or(u32::MAX);
-        GapSpan { start, len }
+        GapSpan::new(start, len)
     }
 
     fn push(&mut self, ns: u64) {
@@ -91,7 +104,7 @@ impl Gaps {
     /// The gaps of `span` in nanoseconds, in order.
     pub(crate) fn raw(&self, span: GapSpan) -> impl Iterator<Item = u64> + '_ {
         self.small(span)
-            .zip(span.start..)
+            .zip(span.start()..)
             .map(|(small, at)| match small {
                 LONG => self.long_at(at),
                 n => u64::from(n),
@@ -100,7 +113,7 @@ impl Gaps {
 
     /// The stored `u32`s of `span` (`LONG` for a long gap), block by block.
     fn small(&self, span: GapSpan) -> impl Iterator<Item = u32> + '_ {
-        let start = usize::try_from(span.start).unwrap_or(usize::MAX);
+        let start = usize::try_from(span.start()).unwrap_or(usize::MAX);
         let end = start.saturating_add(span.len());
         let first = start / BLOCK;
         let last = end.div_ceil(BLOCK);

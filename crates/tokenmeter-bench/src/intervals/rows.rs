@@ -34,22 +34,24 @@ impl Rows {
     /// The rows of `measured` at `level`.
     pub(crate) fn of<M: Borrow<Measured>>(measured: &[M], level: Confidence) -> Self {
         let all = || measured.iter().map(Borrow::borrow);
-        let ok: Vec<&Measured> = all().filter(|m| m.succeeded()).collect();
-        let records = || ok.iter().filter_map(|m| m.record());
+        // The successful requests are filtered again for each row (no list of them is kept):
+        // one column of values, 8 bytes a request, is held at a time.
+        let ok = || all().filter(|m| m.succeeded());
+        let records = || ok().filter_map(|m| m.record());
         let of = |values: Vec<f64>| SummaryBounds::of(values, level);
         Self {
             ttft: of(secs(records().filter_map(|r| r.ttft))),
             ttfot: of(secs(records().filter_map(|r| r.first_output))),
             ttst: of(secs(records().filter_map(|r| r.second_token))),
-            tpot: of(ok.iter().filter_map(|m| m.tpot_seconds()).collect()),
+            tpot: of(ok().filter_map(|m| m.tpot_seconds()).collect()),
             ntpot: of(secs(records().filter_map(|r| r.normalized_tpot()))),
-            e2e: of(secs(ok.iter().filter_map(|m| m.latency()))),
+            e2e: of(secs(ok().filter_map(|m| m.latency()))),
             e2e_stream: of(secs(records().map(|r| r.e2e))),
             client_queue: of(secs(all().filter_map(Measured::client_queue))),
-            ttft_from_schedule: of(secs(ok.iter().filter_map(|m| m.ttft_from_schedule()))),
-            e2e_from_schedule: of(secs(ok.iter().filter_map(|m| m.latency_from_schedule()))),
-            input_tokens: of(ok.iter().map(|m| m.prompt_tokens() as f64).collect()),
-            output_tokens: of(ok.iter().map(|m| m.output_tokens() as f64).collect()),
+            ttft_from_schedule: of(secs(ok().filter_map(|m| m.ttft_from_schedule()))),
+            e2e_from_schedule: of(secs(ok().filter_map(|m| m.latency_from_schedule()))),
+            input_tokens: of(ok().map(|m| m.prompt_tokens() as f64).collect()),
+            output_tokens: of(ok().map(|m| m.output_tokens() as f64).collect()),
         }
     }
 }

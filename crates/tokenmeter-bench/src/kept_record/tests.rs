@@ -116,6 +116,10 @@ fn a_record_that_does_not_fit_is_kept_whole() {
     assert!(matches!(wide_count, KeptRecord::Whole(_)));
     let wide_time = round_trip(record(|r| r.e2e = Duration::MAX), &mut molds);
     assert!(matches!(wide_time, KeptRecord::Whole(_)));
+    let wide_id = round_trip(record(|r| r.id = 1 << 32), &mut molds);
+    assert!(matches!(wide_id, KeptRecord::Whole(_)));
+    let top_id = round_trip(record(|r| r.id = u64::from(u32::MAX)), &mut molds);
+    assert!(matches!(top_id, KeptRecord::Compact(_)));
 }
 
 #[test]
@@ -138,5 +142,36 @@ fn a_settled_record_is_smaller_than_half_the_core_s() {
     assert!(
         compact * 2 < std::mem::size_of::<RequestRecord>(),
         "{compact} bytes"
+    );
+}
+
+#[test]
+fn long_times_and_slo_targets_share_one_box_and_round_trip() {
+    let mut molds = Mold::default();
+    let long = Duration::from_nanos(1 << 40 | 7);
+    for (e2e, targets) in [
+        (long, None),
+        (Duration::from_millis(6), Some(SloTargets::default())),
+        (long, Some(SloTargets::default())),
+    ] {
+        let kept = round_trip(
+            record(|r| {
+                r.e2e = e2e;
+                r.slo_targets = targets;
+            }),
+            &mut molds,
+        );
+        let KeptRecord::Compact(compact) = kept else {
+            panic!("compact");
+        };
+        assert!(compact.wide.is_some(), "{e2e:?} {targets:?}");
+    }
+    let short = round_trip(record(|r| r.slo_targets = None), &mut molds);
+    let KeptRecord::Compact(compact) = short else {
+        panic!("compact");
+    };
+    assert!(
+        compact.wide.is_none(),
+        "no box for a short record without targets"
     );
 }

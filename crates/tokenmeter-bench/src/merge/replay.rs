@@ -74,8 +74,8 @@ impl Replay {
         };
         Ok(Measured {
             id: trace.id,
-            rate: trace.rate,
-            stage: trace.stage,
+            rate: trace.rate.into(),
+            stage: u32::try_from(trace.stage).unwrap_or(u32::MAX),
             turn: trace.turn,
             // Traces do not keep the --slo-class: a merged run has no breakdown by it.
             slo_class: None,
@@ -86,7 +86,7 @@ impl Replay {
             output_counted: trace.output_counted,
             not_streamed: trace.not_streamed,
             max_tokens: trace.max_tokens,
-            usage: trace.usage,
+            usage: trace.usage.into(),
             status: trace.status,
             rare: crate::rare::RareFields {
                 error: trace.error.clone(),
@@ -94,14 +94,15 @@ impl Replay {
                 oddities: trace.oddities,
                 server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
                 server_queue: trace.server_queue_ns.map(Duration::from_nanos),
+                response_id: trace.response_id.clone(),
+                long_max_gap: None,
             }
             .into(),
-            response_id: trace.response_id.clone(),
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
-            max_gap: None,
-            due: trace.due_ns.map(Duration::from_nanos),
-            ready: trace.ready_ns.map(Duration::from_nanos),
+            max_gap_ns: 0,
+            due: trace.due_ns.map(Duration::from_nanos).into(),
+            ready: trace.ready_ns.map(Duration::from_nanos).into(),
         })
     }
 

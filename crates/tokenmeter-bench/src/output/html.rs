@@ -342,7 +342,7 @@ pub(crate) fn render_sweep(
     if let Some(step) = shown {
         let step_traces: Vec<Measured> = traces
             .iter()
-            .filter(|t| t.rate == Some(step.rate))
+            .filter(|t| t.rate() == Some(step.rate))
             .cloned()
             .collect();
         let _ = writeln!(out, "<h2>At {:.2} req/s</h2>", step.rate);

@@ -35,7 +35,10 @@ pub(crate) fn results(
         .iter()
         .enumerate()
         .map(|(index, stage)| {
-            let mine: Vec<&Measured> = measured.iter().filter(|m| m.stage == index).collect();
+            let mine: Vec<&Measured> = measured
+                .iter()
+                .filter(|m| m.stage as usize == index)
+                .collect();
             StageResult {
                 index,
                 stage: StageInfo::from(stage),

@@ -96,7 +96,7 @@ pub(super) fn judge(
             .filter_map(|m| Some(m.record()?.end()))
             .collect(),
     );
-    let scheduled_rate = rate_over(judged.iter().filter_map(|m| m.due).collect());
+    let scheduled_rate = rate_over(judged.iter().filter_map(|m| m.due()).collect());
     let stopped_early = watch.stopped().cloned();
     let kept_up = stopped_early.is_none()
         && match (served_rate, scheduled_rate) {

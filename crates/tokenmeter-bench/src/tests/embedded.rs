@@ -85,9 +85,21 @@ async fn client_and_server_agree_request_by_request() {
         burstiness: 1.0,
         ramp: None,
     };
-    let traces = runner::run(client, specs, load, &mut rng, &mut progress)
-        .await
-        .measured;
+    // A run drops each response id once its trace line is written; this one keeps them, to
+    // find each request among the server's records.
+    let mut into = crate::collect::Collector::keeping_response_ids();
+    runner::run_until(
+        client,
+        specs,
+        load,
+        &mut rng,
+        &mut progress,
+        &crate::interrupt::Interrupt::never(),
+        &mut into,
+        &mut crate::saturation::Watch::off(),
+    )
+    .await;
+    let traces = into.finish().0.measured;
     let outcomes = Outcomes::of(&traces);
     assert!(outcomes.success > 0, "{outcomes:?}");
     assert!(
@@ -98,8 +110,8 @@ async fn client_and_server_agree_request_by_request() {
     let mut matched = 0;
     for trace in traces.iter().filter(|t| t.succeeded()) {
         let id = trace
-            .response_id
-            .as_deref()
+            .response_id()
+            .map(|id| id.as_str())
             .expect("the server names its responses");
         let record = server
             .record_for(id)

@@ -278,7 +278,7 @@ async fn usage_counts_saturate_and_implausible_ones_are_kept_and_reported() {
     assert!(
         traces
             .iter()
-            .all(|t| t.usage.is_some_and(|u| u.implausible_input))
+            .all(|t| t.usage().is_some_and(|u| u.implausible_input))
     );
     assert_eq!(summary.usage_implausible_input, 2);
     assert!(usage_warnings(&traces)[0].contains("2 of 2 requests reported usage.prompt_tokens"));
@@ -322,7 +322,7 @@ async fn a_float_or_string_usage_keeps_the_stream_a_success() {
         let trace = client.send(&spec(0)).await;
         assert!(trace.succeeded(), "{usage}: {trace:?}");
         assert_eq!(trace.output_tokens(), 5, "{usage}: counted from the chunks");
-        assert!(trace.usage.is_some_and(|u| u.unusable), "{usage}");
+        assert!(trace.usage().is_some_and(|u| u.unusable), "{usage}");
         assert_eq!(trace.rare.usage_discrepancy, None);
         let traces = [trace];
         assert_eq!(

@@ -60,8 +60,8 @@ impl Run {
     /// [`Measured::due`] and [`Measured::ready`]).
     pub(crate) fn due(&mut self, due: Duration, ready: Duration) {
         if let Some(last) = self.measured.last_mut() {
-            last.due = Some(due);
-            last.ready = Some(ready);
+            last.due = due.into();
+            last.ready = ready.into();
         }
     }
 
