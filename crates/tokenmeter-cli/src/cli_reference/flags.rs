@@ -9,16 +9,21 @@ use super::{REFERENCE, render::render, root};
 use crate::Cli;
 
 /// Flags the guide names that belong to other programs (cargo, `scripts/test.sh`, cargo-fuzz,
-/// the router `smg` in serve.md's "Behind a router"): every other `--flag` it names must be one
-/// of `tokenmeter`'s.
+/// the router `smg` in serve.md's "Behind a router", the engine example `tokenmeter-engine` and
+/// `scripts/real_engine.py` in engine.md and development.md): every other `--flag` it names
+/// must be one of `tokenmeter`'s.
 const OTHER_PROGRAMS_FLAGS: &[&str] = &[
+    "--all-targets",
+    "--check",
     "--doc",
     "--each-feature",
     "--example",
     "--features",
+    "--fresh",
     "--git",
     "--host",
     "--ignored",
+    "--kv-tokens",
     "--lib",
     "--locked",
     "--open",
@@ -31,6 +36,7 @@ const OTHER_PROGRAMS_FLAGS: &[&str] = &[
     "--release",
     "--sanitizer",
     "--test",
+    "--threads",
     "--worker-urls",
 ];
 
