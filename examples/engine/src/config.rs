@@ -1,11 +1,89 @@
-//! The command line: `--flag value` pairs, each with a default; a wrong one is an error that
-//! names the flag and what it takes.
+//! The command line (clap): every flag has a default; a wrong value is refused with a message
+//! that names the flag and what it takes (exit code 2).
 
 use std::net::SocketAddr;
 
+use clap::{Parser, ValueEnum};
+
 use crate::model::ModelConfig;
 
-/// Everything the server is started with.
+/// The metric names `/metrics` publishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Names {
+    /// vLLM's names (`vllm:…`), what vLLM's dashboards and gateways read.
+    Vllm,
+    /// tokenmeter's own (OpenTelemetry GenAI conventions) names.
+    Semconv,
+}
+
+impl Names {
+    /// The name `tokenmeter_prometheus::Profile` parses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Names::Vllm => "vllm",
+            Names::Semconv => "semconv",
+        }
+    }
+}
+
+/// tokenmeter-engine: a tiny Llama (random weights) on candle, served OpenAI-style and metered.
+#[derive(Clone, Debug, Parser)]
+#[command(name = "tokenmeter-engine", version)]
+pub struct Args {
+    /// Listen address (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:8000", value_name = "HOST:PORT")]
+    pub addr: SocketAddr,
+    /// The served model name (and its label).
+    #[arg(long = "model", default_value = "tiny-llama", value_name = "NAME")]
+    pub model_name: String,
+    /// Metric names on `/metrics`.
+    #[arg(long, value_enum, default_value_t = Names::Vllm)]
+    pub profile: Names,
+    /// Most sequences decoded together.
+    #[arg(long, default_value_t = 8, value_parser = at_least::<1>)]
+    pub max_batch: usize,
+    /// Most positions per sequence, prompt and output together.
+    #[arg(long, default_value_t = 4096, value_parser = at_least::<2>)]
+    pub max_context: usize,
+    /// KV-cache budget in positions, all sequences together.
+    #[arg(long, default_value_t = 32_768, value_parser = at_least::<2>)]
+    pub kv_tokens: usize,
+    /// Most waiting requests; more are refused with 429.
+    #[arg(long, default_value_t = 256, value_parser = at_least::<1>)]
+    pub queue_limit: usize,
+    /// Compute threads (candle's matmuls); 1 leaves the other core of a 2-core machine to the
+    /// HTTP side and to a bench.
+    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
+    pub threads: usize,
+    /// Vocabulary size.
+    #[arg(long, default_value_t = 32_000, value_parser = at_least::<16>)]
+    pub vocab: usize,
+    /// Model width.
+    #[arg(long, default_value_t = 256, value_parser = at_least::<2>)]
+    pub hidden: usize,
+    /// Transformer blocks.
+    #[arg(long, default_value_t = 4, value_parser = at_least::<1>)]
+    pub layers: usize,
+    /// Attention heads (must divide --hidden into an even head size).
+    #[arg(long, default_value_t = 4, value_parser = at_least::<1>)]
+    pub heads: usize,
+    /// MLP width.
+    #[arg(long, default_value_t = 704, value_parser = at_least::<1>)]
+    pub ffn: usize,
+    /// The weights' seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+}
+
+/// A whole number of at least `MIN`.
+fn at_least<const MIN: usize>(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(n) if n >= MIN => Ok(n),
+        _ => Err(format!("takes a whole number ≥ {MIN}, not `{value}`")),
+    }
+}
+
+/// Everything the server is started with, checked as a whole.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Where to listen.
@@ -22,103 +100,52 @@ pub struct Config {
     pub kv_tokens: usize,
     /// Most requests waiting; more get 429.
     pub queue_limit: usize,
-    /// Compute threads (candle's matmuls); 1 leaves the other core to a bench on a 2-core machine.
+    /// Compute threads.
     pub threads: usize,
-    /// `vllm` or `semconv` metric names.
-    pub profile: String,
+    /// The metric names.
+    pub profile: Names,
 }
 
-/// The usage text.
-pub const USAGE: &str = "\
-tokenmeter-engine: a tiny Llama (random weights) on candle, served OpenAI-style and metered.
+impl TryFrom<Args> for Config {
+    type Error = String;
 
-Flags (all optional):
-  --addr ADDR          listen address [127.0.0.1:8000]
-  --model NAME         the served model name [tiny-llama]
-  --profile P          metric names: vllm or semconv [vllm]
-  --max-batch N        most sequences decoded together [8]
-  --max-context N      most positions per sequence, prompt + output [4096]
-  --kv-tokens N        KV-cache budget in positions, all sequences [32768]
-  --queue-limit N      most waiting requests; more are refused with 429 [256]
-  --threads N          compute threads [1]
-  --vocab N            vocabulary size [32000]
-  --hidden N           model width [256]
-  --layers N           transformer blocks [4]
-  --heads N            attention heads [4]
-  --ffn N              MLP width [704]
-  --seed N             weights' seed [7]
-";
-
-impl Config {
-    /// Reads `args` (without the program name).
-    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Self, String> {
-        let mut config = Self {
-            addr: "127.0.0.1:8000".parse().expect("valid"),
-            model_name: "tiny-llama".into(),
-            model: ModelConfig {
-                vocab: 32_000,
-                hidden: 256,
-                layers: 4,
-                heads: 4,
-                ffn: 704,
-                max_context: 4096,
-            },
-            seed: 7,
-            max_batch: 8,
-            kv_tokens: 32_768,
-            queue_limit: 256,
-            threads: 1,
-            profile: "vllm".into(),
+    /// Checks what no single flag can: the model's shape, and a KV budget that holds one
+    /// request of the full context.
+    fn try_from(args: Args) -> Result<Self, String> {
+        let model = ModelConfig {
+            vocab: args.vocab,
+            hidden: args.hidden,
+            layers: args.layers,
+            heads: args.heads,
+            ffn: args.ffn,
+            max_context: args.max_context,
         };
-        let mut args = args.into_iter();
-        while let Some(flag) = args.next() {
-            if flag == "--help" || flag == "-h" {
-                return Err(USAGE.into());
-            }
-            let value = args
-                .next()
-                .ok_or_else(|| format!("{flag} needs a value\n\n{USAGE}"))?;
-            let number = |min: usize| -> Result<usize, String> {
-                match value.parse::<usize>() {
-                    Ok(n) if n >= min => Ok(n),
-                    _ => Err(format!(
-                        "{flag} takes a whole number ≥ {min}, not `{value}`"
-                    )),
-                }
-            };
-            match flag.as_str() {
-                "--addr" => {
-                    config.addr = value.parse().map_err(|_| {
-                        format!("--addr takes HOST:PORT (e.g. 127.0.0.1:8000), not `{value}`")
-                    })?
-                }
-                "--model" => config.model_name = value,
-                "--profile" => match value.as_str() {
-                    "vllm" | "semconv" => config.profile = value,
-                    _ => return Err(format!("--profile takes vllm or semconv, not `{value}`")),
-                },
-                "--max-batch" => config.max_batch = number(1)?,
-                "--max-context" => config.model.max_context = number(2)?,
-                "--kv-tokens" => config.kv_tokens = number(2)?,
-                "--queue-limit" => config.queue_limit = number(1)?,
-                "--threads" => config.threads = number(1)?,
-                "--vocab" => config.model.vocab = number(16)?,
-                "--hidden" => config.model.hidden = number(2)?,
-                "--layers" => config.model.layers = number(1)?,
-                "--heads" => config.model.heads = number(1)?,
-                "--ffn" => config.model.ffn = number(1)?,
-                "--seed" => config.seed = number(0)? as u64,
-                _ => return Err(format!("unknown flag `{flag}`\n\n{USAGE}")),
-            }
-        }
-        config.model.check()?;
-        if config.kv_tokens < config.model.max_context {
+        model.check()?;
+        if args.kv_tokens < args.max_context {
             return Err(format!(
                 "--kv-tokens {} is below --max-context {}: a request of the full context could never run; raise --kv-tokens",
-                config.kv_tokens, config.model.max_context
+                args.kv_tokens, args.max_context
             ));
         }
-        Ok(config)
+        Ok(Self {
+            addr: args.addr,
+            model_name: args.model_name,
+            model,
+            seed: args.seed,
+            max_batch: args.max_batch,
+            kv_tokens: args.kv_tokens,
+            queue_limit: args.queue_limit,
+            threads: args.threads,
+            profile: args.profile,
+        })
+    }
+}
+
+impl Config {
+    /// The defaults, as a start with no flag gives them (the step-time measurement's model).
+    #[cfg(test)]
+    pub(crate) fn defaults() -> Self {
+        Self::try_from(Args::parse_from(["tokenmeter-engine"])).expect("the defaults are valid")
     }
 }
 
@@ -127,35 +154,38 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Config, String> {
-        Config::parse(args.iter().map(|s| s.to_string()))
+        let args =
+            Args::try_parse_from(std::iter::once("tokenmeter-engine").chain(args.iter().copied()))
+                .map_err(|e| e.to_string())?;
+        Config::try_from(args)
     }
 
     #[test]
     fn defaults_flags_and_errors_that_name_the_flag() {
         let c = parse(&[]).expect("defaults");
-        assert_eq!((c.max_batch, c.threads), (8, 1));
-        let c = parse(&["--max-batch", "4", "--addr", "127.0.0.1:0"]).expect("valid");
-        assert_eq!(c.max_batch, 4);
-        assert!(
-            parse(&["--max-batch", "0"])
-                .unwrap_err()
-                .contains("--max-batch")
-        );
-        assert!(
-            parse(&["--max-batch"])
-                .unwrap_err()
-                .contains("needs a value")
-        );
-        assert!(
-            parse(&["--nope", "1"])
-                .unwrap_err()
-                .contains("unknown flag `--nope`")
-        );
-        assert!(
-            parse(&["--kv-tokens", "100"])
-                .unwrap_err()
-                .contains("--max-context")
-        );
-        assert!(parse(&["--heads", "3"]).unwrap_err().contains("--heads"));
+        assert_eq!((c.max_batch, c.threads, c.profile), (8, 1, Names::Vllm));
+        assert_eq!(c.addr.to_string(), "127.0.0.1:8000");
+        let c = parse(&[
+            "--max-batch",
+            "4",
+            "--addr",
+            "127.0.0.1:0",
+            "--profile",
+            "semconv",
+        ])
+        .expect("valid");
+        assert_eq!((c.max_batch, c.profile), (4, Names::Semconv));
+        let refused = |args: &[&str], names: &str| {
+            let e = parse(args).unwrap_err();
+            assert!(e.contains(names), "{args:?}: {e}");
+        };
+        refused(&["--max-batch", "0"], "--max-batch");
+        refused(&["--max-batch", "0"], "whole number ≥ 1");
+        refused(&["--max-batch"], "--max-batch");
+        refused(&["--nope", "1"], "--nope");
+        refused(&["--addr", "localhost"], "--addr");
+        refused(&["--profile", "x"], "--profile");
+        refused(&["--kv-tokens", "100"], "--max-context");
+        refused(&["--heads", "3"], "--heads");
     }
 }

@@ -30,7 +30,9 @@ use tokenmeter::sink::CacheConfig;
 use tokenmeter::{Labels, Meter};
 use tokenmeter_prometheus::{Builder, Profile};
 
-use crate::config::{Config, USAGE};
+use clap::Parser as _;
+
+use crate::config::{Args, Config};
 use crate::engine::Engine;
 use crate::model::Model;
 use crate::scheduler::Scheduler;
@@ -38,12 +40,9 @@ use crate::server::App;
 use crate::tokenizer::Tokenizer;
 
 fn main() -> ExitCode {
-    let config = match Config::parse(std::env::args().skip(1)) {
+    // clap prints --help and --version itself, and refuses a wrong flag naming it (exit 2).
+    let config = match Config::try_from(Args::parse()) {
         Ok(config) => config,
-        Err(message) if message == USAGE => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
         Err(message) => {
             eprintln!("error: {message}");
             return ExitCode::from(2);
@@ -78,7 +77,11 @@ fn run(config: Config) -> Result<(), String> {
 
     // Metering: one meter with the Prometheus sink; a series per API and one engine recorder,
     // resolved once at start-up and kept.
-    let profile: Profile = config.profile.parse().map_err(|e| format!("{e}"))?;
+    let profile: Profile = config
+        .profile
+        .as_str()
+        .parse()
+        .map_err(|e| format!("{e}"))?;
     let (sink, metrics) = Builder::new(profile)
         .build_recorder()
         .map_err(|e| e.to_string())?;

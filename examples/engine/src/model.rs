@@ -64,6 +64,19 @@ impl ModelConfig {
         }
         Ok(())
     }
+
+    /// A model small enough for tests to run in milliseconds.
+    #[cfg(test)]
+    pub(crate) fn tiny(max_context: usize) -> Self {
+        Self {
+            vocab: 64,
+            hidden: 32,
+            layers: 2,
+            heads: 4,
+            ffn: 48,
+            max_context,
+        }
+    }
 }
 
 /// A projection without bias, `[out, in]`, applied to rows `[n, in]` as `W · xᵀ`: the weight
@@ -298,14 +311,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> ModelConfig {
-        ModelConfig {
-            vocab: 64,
-            hidden: 32,
-            layers: 2,
-            heads: 4,
-            ffn: 48,
-            max_context: 64,
-        }
+        ModelConfig::tiny(64)
     }
 
     #[test]
@@ -379,7 +385,7 @@ mod timing {
     #[test]
     #[ignore = "a measurement, not a check"]
     fn step_times() {
-        let config = crate::config::Config::parse(std::iter::empty()).expect("defaults");
+        let config = crate::config::Config::defaults();
         let model = Model::random(config.model, 7).expect("model");
         for b in [1usize, 2, 4, 8] {
             let mut caches: Vec<SeqCache> = (0..b).map(|_| model.new_cache(300)).collect();

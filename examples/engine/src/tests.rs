@@ -14,14 +14,7 @@ use crate::model::{Model, ModelConfig};
 use crate::scheduler::Scheduler;
 
 fn tiny() -> ModelConfig {
-    ModelConfig {
-        vocab: 64,
-        hidden: 32,
-        layers: 2,
-        heads: 4,
-        ffn: 48,
-        max_context: 4096,
-    }
+    ModelConfig::tiny(4096)
 }
 
 struct Running {
