@@ -1,13 +1,15 @@
 //! [`KeptRecord`]: the core's record of one request as a run keeps it, whole while the request is
 //! ending, compact once it is settled.
 //!
-//! A [`RequestRecord`] is 336 bytes (every time an `Option<Duration>` of 16). KeptRecord for every
+//! A [`RequestRecord`] is 336 bytes (every time an `Option<Duration>` of 16). Kept for every
 //! request of a run, it was most of what a short answer cost. Once settled, a request keeps its
 //! times as nanoseconds in `u32`s (their high halves in a box when one is 4.29 s or longer,
 //! with the request's own SLO targets, which few have), its counts as `u32`s, and one [`Mold`]
-//! shared by the requests of its series (the series and any field kept whole): 104 bytes. [`KeptRecord::get`] builds the record
-//! again, field for field the one the core made (the times are whole nanoseconds, so the same
-//! `Duration`s and the same `f64`s): every statistic read from it is unchanged. A record whose
+//! shared by the requests of its series (the series and any field kept whole): 104 bytes.
+//! [`KeptRecord::get`] builds the record again, field for field the one the core made (the
+//! times are whole nanoseconds, so the same `Duration`s and the same `f64`s): every statistic
+//! read from it is unchanged; [`KeptRecord::outcome`] and [`KeptRecord::output_tokens`], read
+//! for every request by each figure's filter, need no record built. A record whose
 //! counts or id (a count of the process's requests) do not fit a `u32` is kept whole.
 
 use std::borrow::Cow;
@@ -52,6 +54,8 @@ const TIMES: usize = 8;
 /// The counts of a record, in the order of [`counts`]: the first [`OPTIONAL`] are optional.
 const COUNTS: usize = 9;
 const OPTIONAL: usize = 5;
+/// Where [`counts`] puts the output tokens.
+const OUTPUT_TOKENS: usize = 5;
 
 /// A settled record (see the module).
 #[derive(Clone, Debug)]
@@ -123,6 +127,22 @@ impl KeptRecord {
         match self {
             KeptRecord::Whole(record) => Cow::Borrowed(record),
             KeptRecord::Compact(compact) => Cow::Owned(compact.record()),
+        }
+    }
+
+    /// How the request ended, read without building the record again.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match self {
+            KeptRecord::Whole(record) => record.outcome,
+            KeptRecord::Compact(compact) => compact.outcome,
+        }
+    }
+
+    /// Its output tokens, read without building the record again.
+    pub(crate) fn output_tokens(&self) -> u64 {
+        match self {
+            KeptRecord::Whole(record) => record.output_tokens,
+            KeptRecord::Compact(compact) => u64::from(compact.counts[OUTPUT_TOKENS]),
         }
     }
 
@@ -218,7 +238,7 @@ impl Compact {
         r.external_input_tokens = count(2);
         r.max_tokens = count(3);
         r.choices = count(4).map(|c| c as u32);
-        r.output_tokens = count(5).unwrap_or_default();
+        r.output_tokens = count(OUTPUT_TOKENS).unwrap_or_default();
         r.reasoning_output_tokens = count(6).unwrap_or_default();
         r.items = count(7).unwrap_or_default();
         r.frames = count(8).unwrap_or_default();

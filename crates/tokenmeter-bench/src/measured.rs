@@ -143,8 +143,8 @@ impl Measured {
     /// How the request ended; a lost task is an error of class `_OTHER`, one cancelled by an
     /// interrupt `cancelled`.
     pub(crate) fn outcome(&self) -> Outcome {
-        match self.record() {
-            Some(record) => record.outcome,
+        match &self.record {
+            Some(record) => record.outcome(),
             None if self.cancelled => Outcome::Cancelled,
             None => Outcome::Error(ErrorClass::Other),
         }
@@ -158,7 +158,7 @@ impl Measured {
     /// Output tokens: `usage.completion_tokens`, else the tokens of the chunks (the core's
     /// count, which takes `usage` when the stream sent it).
     pub(crate) fn output_tokens(&self) -> u64 {
-        self.record().map_or(0, |r| r.output_tokens)
+        self.record.as_ref().map_or(0, KeptRecord::output_tokens)
     }
 
     /// Input tokens: `usage.prompt_tokens`, else what we sent.

@@ -88,7 +88,8 @@ impl Clusters {
         Self::from_requests_sized(requests.into_iter().map(Vec::into_iter), total)
     }
 
-    /// As [`from_requests`](Self::from_requests), with room made for `total` gaps at once.
+    /// The clusters of `requests` (each request's gaps in nanoseconds), with room made for
+    /// `total` gaps at once.
     fn from_requests_sized<R: Iterator<Item = u64>>(
         requests: impl IntoIterator<Item = R>,
         total: usize,

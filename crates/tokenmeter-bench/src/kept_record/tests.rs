@@ -26,11 +26,16 @@ fn record(set: impl FnOnce(&mut RequestRecord)) -> RequestRecord {
 }
 
 /// Settled and built again: the same record, field for field (their `Debug` text holds
-/// every field, so a field the core adds is compared too).
+/// every field, so a field the core adds is compared too), and the same outcome and output
+/// tokens read from the compact form directly.
 fn round_trip(record: RequestRecord, molds: &mut Mold) -> KeptRecord {
     let want = format!("{record:?}");
+    let (outcome, output_tokens) = (record.outcome, record.output_tokens);
     let kept = KeptRecord::from(record).settle(molds);
     assert_eq!(format!("{:?}", kept.get()), want);
+    // Read without building the record: the same.
+    assert_eq!(kept.outcome(), outcome);
+    assert_eq!(kept.output_tokens(), output_tokens);
     kept
 }
 
