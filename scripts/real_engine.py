@@ -36,6 +36,10 @@ What it does:
          `--profile semconv` after 4 requests, where it must pass with no problem at all. A
          missing promtool fails the check (`source scripts/tools.sh && install_test_tools`
          installs it).
+     (g) vLLM 0.33's own benchmark client (the request functions `vllm bench serve` uses, read
+         out of its PyPI wheel by scripts/vllm_client_gaps.py; needs aiohttp) against the
+         engine's completions and chat: each answer of n tokens succeeds with n output tokens
+         and n - 1 gaps, and vLLM's client reads the engine's per-request `metrics`.
   3. Prints the tables and exits non-zero on any failed check.
 
 Each bench run is bounded (-n and a timeout); the whole script takes a few minutes once built.
@@ -341,6 +345,18 @@ def promtool(engine, tm, addr, work):
           f"({path.stat().st_size} bytes), with no problem reported")
 
 
+def vllm_client(addr):
+    """(g) vLLM 0.33's own benchmark client against the engine: a client we did not write."""
+    import asyncio
+
+    import vllm_client_gaps
+
+    print("\n(g) vLLM 0.33's benchmark client (its request functions, read out of its PyPI wheel "
+          "by scripts/vllm_client_gaps.py): completions and chat, n = 1, 2, 5, 16 tokens")
+    vllm = vllm_client_gaps.load_vllm_client()
+    asyncio.run(asyncio.wait_for(vllm_client_gaps.run(vllm, addr, check, MODEL), 120))
+
+
 def main():
     fresh = "--fresh" in sys.argv[1:]
     started = time.monotonic()
@@ -361,6 +377,7 @@ def main():
         overload(tm, addr, work, rows[-1][7])
         hangups(tm, addr, work)
         promtool(engine, tm, addr, work)
+        vllm_client(addr)
     finally:
         stop(server, 10)
         log.close()

@@ -163,7 +163,8 @@ def load_vllm_client():
     return module
 
 
-async def run(vllm, addr, checks):
+async def run(vllm, addr, checks, model="sim-llama-3-8b"):
+    """Each route at each n through vLLM's request functions against the server at `addr`."""
     import aiohttp
 
     timeout = aiohttp.ClientTimeout(total=60)
@@ -178,7 +179,7 @@ async def run(vllm, addr, checks):
                     api_url=f"http://{addr}/v1/{route}",
                     prompt_len=4,
                     output_len=n,
-                    model="sim-llama-3-8b",
+                    model=model,
                 )
                 out = await function(request, session)
                 checks(

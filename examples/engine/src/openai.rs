@@ -1,6 +1,6 @@
 //! The OpenAI request bodies this server reads and the chunks it writes: `/v1/completions`
-//! (`prompt`: a string) and `/v1/chat/completions` (`messages`: their text contents, one after
-//! the other), `max_tokens` (or `max_completion_tokens`), `stream` and
+//! (`prompt`: a string) and `/v1/chat/completions` (`messages`: their text contents, a string
+//! or OpenAI's `text` parts, one after the other), `max_tokens` (or `max_completion_tokens`), `stream` and
 //! `stream_options.include_usage`. Other fields (temperature, ...) are accepted and ignored:
 //! decoding is greedy.
 
@@ -52,10 +52,10 @@ pub fn parse(api: Api, body: &[u8], model: &str) -> Result<Ask, String> {
             let Some(Value::Array(messages)) = body.get("messages") else {
                 return Err("`messages` must be an array of {role, content}".into());
             };
-            let texts: Vec<&str> = messages
-                .iter()
-                .filter_map(|m| m.get("content").and_then(Value::as_str))
-                .collect();
+            let mut texts = Vec::new();
+            for message in messages {
+                message_texts(message.get("content"), &mut texts)?;
+            }
             texts.join("\n")
         }
     };
@@ -80,6 +80,38 @@ pub fn parse(api: Api, body: &[u8], model: &str) -> Result<Ask, String> {
         stream,
         include_usage,
     })
+}
+
+/// The texts of one message's `content`: a string, or OpenAI's array of parts whose `text`
+/// parts are read (what vLLM's benchmark client and the `openai` SDK send); a missing or null
+/// content (an assistant's tool call) has none.
+fn message_texts<'a>(content: Option<&'a Value>, texts: &mut Vec<&'a str>) -> Result<(), String> {
+    match content {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => texts.push(text),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                match (part.get("type").and_then(Value::as_str), part.get("text")) {
+                    (Some("text"), Some(Value::String(text))) => texts.push(text),
+                    (Some("text"), _) => {
+                        return Err("a `text` part of `content` must have a string `text`".into());
+                    }
+                    (kind, _) => {
+                        return Err(format!(
+                            "this server reads only `text` parts of `content`, not {}",
+                            kind.map_or("a part without a `type`".into(), |k| format!("`{k}`"))
+                        ));
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "a message's `content` must be a string or an array of parts, not {other}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The fields every chunk and answer of one request share.
@@ -179,5 +211,26 @@ mod tests {
         let zero = parse(Api::Completions, br#"{"prompt":"x","max_tokens":0}"#, "m");
         assert!(zero.unwrap_err().contains("max_tokens"));
         assert!(parse(Api::Chat, b"{", "m").unwrap_err().contains("JSON"));
+    }
+
+    #[test]
+    fn chat_content_is_a_string_or_text_parts() {
+        let parts = br#"{"messages":[{"role":"system","content":"s"},
+            {"role":"user","content":[{"type":"text","text":"a b"},{"type":"text","text":"c"}]},
+            {"role":"assistant","content":null}]}"#;
+        let ask = parse(Api::Chat, parts, "m").expect("text parts");
+        assert_eq!(ask.prompt, "s\na b\nc");
+        let image = br#"{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}"#;
+        assert!(
+            parse(Api::Chat, image, "m")
+                .unwrap_err()
+                .contains("`image_url`")
+        );
+        let number = br#"{"messages":[{"role":"user","content":5}]}"#;
+        assert!(
+            parse(Api::Chat, number, "m")
+                .unwrap_err()
+                .contains("`content`")
+        );
     }
 }
