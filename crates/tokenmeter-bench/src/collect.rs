@@ -1,19 +1,21 @@
 //! [`Collector`]: what a run keeps of each request as it ends, in memory bounded by its
-//! requests and tokens: a fixed-size [`Measured`] per request, its gaps in the run's shared
-//! [`Gaps`] (4 bytes a gap), and nothing per token beyond that.
+//! requests and tokens: each request packed in a few dozen bytes ([`Packed`]), its gaps in the
+//! run's shared [`Gaps`] (4 bytes a gap), and nothing per token beyond that.
 //!
 //! A request's trace line, the only output that needs the time of every chunk, is written
 //! before its chunk times are dropped ([`TraceWriter`]).
 
 use crate::gaps::Gaps;
 use crate::measured::Measured;
+use crate::packed::Packed;
 use crate::trace::TraceWriter;
 
 /// The requests of a run and their gaps.
 #[derive(Debug, Default)]
 pub(crate) struct Collected {
-    /// Every request, settled ([`Measured::settle`]): by id within a run (a sweep step).
-    pub(crate) measured: Vec<Measured>,
+    /// Every request, settled ([`Measured::settle`]) and packed: by id within a run (a sweep
+    /// step).
+    pub(crate) measured: Packed,
     /// Their gaps.
     pub(crate) gaps: Gaps,
 }
@@ -22,9 +24,7 @@ impl Collected {
     /// Bytes held: the requests' records and texts, and the gaps.
     #[cfg(test)]
     pub(crate) fn retained_bytes(&self) -> usize {
-        let records = self.measured.capacity() * std::mem::size_of::<Measured>();
-        let texts: usize = self.measured.iter().map(Measured::heap_bytes).sum();
-        records + texts + self.gaps.retained_bytes()
+        self.measured.retained_bytes() + self.gaps.retained_bytes()
     }
 }
 
@@ -90,9 +90,7 @@ impl Collector {
     /// run, so an unstable sort gives the stable sort's order without its scratch buffer (half
     /// the requests, 320 bytes a request: the run's peak of memory, at its end).
     pub(crate) fn sort_from(&mut self, from: usize) {
-        if let Some(tail) = self.done.measured.get_mut(from..) {
-            tail.sort_unstable_by_key(|m| m.id);
-        }
+        self.done.measured.sort_from(from);
     }
 
     /// What was taken, and the trace's end: an error if a line could not be written.

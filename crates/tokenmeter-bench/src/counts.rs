@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::slo::{Judge, Slo};
 
 /// The counts' sources and the finish reasons of the successful requests.
@@ -61,7 +61,8 @@ pub(crate) struct Counts {
 
 impl Counts {
     /// The counts of the successful requests of `measured`, judged against `slo`.
-    pub(crate) fn of(measured: &[Measured], slo: &Slo) -> Self {
+    pub(crate) fn of<'r>(measured: impl Into<Reqs<'r>>, slo: &Slo) -> Self {
+        let measured: Reqs<'r> = measured.into();
         let judge = Judge::new(slo);
         let mut counts = Self {
             prompts_estimated: measured.iter().filter(|m| !m.input_exact).count() as u64,
@@ -109,7 +110,7 @@ impl Counts {
             }
             if output == 0 {
                 counts.zero_output += 1;
-                counts.zero_output_good += u64::from(judge.is_good(one));
+                counts.zero_output_good += u64::from(judge.is_good(&one));
             }
         }
         counts
@@ -242,6 +243,7 @@ pub(crate) fn insert_html(html: String, paragraph: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measured::Measured;
 
     #[test]
     fn insert_after_the_heading() {

@@ -189,7 +189,7 @@ impl Run {
     /// call (the ITL's resampling takes a moment on a long run); the same every time.
     pub fn intervals(&self) -> RunIntervals {
         RunIntervals::of(&Inputs {
-            measured: &self.collected.measured,
+            measured: (&self.collected.measured).into(),
             gaps: &self.collected.gaps,
             summary: &self.summary,
             slices: &self.slices,

@@ -247,5 +247,8 @@ impl Compact {
     }
 }
 
+mod bytes;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use bytes::Shared;

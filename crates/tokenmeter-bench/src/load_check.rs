@@ -33,6 +33,7 @@ use tokenmeter::report::Summary;
 
 use crate::measured::Measured;
 use crate::phases::medians_at_ends;
+use crate::reqs::Reqs;
 use crate::runner::Load;
 use crate::schedule::Stage;
 use crate::summary::BenchSummary;
@@ -124,12 +125,13 @@ pub(crate) fn rate_over(mut times: Vec<Duration>) -> Option<f64> {
 impl LoadCheck {
     /// The check of `measured`, sent through `stages` and summarised in `summary`; `cpu` is
     /// the process CPU time over the run's `wall` time.
-    pub(crate) fn of(
+    pub(crate) fn of<'r>(
         stages: &[Stage],
-        measured: &[Measured],
+        measured: impl Into<Reqs<'r>>,
         summary: &BenchSummary,
         cpu: Option<(Duration, Duration)>,
     ) -> Self {
+        let measured: Reqs<'r> = measured.into();
         // `burst`: every request due at once (`--rate inf`): the client sends them one after
         // another by design, so neither rates nor its lag are judged.
         let burst = stages

@@ -8,7 +8,8 @@
 //! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap): what is
 //! kept per request is then of a fixed size, whatever the length of its stream: times in 8
 //! bytes ([`KeptTime`]), the longest gap in 4 (a longer one than 4.29 s in the [`Rare`] box),
-//! and no response id (dropped once the trace line is written).
+//! and no response id (dropped once the trace line is written). The run then keeps it packed,
+//! each field in as few bytes as it needs ([`crate::packed`]), and builds it again as it is read.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -18,7 +19,6 @@ use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 use crate::gaps::{GapSpan, Gaps};
 use crate::kept_fields::{KeptRate, KeptTime};
 use crate::kept_record::KeptRecord;
-use crate::oddities::Oddities;
 use crate::rare::Rare;
 use crate::sanitize::ServerText;
 pub(crate) use crate::usage::{KeptUsage, Usage};
@@ -85,17 +85,16 @@ pub(crate) struct Measured {
     pub(crate) ready: KeptTime,
 }
 
-/// What [`oddities::warnings`](crate::oddities::warnings) reads of each request.
-impl AsRef<Oddities> for Measured {
-    fn as_ref(&self) -> &Oddities {
-        &self.rare.oddities
-    }
-}
-
 impl Measured {
     /// The core's record (built again from its compact form once settled).
     pub(crate) fn record(&self) -> Option<Cow<'_, RequestRecord>> {
         self.record.as_ref().map(KeptRecord::get)
+    }
+
+    /// The core's record, owned: what a reader of a run's requests keeps of one it read
+    /// ([`crate::reqs::Reqs`] builds each request again as it is read).
+    pub(crate) fn owned_record(&self) -> Option<RequestRecord> {
+        self.record().map(Cow::into_owned)
     }
 
     /// The core's record while the request ends (`None` once settled).
@@ -335,6 +334,7 @@ impl Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oddities::Oddities;
 
     fn with_prompt_usage(sent: u64, reported: u64) -> Measured {
         Measured {
@@ -369,8 +369,9 @@ mod tests {
         assert_eq!(huge.prompt_tokens(), 100);
     }
 
-    /// Issue 30: what a run keeps of each settled request is 224 bytes (the compact record
-    /// 104 of them), its gap span 12: a field that grows shows here first.
+    /// A request is 224 bytes while it ends (the compact record 104 of them once settled),
+    /// its gap span 12: a field that grows shows here first. A run keeps it packed
+    /// ([`crate::packed`]), in a few dozen.
     #[test]
     fn a_settled_request_keeps_224_bytes() {
         use std::mem::size_of;
@@ -415,7 +416,8 @@ mod tests {
             .into(),
             ..Measured::default()
         };
-        let got = crate::oddities::warnings(&[odd, Measured::default()]);
+        let got =
+            crate::oddities::warnings([odd, Measured::default()].iter().map(|m| m.rare.oddities));
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(
             got[0].starts_with("1 of 2 requests' streams held 2 chunks"),

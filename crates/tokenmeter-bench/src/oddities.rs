@@ -54,7 +54,7 @@ impl Oddities {
     }
 
     /// The sum of `all` (each count saturating).
-    pub(crate) fn total<'a>(all: impl IntoIterator<Item = &'a Oddities>) -> Oddities {
+    pub(crate) fn total(all: impl IntoIterator<Item = Oddities>) -> Oddities {
         all.into_iter()
             .fold(Oddities::default(), |sum, o| Oddities {
                 other_events: sum.other_events.saturating_add(o.other_events),
@@ -81,15 +81,13 @@ impl AsRef<Oddities> for Oddities {
     }
 }
 
-/// One warning line per kind of oddity in `measured`, the requests of a run, each with its
-/// [`Oddities`] (none when there was none).
-pub(crate) fn warnings<M: AsRef<Oddities>>(measured: &[M]) -> Vec<String> {
+/// One warning line per kind of oddity in `each`, the [`Oddities`] of each request of a run
+/// (none when there was none).
+pub(crate) fn warnings(each: impl ExactSizeIterator<Item = Oddities> + Clone) -> Vec<String> {
+    let n = each.len();
     let of = |pick: fn(&Oddities) -> u64| {
-        let requests = measured.iter().filter(|m| pick(m.as_ref()) > 0).count();
-        let total = measured
-            .iter()
-            .map(|m| pick(m.as_ref()))
-            .fold(0, u64::saturating_add);
+        let requests = each.clone().filter(|o| pick(o) > 0).count();
+        let total = each.clone().map(|o| pick(&o)).fold(0, u64::saturating_add);
         (requests, total)
     };
     let mut warnings = Vec::new();
@@ -99,7 +97,7 @@ pub(crate) fn warnings<M: AsRef<Oddities>>(measured: &[M]) -> Vec<String> {
             "{requests} of {} requests' streams held {events} events that are not completion \
              chunks (another event type than message, or empty data); they were skipped, as \
              the SSE specification's message handler skips them (oddities in --trace)",
-            measured.len()
+            n
         ));
     }
     let (requests, chunks) = of(|o| o.duplicate_key_chunks);
@@ -108,7 +106,7 @@ pub(crate) fn warnings<M: AsRef<Oddities>>(measured: &[M]) -> Vec<String> {
             "{requests} of {} requests' streams held {chunks} chunks that gave a field twice; \
              each was read with the field's last value and its tokens counted (oddities in \
              --trace)",
-            measured.len()
+            n
         ));
     }
     warnings
@@ -126,15 +124,18 @@ mod tests {
             comments: 9,
             duplicate_key_chunks: twice,
         };
-        assert!(warnings(&[odd(0, 0, 0)]).is_empty(), "comments alone");
+        assert!(
+            warnings([odd(0, 0, 0)].into_iter()).is_empty(),
+            "comments alone"
+        );
         let all = [odd(2, 1, 0), odd(0, 0, 3)];
-        let sum = Oddities::total(&all);
+        let sum = Oddities::total(all);
         assert_eq!(
             (sum.other_events, sum.empty_events, sum.comments),
             (2, 1, 18)
         );
         assert_eq!(sum.duplicate_key_chunks, 3);
-        let got = warnings(&[odd(2, 1, 0), odd(0, 0, 0), odd(1, 0, 4)]);
+        let got = warnings([odd(2, 1, 0), odd(0, 0, 0), odd(1, 0, 4)].into_iter());
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(
             got[0].starts_with("2 of 3 requests' streams held 4 events"),

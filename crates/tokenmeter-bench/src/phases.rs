@@ -23,6 +23,7 @@ use serde::Serialize;
 use tokenmeter::report::percentile;
 
 use crate::measured::Measured;
+use crate::reqs::Reqs;
 
 /// A phase grew when its median rose by more than this (and by more than half).
 pub(crate) const GREW: Duration = Duration::from_millis(10);
@@ -77,15 +78,16 @@ fn nanos(d: Duration) -> u64 {
 ///
 /// Each request is held in 16 bytes (due time and value in nanoseconds, in the order of the
 /// `Duration`s: a request's times are whole nanoseconds), not 32 as a pair of `Duration`s.
-pub(crate) fn medians_at_ends(
-    measured: &[Measured],
+pub(crate) fn medians_at_ends<'r>(
+    measured: impl Into<Reqs<'r>>,
     value: impl Fn(&Measured) -> Option<Duration>,
     parts: usize,
 ) -> Option<(f64, f64)> {
+    let measured: Reqs<'r> = measured.into();
     let mut timed: Vec<(u64, u64)> = measured
         .iter()
         .filter(|m| m.turn == 0 && m.succeeded())
-        .filter_map(|m| Some((nanos(m.due()?), nanos(value(m)?))))
+        .filter_map(|m| Some((nanos(m.due()?), nanos(value(&m)?))))
         .collect();
     let part = timed.len() / parts.max(1);
     if part < 2 {
@@ -107,7 +109,8 @@ pub(crate) fn medians_at_ends(
 }
 
 /// The phases of `measured` (see the module); empty with fewer than 9 successful first turns.
-pub(crate) fn of(measured: &[Measured]) -> Phases {
+pub(crate) fn of<'r>(measured: impl Into<Reqs<'r>>) -> Phases {
+    let measured: Reqs<'r> = measured.into();
     // Filtered again where needed, not collected: no list of the requests is held.
     let ok = || {
         measured

@@ -68,6 +68,11 @@ impl Rare {
         }
     }
 
+    /// Something is set (the box is there).
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// Bytes of the box, when there is one.
     #[cfg(test)]
     pub(crate) fn boxed_bytes(&self) -> usize {

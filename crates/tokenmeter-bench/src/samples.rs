@@ -7,14 +7,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 
 /// Messages kept per error class, at most.
 pub(crate) const PER_CLASS: usize = 3;
 
 /// Up to [`PER_CLASS`] distinct messages per error class (`_OTHER` for a lost task), the
 /// first ones in request order.
-pub(crate) fn error_samples(measured: &[Measured]) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn error_samples<'r>(measured: impl Into<Reqs<'r>>) -> BTreeMap<String, Vec<String>> {
+    let measured: Reqs<'r> = measured.into();
     let mut samples: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for one in measured {
         let Some(error) = &one.rare.error else {
@@ -76,6 +77,7 @@ pub(crate) fn html(samples: &BTreeMap<String, Vec<String>>, esc: fn(&str) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measured::Measured;
     use crate::sanitize::Sanitizer;
 
     fn failed(message: &str) -> Measured {

@@ -22,7 +22,7 @@
 //!   was unusable or disagreed with the stream are counted and warned about
 //!   ([`usage_warnings`]).
 
-use std::borrow::Borrow;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -33,6 +33,7 @@ use tokenmeter::report::Summary;
 use crate::gaps::{Gaps, sorted};
 use crate::measured::Measured;
 use crate::oddities::Oddities;
+use crate::reqs::Reqs;
 use crate::slo::{Judge, Slo};
 
 /// Serialises a [`Summary`] as `{count, mean, std, p50, p90, p95, p99, max}`.
@@ -80,10 +81,10 @@ pub(crate) struct Outcomes {
 
 impl Outcomes {
     /// Counts the outcomes of `measured`.
-    pub(crate) fn of<M: Borrow<Measured>>(measured: &[M]) -> Self {
+    pub(crate) fn of<'a>(measured: impl Into<Reqs<'a>>) -> Self {
         let mut counts = Self::default();
-        for one in measured {
-            match one.borrow().outcome() {
+        for one in measured.into().iter() {
+            match one.outcome() {
                 Outcome::Success => counts.success += 1,
                 Outcome::Degraded(_) => counts.degraded += 1,
                 Outcome::Cancelled => counts.cancelled += 1,
@@ -217,8 +218,8 @@ fn total(values: impl Iterator<Item = u64>) -> u64 {
 }
 
 /// (usage discrepancies, unusable usages) over `measured`.
-fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
-    let all = || measured.iter().map(Borrow::borrow);
+fn usage_counts(measured: Reqs<'_>) -> (u64, u64, u64) {
+    let all = || measured.iter();
     let discrepancies = all().filter(|m| m.rare.usage_discrepancy.is_some());
     let unusable = all().filter(|m| m.usage().is_some_and(|u| u.unusable));
     let input = all().filter(|m| m.usage().is_some_and(|u| u.implausible_input));
@@ -230,7 +231,8 @@ fn usage_counts<M: Borrow<Measured>>(measured: &[M]) -> (u64, u64, u64) {
 }
 
 /// One warning line per kind of `usage` trouble in `measured` (none when there was none).
-pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
+pub(crate) fn usage_warnings<'a>(measured: impl Into<Reqs<'a>>) -> Vec<String> {
+    let measured = measured.into();
     let (discrepancies, unusable, implausible_input) = usage_counts(measured);
     let mut warnings = Vec::new();
     if implausible_input > 0 {
@@ -255,36 +257,39 @@ pub(crate) fn usage_warnings(measured: &[Measured]) -> Vec<String> {
 }
 
 /// Last end − first send, over the requests the core recorded.
-pub(crate) fn duration<M: Borrow<Measured>>(measured: &[M]) -> Duration {
-    let records = || measured.iter().filter_map(|m| m.borrow().record());
+pub(crate) fn duration<'a>(measured: impl Into<Reqs<'a>>) -> Duration {
+    let measured = measured.into();
+    let records = || {
+        measured
+            .iter()
+            .filter_map(|m| m.record().map(Cow::into_owned))
+    };
     let start = records().map(|r| r.arrival).min().unwrap_or_default();
     let end = records().map(|r| r.end()).max().unwrap_or_default();
     end.saturating_sub(start)
 }
 
-/// Summarises a run (whose gaps are in `gaps`): its requests, or references to them (a part
-/// of a run is summarised without a copy of its requests).
-pub(crate) fn summarize<M: Borrow<Measured>>(
-    measured: &[M],
-    gaps: &Gaps,
-    slo: &Slo,
-) -> BenchSummary {
+/// Summarises a run (whose gaps are in `gaps`): its requests, or a part of them (summarised
+/// without a copy of its requests).
+pub(crate) fn summarize<'a>(measured: impl Into<Reqs<'a>>, gaps: &Gaps, slo: &Slo) -> BenchSummary {
+    let measured = measured.into();
     summarize_over(measured, gaps, slo, duration(measured).as_secs_f64())
 }
 
 /// Summarises requests with the rates taken over `duration` seconds (a time slice's length)
 /// instead of their own last end − first send.
-pub(crate) fn summarize_over<M: Borrow<Measured>>(
-    measured: &[M],
+pub(crate) fn summarize_over<'a>(
+    measured: impl Into<Reqs<'a>>,
     gaps: &Gaps,
     slo: &Slo,
     duration: f64,
 ) -> BenchSummary {
+    let measured = measured.into();
     // No list of the successful or good requests is kept: each figure filters them again, so
     // that at most one column of values (8 bytes a request) is held at a time.
-    let all = || measured.iter().map(Borrow::borrow);
+    let all = || measured.iter();
     let ok = || all().filter(|m| m.succeeded());
-    let records = || ok().filter_map(|m| m.record());
+    let records = || ok().filter_map(|m| m.record().map(Cow::into_owned));
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
     let successful = ok().count();
     let total_input = total(ok().map(|m| m.prompt_tokens()));
@@ -318,8 +323,8 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         },
         e2e: secs(ok().filter_map(|m| m.latency())),
         e2e_stream: secs(records().map(|r| r.e2e)),
-        client_queue: secs(all().filter_map(Measured::client_queue)),
-        dispatch_lag: secs(all().filter_map(Measured::dispatch_lag)),
+        client_queue: secs(all().filter_map(|m| m.client_queue())),
+        dispatch_lag: secs(all().filter_map(|m| m.dispatch_lag())),
         ttft_from_schedule: secs(ok().filter_map(|m| m.ttft_from_schedule())),
         e2e_from_schedule: secs(ok().filter_map(|m| m.latency_from_schedule())),
         input_tokens: Summary::of(ok().map(|m| m.prompt_tokens() as f64).collect()),
@@ -337,13 +342,13 @@ pub(crate) fn summarize_over<M: Borrow<Measured>>(
         usage_discrepancies,
         usage_unusable,
         usage_implausible_input,
-        oddities: Oddities::total(measured.iter().map(|m| &m.borrow().rare.oddities)),
+        oddities: Oddities::total(measured.iter().map(|m| m.rare.oddities)),
         client_minus_server_ttft_per_request: per_request_gap(ok()),
     }
 }
 
 /// The per-request client − server TTFT of the requests that carried the server's metrics.
-fn per_request_gap<'a>(ok: impl Iterator<Item = &'a Measured>) -> Option<Summary> {
+fn per_request_gap<'a>(ok: impl Iterator<Item = Cow<'a, Measured>>) -> Option<Summary> {
     let gaps: Vec<f64> = ok.filter_map(|m| m.client_minus_server_ttft()).collect();
     (!gaps.is_empty()).then(|| Summary::of(gaps))
 }

@@ -16,8 +16,9 @@ use crate::args::BenchArgs;
 use crate::counts::Counts;
 use crate::exit::{self, Exit};
 use crate::interrupt::{self, Interrupt};
-use crate::measured::Measured;
+use crate::packed::Packed;
 use crate::pipeline::{measure, prepare};
+use crate::reqs::Reqs;
 use crate::validate::Validated;
 use crate::{discover, embedded, oddities, output, selfcheck, shard, summary};
 
@@ -166,14 +167,14 @@ async fn bench(
 /// no success, then the verdict.
 fn settle(
     args: &BenchArgs,
-    traces: Vec<Measured>,
+    traces: Packed,
     written: anyhow::Result<()>,
     verdict: anyhow::Result<()>,
     stop: &Interrupt,
 ) -> anyhow::Result<()> {
     written?;
     let warnings = Counts::of(&traces, &args.slo).warnings();
-    let odd = oddities::warnings(&traces);
+    let odd = oddities::warnings(traces.iter().map(|m| m.rare.oddities));
     for warning in summary::usage_warnings(&traces)
         .into_iter()
         .chain(odd)
@@ -185,8 +186,8 @@ fn settle(
         return Err(Exit::Interrupted
             .error("interrupted; what completed was written, marked as interrupted"));
     }
-    if !traces.iter().any(Measured::succeeded) {
-        return Err(Exit::CouldNotRun.error(nothing_succeeded(&traces)));
+    if !traces.iter().any(|m| m.succeeded()) {
+        return Err(Exit::CouldNotRun.error(nothing_succeeded((&traces).into())));
     }
     verdict
 }
@@ -194,8 +195,8 @@ fn settle(
 /// Why a run has no successful request, for the exit-3 message: the first error when there is
 /// one, else that every request sent was cancelled (by `--cancel-fraction` or an interrupt),
 /// else that none was sent.
-fn nothing_succeeded(traces: &[Measured]) -> String {
-    if let Some(first) = traces.iter().find_map(|t| t.rare.error.as_ref()) {
+fn nothing_succeeded(traces: Reqs<'_>) -> String {
+    if let Some(first) = traces.iter().find_map(|t| t.rare.error.clone()) {
         return format!(
             "no request succeeded; the first error was: {first} — check --url, --endpoint, \
              --model and the API key variable (--api-key-env)"

@@ -10,8 +10,8 @@ use crate::api_key::ApiKey;
 use crate::args::BenchArgs;
 use crate::exit;
 use crate::interrupt::Interrupt;
-use crate::measured::Measured;
 use crate::output;
+use crate::packed::Packed;
 use crate::pipeline::{Target, prepare, repeat, run_args, trace_path};
 use crate::repeat::Repeated;
 use crate::validate::Validated;
@@ -30,7 +30,7 @@ pub(super) fn trace_paths(args: &BenchArgs) -> Vec<PathBuf> {
 /// What the repeated runs leave to the command: every run's requests (for its warnings and
 /// checks), the traces' end, and the verdict.
 pub(super) struct Done {
-    pub(super) traces: Vec<Measured>,
+    pub(super) traces: Packed,
     pub(super) written: anyhow::Result<()>,
     pub(super) verdict: anyhow::Result<()>,
 }
@@ -76,11 +76,10 @@ pub(super) async fn bench(
     }
     let pooled = repeated.figure("attainment").and_then(|f| f.pooled);
     let verdict = exit::fail_under(pooled.unwrap_or(0.0), args.fail_under);
-    let traces = repeated
-        .runs
-        .into_iter()
-        .flat_map(|run| run.into_collected().measured)
-        .collect();
+    let mut traces = Packed::default();
+    for run in repeated.runs {
+        traces.extend(&run.into_collected().measured);
+    }
     Ok(Done {
         traces,
         written,

@@ -105,7 +105,7 @@ fn from_trace(path: &Path, slo: &Slo) -> anyhow::Result<Side> {
     let merged = merge::load(&[path.to_owned()])?;
     let columns = samples_json::of(&merged.measured, slo);
     let mut run = samples::parse(&columns).with_context(|| path.display().to_string())?;
-    for (figures, m) in run.requests.iter_mut().zip(&merged.measured) {
+    for (figures, m) in run.requests.iter_mut().zip(merged.measured.iter()) {
         if figures.ok {
             figures.itl = merged.gaps.of(m.gaps).map(|g| g.as_secs_f64()).collect();
         }

@@ -46,7 +46,7 @@ impl Side {
             let columns = samples_json::of(measured, &run.summary.slo);
             let mut requests =
                 samples::parse(&columns).with_context(|| format!("{source}: run {}", i + 1))?;
-            for (figures, m) in requests.requests.iter_mut().zip(measured) {
+            for (figures, m) in requests.requests.iter_mut().zip(measured.iter()) {
                 if figures.ok {
                     figures.itl = run
                         .collected

@@ -32,7 +32,9 @@ pub(crate) struct GapSpan {
 }
 
 impl GapSpan {
-    fn new(start: u64, len: u32) -> Self {
+    /// Where `len` gaps from index `start` are, as [`Gaps::add`] gave them (the packed
+    /// requests keep a span as its two numbers: [`crate::packed`]).
+    pub(crate) fn new(start: u64, len: u32) -> Self {
         Self {
             start: [start as u32, (start >> 32) as u32],
             len,
@@ -40,7 +42,7 @@ impl GapSpan {
     }
 
     /// Index of its first gap.
-    fn start(self) -> u64 {
+    pub(crate) fn start(self) -> u64 {
         u64::from(self.start[1]) << 32 | u64::from(self.start[0])
     }
 

@@ -18,7 +18,7 @@ mod rows;
 use tokenmeter::report::{Bounds, Confidence, SummaryBounds};
 
 use crate::gaps::{GapSpan, Gaps};
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::slices::Slices;
 use crate::summary::BenchSummary;
 
@@ -112,7 +112,7 @@ pub struct RunIntervals {
 
 /// What a run's intervals are computed from.
 pub(crate) struct Inputs<'a> {
-    pub(crate) measured: &'a [Measured],
+    pub(crate) measured: Reqs<'a>,
     pub(crate) gaps: &'a Gaps,
     pub(crate) summary: &'a BenchSummary,
     pub(crate) slices: &'a Slices,

@@ -338,7 +338,7 @@ fn a_runs_intervals_hold_its_figures_and_go_into_the_json() {
     let summary = summarize(&run.measured, &run.gaps, &slo);
     let slices = Slices::of(&run.measured, &run.gaps, &slo, None, None);
     let iv = RunIntervals::of(&Inputs {
-        measured: &run.measured,
+        measured: (&run.measured).into(),
         gaps: &run.gaps,
         summary: &summary,
         slices: &slices,

@@ -33,6 +33,19 @@ fn round_trip(record: RequestRecord, molds: &mut Mold) -> KeptRecord {
     let (outcome, output_tokens) = (record.outcome, record.output_tokens);
     let kept = KeptRecord::from(record).settle(molds);
     assert_eq!(format!("{:?}", kept.get()), want);
+    // As bytes (a run's packed requests) and back: the same record, from any base time.
+    if let KeptRecord::Compact(compact) = &kept {
+        for base in [0, 12_345, u64::MAX] {
+            let mut shared = Shared::default();
+            let mut bytes = Vec::new();
+            let bases = (base, base / 3);
+            assert!(compact.write(&mut bytes, &mut shared, bases));
+            let mut input = &bytes[..];
+            let back = Compact::read(&mut input, &shared, bases).expect("reads back");
+            assert!(input.is_empty(), "every byte read");
+            assert_eq!(format!("{:?}", KeptRecord::Compact(back).get()), want);
+        }
+    }
     // Read without building the record: the same.
     assert_eq!(kept.outcome(), outcome);
     assert_eq!(kept.output_tokens(), output_tokens);

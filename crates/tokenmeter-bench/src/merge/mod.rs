@@ -24,8 +24,8 @@ use crate::exit::{self, Exit};
 use crate::gaps::Gaps;
 use crate::intervals::{Inputs, RunIntervals};
 use crate::load_check::LoadCheck;
-use crate::measured::Measured;
 use crate::output::{self, RunInfo, html, table};
+use crate::packed::Packed;
 use crate::run_block::{RunNumbers, utc};
 use crate::samples;
 use crate::sanitize::Sanitizer;
@@ -139,7 +139,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
     let info = info(&merged);
     let slices = Slices::of(&merged.measured, &merged.gaps, &slo, None, None);
     let intervals = RunIntervals::of(&Inputs {
-        measured: &merged.measured,
+        measured: (&merged.measured).into(),
         gaps: &merged.gaps,
         summary: &summary,
         slices: &slices,
@@ -195,8 +195,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
 /// The union of several traces.
 #[derive(Debug)]
 pub(crate) struct Merged {
-    /// Every request, on one time line, by id (settled).
-    pub(crate) measured: Vec<Measured>,
+    /// Every request, on one time line, by id (settled and packed).
+    pub(crate) measured: Packed,
     /// Their gaps.
     pub(crate) gaps: Gaps,
     /// The files, as given.
@@ -224,7 +224,7 @@ pub(crate) fn load(paths: &[PathBuf]) -> anyhow::Result<Merged> {
     let mut warnings = read::shard_warnings(&files);
     warnings.extend(seed_warning);
     let replay = replay::Replay::default();
-    let mut measured = Vec::with_capacity(traces.len());
+    let mut measured = Packed::default();
     let mut gaps = Gaps::new();
     for trace in &traces {
         let mut one = replay.measured(trace).with_context(|| {

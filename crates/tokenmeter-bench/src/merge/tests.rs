@@ -123,7 +123,7 @@ fn three_shards_merge_into_the_summary_of_their_union() {
     }
     // Loaded and settled: the same chunk times, from the gaps.
     for (a, b) in merged.measured.iter().zip(&all) {
-        let (mut a_line, mut b_line) = (Trace::of(a), Trace::of(b));
+        let (mut a_line, mut b_line) = (Trace::of(&a), Trace::of(b));
         (a_line.chunks, b_line.chunks) = (Vec::new(), Vec::new());
         assert_eq!(a_line, b_line, "request {}", b.id);
         assert_eq!(a.chunk_offsets(&merged.gaps), b.chunk_offsets(&Gaps::new()));
@@ -146,7 +146,7 @@ fn three_shards_merge_into_the_summary_of_their_union() {
     let s = summarize(&merged.measured, &merged.gaps, &Slo::default());
     assert_eq!((s.requests, s.successful), (9, 7));
     assert_eq!(
-        merged.measured[4].outcome(),
+        merged.measured.get(4).unwrap().outcome(),
         Outcome::Error(ErrorClass::ServerError)
     );
     let _ = std::fs::remove_dir_all(&dir);

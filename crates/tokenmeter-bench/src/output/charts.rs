@@ -4,7 +4,7 @@
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::slo::Judge;
 use crate::sweep::SweepStep;
 use crate::trace::ns;
@@ -301,16 +301,18 @@ pub(crate) fn lines(
 }
 
 /// (send, end) of every recorded request, in nanoseconds of the run's clock.
-fn spans(traces: &[Measured]) -> Vec<(u64, u64)> {
+fn spans<'r>(traces: impl Into<Reqs<'r>>) -> Vec<(u64, u64)> {
+    let traces: Reqs<'r> = traces.into();
     traces
         .iter()
-        .filter_map(|t| t.record())
+        .filter_map(|t| t.owned_record())
         .map(|r| (ns(r.arrival), ns(r.end())))
         .collect()
 }
 
 /// Requests in flight over time (seconds since the first send).
-pub(crate) fn in_flight(traces: &[Measured]) -> Result<String> {
+pub(crate) fn in_flight<'r>(traces: impl Into<Reqs<'r>>) -> Result<String> {
+    let traces: Reqs<'r> = traces.into();
     let spans = spans(traces);
     let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
     let mut events: Vec<(u64, i64)> = spans
@@ -346,7 +348,8 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 }
 
 /// Good and successful requests per second over time, by end time.
-pub(crate) fn goodput(traces: &[Measured], judge: &Judge) -> Result<String> {
+pub(crate) fn goodput<'r>(traces: impl Into<Reqs<'r>>, judge: &Judge) -> Result<String> {
+    let traces: Reqs<'r> = traces.into();
     let spans = spans(traces);
     let start = spans.iter().map(|s| s.0).min().unwrap_or(0);
     let end = spans.iter().map(|s| s.1).max().unwrap_or(start);
@@ -366,7 +369,7 @@ pub(crate) fn goodput(traces: &[Measured], judge: &Judge) -> Result<String> {
         if t.succeeded() {
             ok[i] += 1;
         }
-        if judge.is_good(t) {
+        if judge.is_good(&t) {
             good[i] += 1;
         }
     }

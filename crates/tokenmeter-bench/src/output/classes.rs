@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokenmeter::report::{ClassSummary, LengthClasses, by_class, by_two_classes};
 
 use crate::measured::Measured;
+use crate::reqs::{Picked, Reqs};
 
 /// Input classes chosen from the run when none are given.
 const AUTO_INPUT_CLASSES: usize = 4;
@@ -71,66 +72,83 @@ pub(crate) struct ByClass {
     pub(crate) ttft_by_input_cache_miss: Vec<ClassFigures>,
 }
 
-/// The successful requests that have a record: the core's breakdowns run over references to
-/// them (no copy of a record, which a long run would pay twice at its end).
-fn succeeded(measured: &[Measured]) -> Vec<&Measured> {
-    measured
-        .iter()
-        .filter(|m| m.succeeded() && m.record.is_some())
-        .collect()
+/// The successful requests that have a record: the core's breakdowns run over their indexes
+/// (4 bytes a request; each is read again when a figure needs it, no copy is kept).
+fn succeeded(measured: Reqs<'_>) -> Picked<'_> {
+    measured.filter(|m| m.succeeded() && m.record.is_some())
 }
 
 /// The input length the summary uses: `usage.prompt_tokens`, else what was sent.
-fn input_of(m: &&Measured) -> Option<u64> {
+fn input_of(m: &Measured) -> Option<u64> {
     Some(m.prompt_tokens())
 }
 
 /// The output tokens of the record.
-fn output_of(m: &&Measured) -> Option<u64> {
+fn output_of(m: &Measured) -> Option<u64> {
     m.record().map(|r| r.output_tokens)
 }
 
 /// The time to first token.
-fn ttft(m: &&Measured) -> Option<Duration> {
+fn ttft(m: &Measured) -> Option<Duration> {
     m.record()?.ttft
 }
 
 /// vLLM's E2E: to the last token.
-fn e2e(m: &&Measured) -> Option<Duration> {
+fn e2e(m: &Measured) -> Option<Duration> {
     m.record()?.time_to_last_token()
 }
 
+/// A request read from its index in `ok`, for the core's breakdowns.
+fn read<'a, T: 'a>(ok: &'a Picked<'_>, f: fn(&Measured) -> T) -> impl Fn(&u32) -> T + 'a {
+    move |&i| f(&ok.at(i))
+}
+
 /// The breakdown of `measured`, with the given edges or edges chosen from the run.
-pub(crate) fn breakdown(
-    measured: &[Measured],
+pub(crate) fn breakdown<'r>(
+    measured: impl Into<Reqs<'r>>,
     input_edges: Option<&LengthClasses>,
     output_edges: Option<&LengthClasses>,
 ) -> ByClass {
+    let measured: Reqs<'r> = measured.into();
     let ok = succeeded(measured);
     let input = input_edges.cloned().unwrap_or_else(|| {
-        LengthClasses::automatic(ok.iter().filter_map(input_of), AUTO_INPUT_CLASSES)
+        LengthClasses::automatic(
+            ok.reqs().iter().filter_map(|m| input_of(&m)),
+            AUTO_INPUT_CLASSES,
+        )
     });
     let output = output_edges.cloned().unwrap_or_else(|| {
-        LengthClasses::automatic(ok.iter().filter_map(output_of), AUTO_OUTPUT_CLASSES)
+        LengthClasses::automatic(
+            ok.reqs().iter().filter_map(|m| output_of(&m)),
+            AUTO_OUTPUT_CLASSES,
+        )
     });
     let figures = |rows: Vec<ClassSummary>| -> Vec<ClassFigures> {
         rows.into_iter().map(ClassFigures::from).collect()
     };
-    let ttft_by_input = figures(by_class(&ok, &input, input_of, ttft));
-    let e2e = by_two_classes(&ok, (&input, &input_of), (&output, &output_of), e2e);
-    let hit = |m: &&Measured| {
+    let by_input = |part: &Picked<'_>| {
+        let (key, value) = (read(part, input_of), read(part, ttft));
+        figures(by_class(part.indices(), &input, key, value))
+    };
+    let ttft_by_input = by_input(&ok);
+    let (input_key, output_key) = (read(&ok, input_of), read(&ok, output_of));
+    let e2e = by_two_classes(
+        ok.indices(),
+        (&input, &input_key),
+        (&output, &output_key),
+        read(&ok, e2e),
+    );
+    let hit = |m: &Measured| {
         m.record()
             .and_then(|r| r.cached_input_tokens)
             .is_some_and(|n| n > 0)
     };
-    let (hits, misses): (Vec<&Measured>, Vec<&Measured>) = ok.iter().copied().partition(hit);
+    let hits = ok.reqs().filter(hit);
     let (cache_hit, cache_miss) = if hits.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        (
-            figures(by_class(&hits, &input, input_of, ttft)),
-            figures(by_class(&misses, &input, input_of, ttft)),
-        )
+        let misses = ok.reqs().filter(|m| !hit(m));
+        (by_input(&hits), by_input(&misses))
     };
     ByClass {
         ttft_by_input_cache_hit: cache_hit,
@@ -227,16 +245,15 @@ pub(crate) fn render(by: &ByClass) -> String {
 type Points = Vec<(f64, f64)>;
 
 /// Points for the HTML's scatter charts: (input tokens, TTFT s) and (output tokens, E2E s).
-pub(crate) fn points(measured: &[Measured]) -> (Points, Points) {
+pub(crate) fn points<'r>(measured: impl Into<Reqs<'r>>) -> (Points, Points) {
+    let measured: Reqs<'r> = measured.into();
     let ok = succeeded(measured);
     let point = |length: u64, latency: Duration| (length as f64, latency.as_secs_f64());
-    let ttft = ok
-        .iter()
-        .filter_map(|m| Some(point(input_of(m)?, ttft(m)?)))
+    let ttft = (ok.reqs().iter())
+        .filter_map(|m| Some(point(input_of(&m)?, ttft(&m)?)))
         .collect();
-    let e2e = ok
-        .iter()
-        .filter_map(|m| Some(point(output_of(m)?, e2e(m)?)))
+    let e2e = (ok.reqs().iter())
+        .filter_map(|m| Some(point(output_of(&m)?, e2e(&m)?)))
         .collect();
     (ttft, e2e)
 }
@@ -258,11 +275,12 @@ pub fn parse_edges(text: &str) -> Result<LengthClasses, String> {
 }
 
 /// The HTML section: both tables and the two scatter charts (escaped by `esc`).
-pub(crate) fn html(
+pub(crate) fn html<'r>(
     by: &ByClass,
-    measured: &[Measured],
+    measured: impl Into<Reqs<'r>>,
     esc: impl Fn(&str) -> String,
 ) -> Result<String, String> {
+    let measured: Reqs<'r> = measured.into();
     use crate::output::charts::{colour, scatter};
     let mut out = String::from("<h2>Latency by token class</h2>\n<pre class=\"classes\">");
     out.push_str(&esc(render(by).trim()));

@@ -6,7 +6,7 @@ use tokenmeter::report::{Bounds, Summary};
 
 use crate::gaps::{GapSpan, Gaps};
 use crate::intervals::RunIntervals;
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::slo::Judge;
 use crate::summary::BenchSummary;
 use crate::sweep::SweepResult;
@@ -214,16 +214,18 @@ fn itl_sample(gaps: &Gaps, spans: &[GapSpan]) -> Vec<f64> {
 }
 
 /// The charts of one set of requests (successful ones for latencies), from their records.
-fn run_charts(
+fn run_charts<'r>(
     out: &mut String,
-    traces: &[Measured],
+    traces: impl Into<Reqs<'r>>,
     gaps: &Gaps,
     summary: &BenchSummary,
     iv: Option<&RunIntervals>,
 ) -> Result<(), String> {
+    let traces: Reqs<'r> = traces.into();
     let row = |f: fn(&RunIntervals) -> SummaryBounds| bars(iv.map(f));
-    let ok: Vec<&Measured> = traces.iter().filter(|t| t.succeeded()).collect();
-    let records = || ok.iter().filter_map(|t| t.record());
+    let ok = traces.filter(|t| t.succeeded());
+    let ok = ok.reqs();
+    let records = || ok.iter().filter_map(|t| t.owned_record());
     let ttft: Vec<f64> = records()
         .filter_map(|r| r.ttft)
         .map(|d| d.as_secs_f64())
@@ -268,13 +270,14 @@ fn run_charts(
 }
 
 /// The report of one run.
-pub(crate) fn render(
+pub(crate) fn render<'r>(
     info: &RunInfo,
     summary: &BenchSummary,
-    traces: &[Measured],
+    traces: impl Into<Reqs<'r>>,
     gaps: &Gaps,
     iv: &RunIntervals,
 ) -> Result<String, String> {
+    let traces: Reqs<'r> = traces.into();
     let mut out = String::new();
     header(&mut out, "tokenmeter bench report", info);
     summary_table(&mut out, summary, Some(iv));
@@ -284,12 +287,13 @@ pub(crate) fn render(
 }
 
 /// The report of a sweep: the curve, the table per rate, then the charts of the best step.
-pub(crate) fn render_sweep(
+pub(crate) fn render_sweep<'r>(
     info: &RunInfo,
     sweep: &SweepResult,
-    traces: &[Measured],
+    traces: impl Into<Reqs<'r>>,
     gaps: &Gaps,
 ) -> Result<String, String> {
+    let traces: Reqs<'r> = traces.into();
     let mut out = String::new();
     header(&mut out, "tokenmeter bench sweep report", info);
     let capacity = sweep
@@ -340,11 +344,7 @@ pub(crate) fn render_sweep(
         .and_then(|rate| sweep.steps.iter().find(|s| s.rate == rate))
         .or_else(|| sweep.steps.first());
     if let Some(step) = shown {
-        let step_traces: Vec<Measured> = traces
-            .iter()
-            .filter(|t| t.rate() == Some(step.rate))
-            .cloned()
-            .collect();
+        let step_traces = traces.filter(|t| t.rate() == Some(step.rate));
         let _ = writeln!(out, "<h2>At {:.2} req/s</h2>", step.rate);
         summary_table(&mut out, &step.summary, None);
         run_charts(&mut out, &step_traces, gaps, &step.summary, None)?;

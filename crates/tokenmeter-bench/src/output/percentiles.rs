@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::gaps::Gaps;
-use crate::measured::Measured;
 use crate::output::vllm_json::{p_word, values};
 use crate::peer::{PeerArgs, PercentileMetric};
+use crate::reqs::Reqs;
 
 /// The chosen percentiles of the chosen metrics, in seconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,7 +24,12 @@ pub(crate) struct Chosen {
 
 impl Chosen {
     /// The chosen percentiles of `measured`; `None` when neither flag was given.
-    pub(crate) fn of(peer: &PeerArgs, measured: &[Measured], gaps: &Gaps) -> Option<Self> {
+    pub(crate) fn of<'r>(
+        peer: &PeerArgs,
+        measured: impl Into<Reqs<'r>>,
+        gaps: &Gaps,
+    ) -> Option<Self> {
+        let measured: Reqs<'r> = measured.into();
         if !peer.percentiles_chosen() {
             return None;
         }

@@ -12,26 +12,26 @@
 //! them) and `null` where a request has none (a one-token answer has no TPOT). Inter-token
 //! gaps are not written (one per token: too large); a `--trace` holds them.
 
-use std::borrow::Borrow;
-
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::slo::{Judge, Slo};
 use crate::summary::duration;
 
 /// The `samples` object of `measured` (every request of the run, in the run's order), with
 /// `good` judged by `slo` as the summary's goodput is.
-pub(crate) fn of<M: Borrow<Measured>>(measured: &[M], slo: &Slo) -> Value {
+pub(crate) fn of<'r>(measured: impl Into<Reqs<'r>>, slo: &Slo) -> Value {
+    let measured = measured.into();
     serde_json::to_value(Samples { measured, slo }).unwrap_or_default()
 }
 
 /// The `samples` object, written column by column as it is serialized: nothing per request
 /// is held on the way (as a `Value`, each figure of each request took 32 bytes, and the
 /// columns about 200 bytes a request at the end of a run).
-pub(crate) struct Samples<'a, M> {
-    measured: &'a [M],
+pub(crate) struct Samples<'a> {
+    measured: Reqs<'a>,
     slo: &'a Slo,
 }
 
@@ -49,10 +49,10 @@ where
     }
 }
 
-impl<M: Borrow<Measured>> Serialize for Samples<'_, M> {
+impl Serialize for Samples<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let judge = Judge::new(self.slo);
-        let all = || self.measured.iter().map(Borrow::borrow);
+        let all = || self.measured.iter();
         // Milliseconds of a successful request's latency in seconds, or `null`.
         let ms = |m: &Measured, seconds: Option<f64>| {
             seconds
@@ -65,19 +65,19 @@ impl<M: Borrow<Measured>> Serialize for Samples<'_, M> {
         map.serialize_entry("duration_s", &duration(self.measured).as_secs_f64())?;
         map.serialize_entry(
             "e2e_ms",
-            &Column(|| all().map(|m| ms(m, m.latency().map(|d| d.as_secs_f64())))),
+            &Column(|| all().map(|m| ms(&m, m.latency().map(|d| d.as_secs_f64())))),
         )?;
-        map.serialize_entry("good", &Column(|| all().map(|m| judge.is_good(m))))?;
-        map.serialize_entry("ok", &Column(|| all().map(Measured::succeeded)))?;
+        map.serialize_entry("good", &Column(|| all().map(|m| judge.is_good(&m))))?;
+        map.serialize_entry("ok", &Column(|| all().map(|m| m.succeeded())))?;
         map.serialize_entry(
             "output_tokens",
-            &Column(|| all().map(Measured::output_tokens)),
+            &Column(|| all().map(|m| m.output_tokens())),
         )?;
         map.serialize_entry(
             "tpot_ms",
-            &Column(|| all().map(|m| ms(m, m.tpot_seconds()))),
+            &Column(|| all().map(|m| ms(&m, m.tpot_seconds()))),
         )?;
-        map.serialize_entry("ttft_ms", &Column(|| all().map(|m| ms(m, ttft(m)))))?;
+        map.serialize_entry("ttft_ms", &Column(|| all().map(|m| ms(&m, ttft(&m)))))?;
         map.end()
     }
 }
@@ -85,22 +85,25 @@ impl<M: Borrow<Measured>> Serialize for Samples<'_, M> {
 /// A `--json` document with its `samples` written as they are serialized: `head`, an object
 /// without them, and the samples in their place among its keys (in key order, as every
 /// object of the document is written), so the text is the one of [`of`] inserted in `head`.
-pub(crate) struct Document<'a, M> {
+pub(crate) struct Document<'a> {
     head: &'a Value,
-    samples: Samples<'a, M>,
+    samples: Samples<'a>,
 }
 
-impl<'a, M: Borrow<Measured>> Document<'a, M> {
+impl<'a> Document<'a> {
     /// `head` with the samples of `measured` judged by `slo`.
-    pub(crate) fn new(head: &'a Value, measured: &'a [M], slo: &'a Slo) -> Self {
+    pub(crate) fn new(head: &'a Value, measured: impl Into<Reqs<'a>>, slo: &'a Slo) -> Self {
         Self {
             head,
-            samples: Samples { measured, slo },
+            samples: Samples {
+                measured: measured.into(),
+                slo,
+            },
         }
     }
 }
 
-impl<M: Borrow<Measured>> Serialize for Document<'_, M> {
+impl Serialize for Document<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let Some(object) = self.head.as_object() else {
             return self.head.serialize(serializer);

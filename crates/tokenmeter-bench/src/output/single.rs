@@ -62,8 +62,8 @@ struct Computed {
 /// ```
 impl Run {
     /// The run's requests and their gaps.
-    fn traces(&self) -> &[crate::measured::Measured] {
-        &self.collected.measured
+    fn traces(&self) -> crate::reqs::Reqs<'_> {
+        (&self.collected.measured).into()
     }
 
     fn computed(&self) -> Computed {

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use tokenmeter_slo::{LatencyMetric, Objective, SloClass, Verdict};
 
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::server_view::slo_counts::SloCounts;
 use crate::slo_class::SloClassArg;
 
@@ -44,11 +44,12 @@ pub(crate) struct ServerAttainment {
 }
 
 /// Each class's attainment, in the order declared; empty without `--slo-class`.
-pub(crate) fn results(
+pub(crate) fn results<'r>(
     classes: &[SloClassArg],
-    measured: &[Measured],
+    measured: impl Into<Reqs<'r>>,
     server: Option<&SloCounts>,
 ) -> Vec<ClassAttainment> {
+    let measured: Reqs<'r> = measured.into();
     classes
         .iter()
         .enumerate()
@@ -58,7 +59,7 @@ pub(crate) fn results(
             for record in measured
                 .iter()
                 .filter(|m| m.slo_class == Some(i as u16))
-                .filter_map(|m| m.record())
+                .filter_map(|m| m.owned_record())
             {
                 requests += 1;
                 good += u64::from(Verdict::of(&judge, &record).good);

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::gaps::Gaps;
-use crate::measured::Measured;
 use crate::output::table::outcomes_line;
+use crate::reqs::Reqs;
 use crate::schedule::{Stage, StageInfo};
 use crate::slo::Slo;
 use crate::summary::{BenchSummary, summarize};
@@ -25,20 +25,18 @@ pub(crate) struct StageResult {
 }
 
 /// The results of each stage, from the measurements of the whole run.
-pub(crate) fn results(
+pub(crate) fn results<'r>(
     stages: &[Stage],
-    measured: &[Measured],
+    measured: impl Into<Reqs<'r>>,
     gaps: &Gaps,
     slo: &Slo,
 ) -> Vec<StageResult> {
+    let measured: Reqs<'r> = measured.into();
     stages
         .iter()
         .enumerate()
         .map(|(index, stage)| {
-            let mine: Vec<&Measured> = measured
-                .iter()
-                .filter(|m| m.stage as usize == index)
-                .collect();
+            let mine = measured.filter(|m| m.stage as usize == index);
             StageResult {
                 index,
                 stage: StageInfo::from(stage),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::gaps::Gaps;
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::slo::Slo;
 use crate::summary::{BenchSummary, summarize};
 
@@ -21,12 +21,17 @@ pub(crate) struct TurnResult {
 }
 
 /// The results by turn, when some request is a later turn (`None` otherwise).
-pub(crate) fn results(measured: &[Measured], gaps: &Gaps, slo: &Slo) -> Option<Vec<TurnResult>> {
+pub(crate) fn results<'r>(
+    measured: impl Into<Reqs<'r>>,
+    gaps: &Gaps,
+    slo: &Slo,
+) -> Option<Vec<TurnResult>> {
+    let measured: Reqs<'r> = measured.into();
     let last = measured.iter().map(|m| m.turn).max().filter(|&t| t > 0)?;
     Some(
         (0..=last)
             .map(|turn| {
-                let mine: Vec<&Measured> = measured.iter().filter(|m| m.turn == turn).collect();
+                let mine = measured.filter(|m| m.turn == turn);
                 TurnResult {
                     turn,
                     summary: summarize(&mine, gaps, slo),

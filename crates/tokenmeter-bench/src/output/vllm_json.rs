@@ -17,6 +17,7 @@ use tokenmeter::report::{Summary, percentile};
 use crate::gaps::{GapSpan, Gaps, sorted};
 use crate::measured::Measured;
 use crate::peer::{PeerArgs, PercentileMetric};
+use crate::reqs::Reqs;
 use crate::run_block::RunInfo;
 use crate::summary::BenchSummary;
 use crate::workload::ArrivalKind;
@@ -61,30 +62,31 @@ impl Values<'_> {
 }
 
 /// The values of `metric` over the successful requests, in seconds (their gaps in `gaps`).
-pub(crate) fn values<'a>(
+pub(crate) fn values<'r, 'a>(
     metric: PercentileMetric,
-    measured: &[Measured],
+    measured: impl Into<Reqs<'r>>,
     gaps: &'a Gaps,
 ) -> Values<'a> {
+    let measured: Reqs<'r> = measured.into();
     let ok = measured.iter().filter(|m| m.succeeded());
-    let records = ok.clone().filter_map(|m| m.record());
+    let records = ok.clone().filter_map(|m| m.owned_record());
     let mut seconds: Vec<f64> = match metric {
         PercentileMetric::Ttft => records
             .filter_map(|r| r.ttft)
             .map(|d| d.as_secs_f64())
             .collect(),
-        PercentileMetric::Tpot => ok.filter_map(Measured::tpot_seconds).collect(),
+        PercentileMetric::Tpot => ok.filter_map(|m| m.tpot_seconds()).collect(),
         PercentileMetric::Itl => {
             return Values::Gaps(gaps, ok.map(|m| m.gaps).collect());
         }
         PercentileMetric::E2el => ok
-            .filter_map(Measured::latency)
+            .filter_map(|m| m.latency())
             .map(|d| d.as_secs_f64())
             .collect(),
         // vLLM's lists: one entry per request sent, a failed one's latency 0.
         PercentileMetric::ClientQueueTime => measured
             .iter()
-            .filter_map(Measured::client_queue)
+            .filter_map(|m| m.client_queue())
             .map(|d| d.as_secs_f64())
             .collect(),
         PercentileMetric::E2elIncludingClientQueue => measured
@@ -110,12 +112,13 @@ pub(crate) fn p_word(p: f64) -> String {
 }
 
 /// The vLLM result of a single run.
-pub(crate) fn result(
+pub(crate) fn result<'r>(
     run: &VllmRun<'_>,
     summary: &BenchSummary,
-    measured: &[Measured],
+    measured: impl Into<Reqs<'r>>,
     gaps: &Gaps,
 ) -> Value {
+    let measured: Reqs<'r> = measured.into();
     let numbers = &run.info.numbers;
     let started = numbers.started_at.as_str();
     let date = format!(
@@ -199,7 +202,8 @@ fn record(m: &Measured) -> Option<std::borrow::Cow<'_, tokenmeter::RequestRecord
 }
 
 /// The per-request lists, one entry per request sent, in seconds.
-fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
+fn detailed<'r>(out: &mut Map<String, Value>, measured: impl Into<Reqs<'r>>, gaps: &Gaps) {
+    let measured: Reqs<'r> = measured.into();
     let secs = |d: std::time::Duration| d.as_secs_f64();
     let lists: [(&str, Vec<Value>); 8] = [
         (
@@ -217,7 +221,7 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
             "ttfts",
             measured
                 .iter()
-                .map(|m| record(m).and_then(|r| r.ttft).map_or(0.0, secs).into())
+                .map(|m| record(&m).and_then(|r| r.ttft).map_or(0.0, secs).into())
                 .collect(),
         ),
         (
@@ -225,7 +229,7 @@ fn detailed(out: &mut Map<String, Value>, measured: &[Measured], gaps: &Gaps) {
             measured
                 .iter()
                 .map(|m| {
-                    let mine = record(m).map(|_| m.gaps).unwrap_or_default();
+                    let mine = record(&m).map(|_| m.gaps).unwrap_or_default();
                     Value::Array(gaps.of(mine).map(|g| secs(g).into()).collect())
                 })
                 .collect(),

@@ -8,6 +8,7 @@ use super::across::AcrossRuns;
 use crate::finished::Run;
 use crate::gaps::Gaps;
 use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::summary::BenchSummary;
 
 /// A latency of the run's summary.
@@ -136,7 +137,7 @@ pub(super) fn of(runs: &[Run], level: Confidence) -> Vec<AcrossRuns> {
     let parts: Vec<Part<'_>> = runs
         .iter()
         .map(|run| Part {
-            measured: &run.collected.measured,
+            measured: (&run.collected.measured).into(),
             gaps: &run.collected.gaps,
             summary: &run.summary,
         })
@@ -146,7 +147,7 @@ pub(super) fn of(runs: &[Run], level: Confidence) -> Vec<AcrossRuns> {
 
 /// What the figures read of one run: its requests, their gaps and its summary.
 pub(super) struct Part<'a> {
-    pub(super) measured: &'a [Measured],
+    pub(super) measured: Reqs<'a>,
     pub(super) gaps: &'a Gaps,
     pub(super) summary: &'a BenchSummary,
 }
@@ -247,7 +248,7 @@ impl Pooled {
         };
         let ttft = |m: &Measured| m.record().and_then(|r| r.ttft);
         Self {
-            ttft: sorted(ok().filter_map(|(_, m)| ttft(m)).map(secs).collect()),
+            ttft: sorted(ok().filter_map(|(_, m)| ttft(&m)).map(secs).collect()),
             tpot: sorted(ok().filter_map(|(_, m)| m.tpot_seconds()).collect()),
             itl: sorted(
                 ok().flat_map(|(run, m)| run.gaps.raw(m.gaps))

@@ -35,7 +35,7 @@ fn pooled_is_one_sample_of_every_run_and_each_run_its_own_summary() {
         .iter()
         .zip(&summaries)
         .map(|(r, summary)| Part {
-            measured: &r.measured,
+            measured: (&r.measured).into(),
             gaps: &r.gaps,
             summary,
         })
@@ -92,7 +92,7 @@ fn a_run_with_no_success_has_no_latency_and_is_left_out_of_the_mean() {
         .iter()
         .zip(&summaries)
         .map(|(r, summary)| Part {
-            measured: &r.measured,
+            measured: (&r.measured).into(),
             gaps: &r.gaps,
             summary,
         })

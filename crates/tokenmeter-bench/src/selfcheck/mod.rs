@@ -293,7 +293,7 @@ fn client_side(
     })?;
     let wall = wall.elapsed();
     let tokens = (traces.measured.iter())
-        .filter_map(|t| t.record())
+        .filter_map(|t| t.owned_record())
         .map(|r| r.items)
         .sum();
     Ok((traces, per_million(cpu, tokens), wall))

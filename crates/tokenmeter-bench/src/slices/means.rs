@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::server_view::totals::Mean;
 
 /// The client's and the server's exact means of one quantity over one window.
@@ -78,8 +78,9 @@ pub(crate) struct ClientTimes {
 
 impl ClientTimes {
     /// From the run's requests.
-    pub(crate) fn of(measured: &[Measured]) -> Self {
-        let records = || measured.iter().filter_map(|m| m.record());
+    pub(crate) fn of<'r>(measured: impl Into<Reqs<'r>>) -> Self {
+        let measured: Reqs<'r> = measured.into();
+        let records = || measured.iter().filter_map(|m| m.owned_record());
         let ttft = records()
             .filter_map(|r| Some((r.arrival + r.ttft?, r.ttft?.as_secs_f64())))
             .collect();

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::client::Client;
 use crate::gaps::Gaps;
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::server_view::scraper::Scraper;
 use crate::slo::Slo;
 use crate::url::display_url;
@@ -48,7 +48,13 @@ impl View {
     }
 
     /// Takes the last scrape and cuts the run into slices.
-    pub(crate) async fn finish(self, measured: &[Measured], gaps: &Gaps, slo: &Slo) -> Slices {
+    pub(crate) async fn finish<'r>(
+        self,
+        measured: impl Into<Reqs<'r>>,
+        gaps: &Gaps,
+        slo: &Slo,
+    ) -> Slices {
+        let measured: Reqs<'r> = measured.into();
         let scrapes = match self.scraper {
             Some((scraper, url)) => {
                 let scrapes = scraper.finish().await;

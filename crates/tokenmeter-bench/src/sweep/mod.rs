@@ -22,6 +22,7 @@ use crate::client::Client;
 use crate::collect::Collector;
 use crate::interrupt::Interrupt;
 use crate::progress::Progress;
+use crate::reqs::Reqs;
 use crate::runner::{self, Load};
 use crate::saturation::Watch;
 use crate::slo::Slo;
@@ -103,7 +104,8 @@ pub(crate) async fn run(
         let mut step = SweepStep::default();
         loop {
             // Ids go on from the step's earlier requests: (rate, id) names one trace line.
-            let taken = into.done().measured[first..].iter().map(|m| m.id + 1).max();
+            let done = Reqs::from(&into.done().measured).tail(first);
+            let taken = done.iter().map(|m| m.id + 1).max();
             let mut specs = workload::specs(&plan.source, n, rng);
             for spec in &mut specs {
                 spec.id += taken.unwrap_or(0);
@@ -126,7 +128,13 @@ pub(crate) async fn run(
             .await;
             progress.done();
             let extended = step.extended;
-            step = judge(rate, &into.done().measured[first..], into, args, &watch);
+            step = judge(
+                rate,
+                Reqs::from(&into.done().measured).tail(first),
+                into,
+                args,
+                &watch,
+            );
             step.extended = extended;
             if step.kept_up
                 && step.undecided(args.sweep_target)

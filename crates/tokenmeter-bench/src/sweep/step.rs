@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::args::BenchArgs;
 use crate::collect::Collector;
 use crate::load_check::rate_over;
-use crate::measured::Measured;
+use crate::reqs::Reqs;
 use crate::saturation::{StoppedEarly, Watch};
 use crate::summary::{BenchSummary, summarize};
 
@@ -81,13 +81,13 @@ pub(crate) fn short_step(step: &SweepStep) -> Option<String> {
 /// them (at least one) is its warm-up, the rest is judged.
 pub(super) fn judge(
     rate: f64,
-    measured: &[Measured],
+    measured: Reqs<'_>,
     into: &Collector,
     args: &BenchArgs,
     watch: &Watch,
 ) -> SweepStep {
     let warmup = (measured.len() / 10).max(1).min(measured.len());
-    let judged = &measured[warmup..];
+    let judged = measured.tail(warmup);
     let summary = summarize(judged, &into.done().gaps, &args.slo);
     let served_rate = rate_over(
         judged

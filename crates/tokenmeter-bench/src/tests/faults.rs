@@ -211,10 +211,10 @@ async fn a_mixed_run_counts_every_outcome_and_never_stops() {
     assert_eq!(report.outcomes.success, 5);
     assert_eq!(report.outcomes.errors.get(&ErrorClass::Timeout), Some(&5));
     assert_eq!(report.outcomes.total(), 20);
-    for measured in &traces {
+    for measured in traces.iter() {
         let record = measured.record().expect("every request has its record");
         assert_eq!(measured.outcome(), record.outcome);
-        assert_eq!(Trace::of(measured).outcome, record.outcome.as_str());
+        assert_eq!(Trace::of(&measured).outcome, record.outcome.as_str());
     }
 }
 

@@ -34,7 +34,6 @@ use super::{chat_at, paced_specs, process_cpu_time};
 use crate::client::Client;
 use crate::clock::BenchClock;
 use crate::collect::Collected;
-use crate::measured::Measured;
 use crate::progress::Progress;
 use crate::runner::{self, Load};
 use crate::workload::ArrivalKind;
@@ -175,7 +174,7 @@ fn judge(
     let p = |values: Vec<f64>, q: fn(&Summary) -> f64| {
         (!values.is_empty()).then(|| q(&Summary::of(values)))
     };
-    let records = || measured.iter().filter_map(Measured::record);
+    let records = || measured.iter().filter_map(|m| m.owned_record());
     let tokens: u64 = records().map(|r| r.items).sum();
     let ttft = p(records().filter_map(|r| r.ttft).map(secs).collect(), |s| {
         s.p50
@@ -191,7 +190,7 @@ fn judge(
     let lag = p(
         measured
             .iter()
-            .filter_map(Measured::dispatch_lag)
+            .filter_map(|m| m.dispatch_lag())
             .map(secs)
             .collect(),
         |s| s.p99,
