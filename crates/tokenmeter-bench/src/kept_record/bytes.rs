@@ -109,6 +109,19 @@ impl Compact {
     /// reason is one this version does not know: keep the record whole then.
     pub(crate) fn write(&self, out: &mut Vec<u8>, shared: &mut Shared, bases: (u64, u64)) -> bool {
         let (base, id_base) = bases;
+        // Every field by name: one added to `Compact` does not compile here until it is written.
+        let Compact {
+            mold: _,
+            id: _,
+            arrival: _,
+            low: _,
+            wide: _,
+            counts: _,
+            present: _,
+            outcome: _,
+            finish_reason: _,
+            panicked: _,
+        } = self;
         let Some(outcome) = outcome_code(self.outcome) else {
             return false;
         };

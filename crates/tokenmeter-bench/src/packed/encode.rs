@@ -61,6 +61,29 @@ fn flag(on: bool, flag: u64) -> u64 {
 
 /// Appends `m` (settled) to `out`, moving what it cannot write into `side`.
 pub(super) fn write(mut m: Measured, out: &mut Vec<u8>, side: &mut Side) {
+    // Every field by name: one added to `Measured` does not compile here until it is written
+    // (and read back in `read`).
+    let Measured {
+        id: _,
+        rate: _,
+        stage: _,
+        turn: _,
+        slo_class: _,
+        output_counted: _,
+        record: _,
+        input_tokens: _,
+        input_exact: _,
+        max_tokens: _,
+        usage: _,
+        status: _,
+        rare: _,
+        cancelled: _,
+        gaps: _,
+        max_gap_ns: _,
+        not_streamed: _,
+        due: _,
+        ready: _,
+    } = &m;
     let start = out.len();
     let due = m.due();
     let base = due.map_or(0, nanos);
