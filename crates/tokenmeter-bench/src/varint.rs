@@ -6,6 +6,7 @@
 //! bytes, or a number longer than 10 bytes, gives `None`, never a panic.
 
 /// Appends `n`.
+#[inline]
 pub(crate) fn put(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
@@ -15,12 +16,21 @@ pub(crate) fn put(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// Appends the signed `n` (zigzag: 0, −1, 1, −2, ... as 0, 1, 2, 3, ...).
+#[inline]
 pub(crate) fn put_signed(out: &mut Vec<u8>, n: i64) {
     put(out, ((n << 1) ^ (n >> 63)) as u64);
 }
 
 /// Reads a number from the front of `input`, which moves past it.
+#[inline]
 pub(crate) fn get(input: &mut &[u8]) -> Option<u64> {
+    // Most numbers a run packs are one byte.
+    if let Some((&byte, rest)) = input.split_first()
+        && byte < 0x80
+    {
+        *input = rest;
+        return Some(u64::from(byte));
+    }
     let mut n = 0u64;
     for (k, &byte) in input.iter().enumerate().take(10) {
         n |= u64::from(byte & 0x7f) << (7 * k);
@@ -33,6 +43,7 @@ pub(crate) fn get(input: &mut &[u8]) -> Option<u64> {
 }
 
 /// Reads a signed number written by [`put_signed`].
+#[inline]
 pub(crate) fn get_signed(input: &mut &[u8]) -> Option<i64> {
     let n = get(input)?;
     Some((n >> 1) as i64 ^ -((n & 1) as i64))
