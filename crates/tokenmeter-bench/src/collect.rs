@@ -65,7 +65,7 @@ impl Collector {
     /// Takes a request that ended: its trace line is written, its response id dropped (the
     /// trace line is its only reader), its chunk times settled.
     pub(crate) fn add(&mut self, mut measured: Measured) {
-        measured.rate = self.rate.into();
+        measured.rate = self.rate;
         if let Some(trace) = &mut self.trace {
             trace.write(&measured);
         }

@@ -108,7 +108,6 @@ mod format;
 mod gaps;
 mod interrupt;
 mod intervals;
-mod kept_fields;
 mod kept_record;
 mod load;
 mod load_args;

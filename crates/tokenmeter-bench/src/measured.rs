@@ -5,11 +5,11 @@
 //! status, the server's `usage` and response id, and what went wrong, in words.
 //!
 //! Once the request has ended and its trace line is written, [`Measured::settle`] moves the
-//! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap): what is
-//! kept per request is then of a fixed size, whatever the length of its stream: times in 8
-//! bytes ([`KeptTime`]), the longest gap in 4 (a longer one than 4.29 s in the [`Rare`] box),
-//! and no response id (dropped once the trace line is written). The run then keeps it packed,
-//! each field in as few bytes as it needs ([`crate::packed`]), and builds it again as it is read.
+//! time of every chunk out of the record into the run's [`Gaps`] (4 bytes per gap), keeps the
+//! longest, and makes the record compact; the response id is dropped once the trace line is
+//! written. The run then keeps the request packed, each field in as few bytes as it needs
+//! ([`crate::packed`]), and builds it again as it is read: a `Measured` is only held whole while
+//! its request is in flight or being read.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -17,11 +17,10 @@ use std::time::Duration;
 use tokenmeter::{ErrorClass, Outcome, RequestRecord};
 
 use crate::gaps::{GapSpan, Gaps};
-use crate::kept_fields::{KeptRate, KeptTime};
 use crate::kept_record::KeptRecord;
 use crate::rare::Rare;
 use crate::sanitize::ServerText;
-pub(crate) use crate::usage::{KeptUsage, Usage};
+pub(crate) use crate::usage::Usage;
 
 /// The most input tokens a server may plausibly report for a prompt of `sent` tokens (the
 /// workload's count, exact or estimated): 16 times it plus 65 536 (a chat template, a system
@@ -37,7 +36,7 @@ pub(crate) struct Measured {
     /// Index in the run.
     pub(crate) id: u64,
     /// The sweep step's request rate, when sweeping ([`Measured::rate`]).
-    pub(crate) rate: KeptRate,
+    pub(crate) rate: Option<f64>,
     /// The index of the stage that sent it (0 for a run of one stage).
     pub(crate) stage: u32,
     /// Its turn in a conversation (0: the first, or a request alone).
@@ -56,7 +55,7 @@ pub(crate) struct Measured {
     /// `max_tokens` asked for.
     pub(crate) max_tokens: u64,
     /// The final `usage`, when the server sent one ([`Measured::usage`]).
-    pub(crate) usage: KeptUsage,
+    pub(crate) usage: Option<Usage>,
     /// The HTTP status, when a response arrived.
     pub(crate) status: Option<u16>,
     /// What few requests have: the error's text, a `usage` that disagreed, skipped events,
@@ -67,9 +66,8 @@ pub(crate) struct Measured {
     pub(crate) cancelled: bool,
     /// Its inter-token gaps in the run's [`Gaps`], once settled.
     pub(crate) gaps: GapSpan,
-    /// The longest of its gaps in nanoseconds once settled, `u32::MAX` when it is longer
-    /// (then in [`Rare`]): read through [`Measured::max_gap`].
-    pub(crate) max_gap_ns: u32,
+    /// The longest of its gaps, once settled (`None` before, or when it had none).
+    pub(crate) max_gap: Option<Duration>,
     /// The answer came whole (`--no-stream`): its tokens arrived at one instant, so it has no
     /// TPOT, ITL or time to second token (not zeros).
     pub(crate) not_streamed: bool,
@@ -78,11 +76,11 @@ pub(crate) struct Measured {
     /// closed loop, the end of the previous answer plus the think time for a later turn.
     /// `None` for a request that never reached the runner (a lost task). Read through
     /// [`Measured::due`].
-    pub(crate) due: KeptTime,
+    pub(crate) due: Option<Duration>,
     /// When it could have left at the earliest: its due time, or later the moment a slot of
     /// the concurrency cap opened for it. The send − this is the client's own dispatch lag.
     /// Read through [`Measured::ready`].
-    pub(crate) ready: KeptTime,
+    pub(crate) ready: Option<Duration>,
 }
 
 impl Measured {
@@ -104,33 +102,27 @@ impl Measured {
 
     /// The final `usage`, when the server sent one.
     pub(crate) fn usage(&self) -> Option<Usage> {
-        self.usage.get()
+        self.usage
     }
 
     /// The sweep step's request rate, when sweeping.
     pub(crate) fn rate(&self) -> Option<f64> {
-        self.rate.get()
+        self.rate
     }
 
     /// When the load model said it was due ([`due`](Self::due)'s field).
     pub(crate) fn due(&self) -> Option<Duration> {
-        self.due.get()
+        self.due
     }
 
     /// When it could have left at the earliest ([`ready`](Self::ready)'s field).
     pub(crate) fn ready(&self) -> Option<Duration> {
-        self.ready.get()
+        self.ready
     }
 
     /// The longest of its gaps once settled (`None` before, or when it had none).
     pub(crate) fn max_gap(&self) -> Option<Duration> {
-        if self.gaps.len() == 0 {
-            None
-        } else if self.max_gap_ns == u32::MAX {
-            self.rare.long_max_gap
-        } else {
-            Some(Duration::from_nanos(u64::from(self.max_gap_ns)))
-        }
+        self.max_gap
     }
 
     /// The response's id (its `x-request-id` header, else the chunks' `id`), sanitised; `None`
@@ -172,7 +164,7 @@ impl Measured {
         let unusable = self.usage().is_some_and(|u| u.unusable);
         let mut usage = Usage::from(usage);
         usage.unusable |= unusable;
-        self.usage = Some(usage).into();
+        self.usage = Some(usage);
     }
 
     /// Ignores input-side usage no server could mean: `usage.prompt_tokens` or the cached
@@ -204,7 +196,7 @@ impl Measured {
         if flagged {
             usage.get_or_insert_default().implausible_input = true;
         }
-        self.usage = usage.into();
+        self.usage = usage;
     }
 
     /// Keeps the server's own timings of the request from a `metrics` object (the latest
@@ -236,24 +228,11 @@ impl Measured {
             let each = times
                 .windows(2)
                 .map(|w| w[1].offset.saturating_sub(w[0].offset));
-            let longest = each.clone().max();
+            self.max_gap = each.clone().max();
             self.gaps = gaps.add(each);
-            self.set_max_gap(longest);
         }
         self.record = self.record.take().map(|r| r.settle(&mut gaps.molds));
         self.rare.shrink();
-    }
-
-    /// Keeps `longest` in 4 bytes, or in the [`Rare`] box from 2^32 − 1 ns (4.29 s) on.
-    fn set_max_gap(&mut self, longest: Option<Duration>) {
-        let ns = longest.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        match u32::try_from(ns) {
-            Ok(small) if small < u32::MAX => self.max_gap_ns = small,
-            _ => {
-                self.max_gap_ns = u32::MAX;
-                self.rare.long_max_gap = longest;
-            }
-        }
     }
 
     /// The time of every token-bearing chunk since the send, rebuilt from the TTFT and the
@@ -342,8 +321,7 @@ mod tests {
             usage: Some(Usage {
                 prompt_tokens: Some(reported),
                 ..Usage::default()
-            })
-            .into(),
+            }),
             ..Measured::default()
         }
     }
@@ -369,38 +347,18 @@ mod tests {
         assert_eq!(huge.prompt_tokens(), 100);
     }
 
-    /// A request is 224 bytes while it ends (the compact record 104 of them once settled),
-    /// its gap span 12: a field that grows shows here first. A run keeps it packed
-    /// ([`crate::packed`]), in a few dozen.
     #[test]
-    fn a_settled_request_keeps_224_bytes() {
-        use std::mem::size_of;
-        assert_eq!(size_of::<Measured>(), 224);
-        assert_eq!(size_of::<Option<KeptRecord>>(), 104);
-        assert_eq!(size_of::<GapSpan>(), 12);
-    }
-
-    #[test]
-    fn the_longest_gap_is_kept_in_4_bytes_or_in_the_rare_box() {
-        let settled = |gaps_ns: &[u64]| {
-            let mut m = Measured::default();
-            let mut gaps = Gaps::new();
-            m.gaps = gaps.add(gaps_ns.iter().map(|&ns| Duration::from_nanos(ns)));
-            m.set_max_gap(gaps_ns.iter().max().map(|&ns| Duration::from_nanos(ns)));
-            m.rare.shrink();
-            m
-        };
-        assert_eq!(settled(&[]).max_gap(), None);
-        for top in [0, 1, 40_000, u64::from(u32::MAX) - 1] {
-            let m = settled(&[top, 0]);
-            assert_eq!(m.max_gap(), Some(Duration::from_nanos(top)), "{top}");
-            assert_eq!(m.rare.boxed_bytes(), 0, "no box for {top} ns");
-        }
-        for top in [u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX] {
-            let m = settled(&[5, top]);
-            assert_eq!(m.max_gap(), Some(Duration::from_nanos(top)), "{top}");
-            assert!(m.rare.boxed_bytes() > 0, "{top} ns is boxed");
-        }
+    fn settling_keeps_the_longest_gap_and_none_without_one() {
+        use crate::tests::manual_run::{MS, Run};
+        let mut run = Run::new();
+        run.ok(MS, 10 * MS, 3 * MS, 4);
+        run.ok(2 * MS, 10 * MS, 3 * MS, 1);
+        let settled: Vec<Option<Duration>> = run.measured.iter().map(Measured::max_gap).collect();
+        assert_eq!(settled, [Some(3 * MS), None]);
+        assert!(
+            Measured::default().max_gap().is_none(),
+            "none before settling"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! [`Rare`]: what few requests of a run have (an error's text, a `usage` that disagreed with
-//! the stream, skipped events, the server's own timings, a gap of 4.29 s or more), in a box
+//! the stream, skipped events, the server's own timings), in a box
 //! only those requests keep: 8 bytes for the others instead of about 150. The response id is
 //! here too while a request ends; it is dropped once the trace line is written.
 
@@ -40,9 +40,6 @@ pub(crate) struct RareFields {
     /// kept while the request ends, dropped once its trace line is written
     /// ([`crate::collect::Collector::add`]).
     pub(crate) response_id: Option<ServerText>,
-    /// The request's longest gap, when it is 2^32 − 1 ns (4.29 s) or longer
-    /// ([`crate::measured::Measured::max_gap`]).
-    pub(crate) long_max_gap: Option<Duration>,
 }
 
 /// Nothing rare: what a request without its box reads.
@@ -53,7 +50,6 @@ static NONE: RareFields = RareFields {
     server_ttft: None,
     server_queue: None,
     response_id: None,
-    long_max_gap: None,
 };
 
 /// [`RareFields`], boxed when one is set (reads see them empty otherwise; a write allocates).

@@ -137,15 +137,6 @@ impl<'a> Reqs<'a> {
     }
 }
 
-impl<'a> IntoIterator for Reqs<'a> {
-    type Item = Cow<'a, Measured>;
-    type IntoIter = Box<dyn Iterator<Item = Cow<'a, Measured>> + 'a>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
-    }
-}
-
 /// A subset of requests: the indexes in their source (see [`Reqs::filter`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Picked<'a> {

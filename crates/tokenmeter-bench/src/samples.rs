@@ -17,7 +17,7 @@ pub(crate) const PER_CLASS: usize = 3;
 pub(crate) fn error_samples<'r>(measured: impl Into<Reqs<'r>>) -> BTreeMap<String, Vec<String>> {
     let measured: Reqs<'r> = measured.into();
     let mut samples: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for one in measured {
+    for one in measured.iter() {
         let Some(error) = &one.rare.error else {
             continue;
         };

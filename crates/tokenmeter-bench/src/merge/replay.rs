@@ -74,7 +74,7 @@ impl Replay {
         };
         Ok(Measured {
             id: trace.id,
-            rate: trace.rate.into(),
+            rate: trace.rate,
             stage: u32::try_from(trace.stage).unwrap_or(u32::MAX),
             turn: trace.turn,
             // Traces do not keep the --slo-class: a merged run has no breakdown by it.
@@ -86,7 +86,7 @@ impl Replay {
             output_counted: trace.output_counted,
             not_streamed: trace.not_streamed,
             max_tokens: trace.max_tokens,
-            usage: trace.usage.into(),
+            usage: trace.usage,
             status: trace.status,
             rare: crate::rare::RareFields {
                 error: trace.error.clone(),
@@ -95,14 +95,13 @@ impl Replay {
                 server_ttft: trace.server_ttft_ns.map(Duration::from_nanos),
                 server_queue: trace.server_queue_ns.map(Duration::from_nanos),
                 response_id: trace.response_id.clone(),
-                long_max_gap: None,
             }
             .into(),
             // Not settled yet: the record holds the chunk times.
             gaps: GapSpan::default(),
-            max_gap_ns: 0,
-            due: trace.due_ns.map(Duration::from_nanos).into(),
-            ready: trace.ready_ns.map(Duration::from_nanos).into(),
+            max_gap: None,
+            due: trace.due_ns.map(Duration::from_nanos),
+            ready: trace.ready_ns.map(Duration::from_nanos),
         })
     }
 

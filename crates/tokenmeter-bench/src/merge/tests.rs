@@ -52,8 +52,7 @@ fn run() -> Vec<Measured> {
                 completion_tokens: None,
                 unusable: false,
                 implausible_input: false,
-            })
-            .into(),
+            }),
             status: Some(if id == 4 { 500 } else { 200 }),
             ..Measured::default()
         });

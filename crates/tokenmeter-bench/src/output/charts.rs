@@ -301,8 +301,7 @@ pub(crate) fn lines(
 }
 
 /// (send, end) of every recorded request, in nanoseconds of the run's clock.
-fn spans<'r>(traces: impl Into<Reqs<'r>>) -> Vec<(u64, u64)> {
-    let traces: Reqs<'r> = traces.into();
+fn spans(traces: Reqs<'_>) -> Vec<(u64, u64)> {
     traces
         .iter()
         .filter_map(|t| t.owned_record())
@@ -362,7 +361,7 @@ pub(crate) fn goodput<'r>(traces: impl Into<Reqs<'r>>, judge: &Judge) -> Result<
     let bins = ((span / bin).ceil() as usize).max(1);
     let mut good = vec![0u64; bins];
     let mut ok = vec![0u64; bins];
-    for t in traces {
+    for t in traces.iter() {
         let Some(record) = t.record() else { continue };
         let end = ns(record.end()).saturating_sub(start);
         let i = (((end as f64 * 1e-9) / bin) as usize).min(bins - 1);

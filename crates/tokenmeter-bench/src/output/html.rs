@@ -214,14 +214,13 @@ fn itl_sample(gaps: &Gaps, spans: &[GapSpan]) -> Vec<f64> {
 }
 
 /// The charts of one set of requests (successful ones for latencies), from their records.
-fn run_charts<'r>(
+fn run_charts(
     out: &mut String,
-    traces: impl Into<Reqs<'r>>,
+    traces: Reqs<'_>,
     gaps: &Gaps,
     summary: &BenchSummary,
     iv: Option<&RunIntervals>,
 ) -> Result<(), String> {
-    let traces: Reqs<'r> = traces.into();
     let row = |f: fn(&RunIntervals) -> SummaryBounds| bars(iv.map(f));
     let ok = traces.filter(|t| t.succeeded());
     let ok = ok.reqs();
@@ -347,7 +346,7 @@ pub(crate) fn render_sweep<'r>(
         let step_traces = traces.filter(|t| t.rate() == Some(step.rate));
         let _ = writeln!(out, "<h2>At {:.2} req/s</h2>", step.rate);
         summary_table(&mut out, &step.summary, None);
-        run_charts(&mut out, &step_traces, gaps, &step.summary, None)?;
+        run_charts(&mut out, step_traces.reqs(), gaps, &step.summary, None)?;
     }
     out.push_str("</body></html>\n");
     Ok(out)

@@ -202,8 +202,7 @@ fn record(m: &Measured) -> Option<std::borrow::Cow<'_, tokenmeter::RequestRecord
 }
 
 /// The per-request lists, one entry per request sent, in seconds.
-fn detailed<'r>(out: &mut Map<String, Value>, measured: impl Into<Reqs<'r>>, gaps: &Gaps) {
-    let measured: Reqs<'r> = measured.into();
+fn detailed(out: &mut Map<String, Value>, measured: Reqs<'_>, gaps: &Gaps) {
     let secs = |d: std::time::Duration| d.as_secs_f64();
     let lists: [(&str, Vec<Value>); 8] = [
         (

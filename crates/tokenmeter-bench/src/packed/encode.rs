@@ -5,6 +5,9 @@
 //! follow the due time as differences from it, the record as [`Compact::write`] writes it. What
 //! few requests have (the [`Rare`] box, a record kept whole) goes into the store's side lists,
 //! and the bytes hold its index there.
+//!
+//! A time is kept in whole nanoseconds, as the bench clock gives it; one beyond 2^64 − 1 ns
+//! (584 years) is kept as that.
 
 use std::time::Duration;
 
@@ -32,8 +35,9 @@ const STATUS: u64 = 1 << 2;
 const DUE: u64 = 1 << 3;
 const READY: u64 = 1 << 4;
 const INPUT_EXACT: u64 = 1 << 5;
-const OUTPUT_COUNTED: u64 = 1 << 6;
+const MAX_GAP: u64 = 1 << 6;
 const WHOLE: u64 = 1 << 7;
+const OUTPUT_COUNTED: u64 = 1 << 15;
 const RATE: u64 = 1 << 8;
 const STAGE: u64 = 1 << 9;
 const TURN: u64 = 1 << 10;
@@ -79,7 +83,7 @@ pub(super) fn write(mut m: Measured, out: &mut Vec<u8>, side: &mut Side) {
         rare: _,
         cancelled: _,
         gaps: _,
-        max_gap_ns: _,
+        max_gap: _,
         not_streamed: _,
         due: _,
         ready: _,
@@ -106,7 +110,8 @@ pub(super) fn write(mut m: Measured, out: &mut Vec<u8>, side: &mut Side) {
         | flag(m.cancelled, CANCELLED)
         | flag(m.not_streamed, NOT_STREAMED)
         | flag(due.is_some(), DUE)
-        | flag(m.ready().is_some(), READY);
+        | flag(m.ready().is_some(), READY)
+        | flag(m.max_gap.is_some(), MAX_GAP);
     let whole = |m: Measured, out: &mut Vec<u8>, side: &mut Side| {
         out.truncate(start);
         put(out, WHOLE);
@@ -149,7 +154,9 @@ pub(super) fn write(mut m: Measured, out: &mut Vec<u8>, side: &mut Side) {
     }
     put(out, m.gaps.start());
     put(out, m.gaps.len() as u64);
-    put(out, u64::from(m.max_gap_ns));
+    if let Some(longest) = m.max_gap {
+        put(out, nanos(longest));
+    }
     if due.is_some() {
         put(out, base);
     }
@@ -192,7 +199,7 @@ pub(super) fn read(mut input: &[u8], side: &Side) -> Option<Measured> {
     };
     if has(RATE) {
         let (bits, rest) = input.split_first_chunk::<8>()?;
-        m.rate = Some(f64::from_bits(u64::from_le_bytes(*bits))).into();
+        m.rate = Some(f64::from_bits(u64::from_le_bytes(*bits)));
         *input = rest;
     }
     if has(STAGE) {
@@ -220,22 +227,23 @@ pub(super) fn read(mut input: &[u8], side: &Side) -> Option<Measured> {
             completion_tokens,
             unusable: on(UNUSABLE),
             implausible_input: on(IMPLAUSIBLE),
-        })
-        .into();
+        });
     }
     if has(STATUS) {
         m.status = Some(u16::try_from(get_signed(input)?.checked_add(OK)?).ok()?);
     }
     let start = get(input)?;
     m.gaps = GapSpan::new(start, u32::try_from(get(input)?).ok()?);
-    m.max_gap_ns = u32::try_from(get(input)?).ok()?;
+    if has(MAX_GAP) {
+        m.max_gap = Some(Duration::from_nanos(get(input)?));
+    }
     let base = if has(DUE) { get(input)? } else { 0 };
     if has(DUE) {
-        m.due = Some(Duration::from_nanos(base)).into();
+        m.due = Some(Duration::from_nanos(base));
     }
     if has(READY) {
         let ready = base.wrapping_add(get_signed(input)? as u64);
-        m.ready = Some(Duration::from_nanos(ready)).into();
+        m.ready = Some(Duration::from_nanos(ready));
     }
     if has(RECORD) {
         let bases = (base, m.id);

@@ -44,7 +44,7 @@ fn every_field_round_trips_at_its_edges() {
         let d = Duration::from_nanos(edge);
         all.push(settled(|m, r| {
             m.id = edge;
-            m.rate = Some(edge as f64 / 3.0).into();
+            m.rate = Some(edge as f64 / 3.0);
             m.stage = edge as u32;
             m.turn = u32::MAX;
             m.slo_class = Some(edge as u16);
@@ -57,15 +57,14 @@ fn every_field_round_trips_at_its_edges() {
                 completion_tokens: (edge > 1).then_some(u64::MAX),
                 unusable: edge == 1,
                 implausible_input: true,
-            })
-            .into();
+            });
             m.status = Some(edge as u16);
             m.not_streamed = true;
             m.cancelled = edge == 0;
             m.gaps = GapSpan::new(edge, u32::MAX);
-            m.max_gap_ns = edge as u32;
+            m.max_gap = Some(Duration::from_nanos(edge));
             m.due = d.into();
-            m.ready = Some(Duration::from_nanos(edge / 2)).into();
+            m.ready = Some(Duration::from_nanos(edge / 2));
             r.arrival = d;
             r.ttft = Some(Duration::from_nanos(u64::MAX - edge));
             r.first_output = None;
@@ -78,9 +77,7 @@ fn every_field_round_trips_at_its_edges() {
         }));
     }
     // No due time, a ready time; nothing set in the record but its times.
-    all.push(settled(|m, _| {
-        m.ready = Some(Duration::from_secs(5)).into()
-    }));
+    all.push(settled(|m, _| m.ready = Some(Duration::from_secs(5))));
     let packed = round_trip(&all);
     assert!(packed.side.whole.is_empty(), "every one of these is packed");
 }
@@ -112,14 +109,13 @@ fn a_typical_success_packs_in_at_most_64_bytes_of_its_224() {
         m.input_tokens = 16;
         m.max_tokens = 32;
         m.status = Some(200);
-        m.due = Some(Duration::from_secs(40)).into();
-        m.ready = Some(Duration::from_secs(40)).into();
+        m.due = Some(Duration::from_secs(40));
+        m.ready = Some(Duration::from_secs(40));
         m.usage = Some(Usage {
             prompt_tokens: Some(16),
             completion_tokens: Some(32),
             ..Usage::default()
-        })
-        .into();
+        });
     });
     let mut bytes = Vec::new();
     encode::write(m, &mut bytes, &mut Side::default());
